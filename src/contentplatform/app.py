@@ -1,0 +1,150 @@
+"""create_app(): middleware, error handling, every router, probes and the OpenAPI document."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
+
+from contentplatform import API_VERSION
+from contentplatform.auth import devkeys
+from contentplatform.auth.guard import Guard, authorize
+from contentplatform.config import Settings
+from contentplatform.kit import durable, runtime
+from contentplatform.kit.errors import NotFound
+from contentplatform.kit.http import (
+    RequestContextMiddleware,
+    install_error_handlers,
+    problem_response,
+    strip_default_validation_responses,
+)
+from contentplatform.kit.procedures import ORG_HEADER, Problem, ProcedureRouter, mount
+from contentplatform.system.procedures import router as system_router
+
+log = logging.getLogger(__name__)
+
+# Every domain's router, in the order they appear in the docs.
+ROUTERS: tuple[ProcedureRouter, ...] = (system_router,)
+
+DESCRIPTION = f"""
+Multi-tenant API for AI-assisted content production.
+
+Every operation is available two ways: the REST path listed here, and
+`POST /api/rpc/<operationId>` with the whole input (path, query and body fields) as one JSON
+object, which returns exactly what the REST form returns.
+
+**Authentication**: `Authorization: Bearer <JWT>` from the identity provider. Tenant-scoped
+operations also need `{ORG_HEADER}`, the organization to act in.
+
+**Errors** are `application/problem+json` with `type`, `title`, `status`, `detail`, `code`
+(UNAUTHORIZED, FORBIDDEN, NOT_FOUND, BAD_REQUEST, CONFLICT, TOO_MANY_REQUESTS,
+PAYMENT_REQUIRED, INTERNAL_SERVER_ERROR), `requestId`, and `errors: [{{path, message}}]` for invalid
+input. Every response carries `x-request-id`.
+"""
+
+
+def create_app(
+    settings: Settings,
+    *,
+    routers: Sequence[ProcedureRouter] = ROUTERS,
+    durable_workers: bool = True,
+) -> FastAPI:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        current = runtime.Runtime.create(settings)
+        app.state.runtime = current
+        app.state.guard = Guard(current)
+        reconciler: asyncio.Task[None] | None = None
+        if durable_workers:
+            # Workflows reach the database through the process runtime, as DBOS is process-wide.
+            runtime.install(current)
+            durable.launch(settings)
+            reconciler = asyncio.create_task(
+                durable.reconcile_forever(current.db, settings.reconcile_interval_seconds)
+            )
+        try:
+            yield
+        finally:
+            if reconciler is not None:
+                reconciler.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reconciler
+                durable.shutdown()
+                runtime.install(None)
+            await current.close()
+
+    app = FastAPI(
+        title="Content Platform API",
+        version=API_VERSION,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        openapi_url=None,
+    )
+    app.state.durable_workers = durable_workers
+    app.add_middleware(RequestContextMiddleware)
+    install_error_handlers(app)
+    mount(app, routers, authorize)
+    _add_probes(app, settings, durable_workers)
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi_document() -> JSONResponse:
+        return JSONResponse(openapi(app))
+
+    return app
+
+
+def openapi(app: FastAPI) -> dict[str, Any]:
+    if app.openapi_schema is None:
+        schema = get_openapi(
+            title=app.title,
+            version=API_VERSION,
+            openapi_version="3.1.0",
+            description=app.description,
+            routes=app.routes,
+        )
+        strip_default_validation_responses(schema)
+        components = schema.setdefault("components", {})
+        components.setdefault("schemas", {})["Problem"] = Problem.model_json_schema()
+        app.openapi_schema = schema
+    return app.openapi_schema
+
+
+def _add_probes(app: FastAPI, settings: Settings, durable_workers: bool) -> None:
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz(request: Request) -> JSONResponse:
+        current: runtime.Runtime = request.app.state.runtime
+        checks: dict[str, str] = {}
+        for name, probe in (
+            ("database", current.db.ping),
+            ("dbos", durable.ping if durable_workers else None),
+            ("redis", current.limiter.ping if settings.redis_url else None),
+        ):
+            if probe is None:
+                continue
+            try:
+                await asyncio.wait_for(probe(), timeout=5)
+                checks[name] = "ok"
+            except Exception as error:
+                log.warning("readiness check %s failed: %s", name, type(error).__name__)
+                checks[name] = "unavailable"
+        ready = all(value == "ok" for value in checks.values())
+        return JSONResponse(
+            {"status": "ready" if ready else "unavailable", "checks": checks},
+            status_code=200 if ready else 503,
+        )
+
+    @app.get("/.well-known/jwks.json", include_in_schema=False)
+    async def jwks() -> JSONResponse:
+        if not settings.is_local:
+            return problem_response(NotFound("No development keys outside the local environment."))
+        return JSONResponse(devkeys.jwks_document(settings.data_dir))

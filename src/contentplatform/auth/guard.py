@@ -1,0 +1,63 @@
+"""The one guard every operation passes: token, organization, tenant, role, rate limit."""
+
+from __future__ import annotations
+
+from fastapi import Request
+
+from contentplatform.auth.context import Access, Principal
+from contentplatform.auth.tokens import TokenVerifier
+from contentplatform.kit import logs
+from contentplatform.kit.errors import BadRequest, FieldError, Forbidden, Unauthorized
+from contentplatform.kit.procedures import ORG_HEADER
+from contentplatform.kit.runtime import Runtime
+from contentplatform.tenants import service as tenants
+
+
+class Guard:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.settings = runtime.settings
+        self.verifier = TokenVerifier(runtime.settings)
+
+    async def authorize(
+        self, request: Request, access: Access, token: str | None, org_id: str | None
+    ) -> Principal:
+        client = request.client.host if request.client else "unknown"
+        limiter = self.runtime.limiter
+        if access is Access.public:
+            await limiter.check(self.settings.rate_limit_public, f"client:{client}")
+            return Principal(identity=None, tenant=None, client_address=client)
+
+        if not token:
+            raise Unauthorized("A bearer token is required (Authorization: Bearer <JWT>).")
+        identity = await self.verifier.verify(token)
+        logs.bind(user=identity.subject)
+
+        needed = access.tenant_role
+        if needed is None:
+            if access is Access.superadmin and not identity.superadmin:
+                raise Forbidden("Only platform superadmins may use this operation.")
+            await limiter.check(self.settings.rate_limit, f"user:{identity.subject}")
+            return Principal(identity=identity, tenant=None, client_address=client)
+
+        if not org_id:
+            raise BadRequest(
+                f"The {ORG_HEADER} header is required: it names the organization to act in.",
+                errors=[FieldError(path=ORG_HEADER, message="Field required")],
+            )
+        async with self.runtime.db.unit_of_work() as session:
+            tenant = await tenants.resolve_access(session, identity, org_id)
+        logs.bind(tenant=str(tenant.tenant_id))
+        if not tenant.role.includes(needed):
+            raise Forbidden(
+                f"This operation needs the {needed.value} role; you are {tenant.role.value}."
+            )
+        await limiter.check(self.settings.rate_limit, f"tenant:{tenant.tenant_id}:{identity.subject}")
+        return Principal(identity=identity, tenant=tenant, client_address=client)
+
+
+async def authorize(
+    request: Request, access: Access, token: str | None, org_id: str | None
+) -> Principal:
+    guard: Guard = request.app.state.guard
+    return await guard.authorize(request, access, token, org_id)

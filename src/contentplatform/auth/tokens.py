@@ -1,0 +1,166 @@
+"""Bearer token verification: the identity provider's JWKS (always) and the dev key (local only)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import httpx
+import jwt
+
+from contentplatform.auth import devkeys
+from contentplatform.auth.context import Identity, Role
+from contentplatform.config import Settings
+from contentplatform.kit.errors import InternalError, Unauthorized
+
+log = logging.getLogger(__name__)
+
+
+class JwksCache:
+    """The provider's signing keys, cached; refetched once when a token names an unknown `kid`."""
+
+    def __init__(self, url: str, *, cache_seconds: int, min_refetch_seconds: int) -> None:
+        self.url = url
+        self.cache_seconds = cache_seconds
+        self.min_refetch_seconds = min_refetch_seconds
+        self._keys: dict[str, jwt.PyJWK] = {}
+        self._fetched_at = float("-inf")
+        self._lock = asyncio.Lock()
+
+    async def key(self, kid: str) -> jwt.PyJWK | None:
+        if kid in self._keys and self._age() < self.cache_seconds:
+            return self._keys[kid]
+        async with self._lock:
+            # A rotated key shows up as an unknown kid: refetch, but never more often than
+            # min_refetch_seconds, so forged kids cannot turn into a flood of fetches.
+            stale = self._age() >= self.cache_seconds
+            if stale or (kid not in self._keys and self._age() >= self.min_refetch_seconds):
+                await self._fetch()
+        return self._keys.get(kid)
+
+    def _age(self) -> float:
+        return time.monotonic() - self._fetched_at
+
+    async def _fetch(self) -> None:
+        try:
+            async with httpx.AsyncClient(timeout=5.0) as client:
+                response = await client.get(self.url)
+                response.raise_for_status()
+                document = response.json()
+            keys: dict[str, jwt.PyJWK] = {}
+            for entry in document.get("keys", []):
+                if entry.get("use", "sig") != "sig" or "kid" not in entry:
+                    continue
+                try:
+                    keys[entry["kid"]] = jwt.PyJWK(entry)
+                except jwt.PyJWTError:
+                    log.warning("skipping unusable JWKS key", extra={"kid": entry.get("kid")})
+        except (httpx.HTTPError, ValueError) as error:
+            log.error("could not fetch the identity provider's JWKS: %s", error)
+            if not self._keys:
+                raise InternalError("The identity provider's signing keys are unavailable.") from None
+            return
+        self._keys = keys
+        self._fetched_at = time.monotonic()
+
+
+class TokenVerifier:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.allowed_algorithms = set(settings.jwt_algorithms)
+        self.jwks = (
+            JwksCache(
+                settings.jwks_url,
+                cache_seconds=settings.jwks_cache_seconds,
+                min_refetch_seconds=settings.jwks_min_refetch_seconds,
+            )
+            if settings.jwks_url
+            else None
+        )
+        self.dev_key: jwt.PyJWK | None = None
+        if settings.is_local:
+            self.dev_key = jwt.PyJWK(devkeys.public_jwk(devkeys.load_or_create_key(settings.data_dir)))
+
+    async def verify(self, token: str) -> Identity:
+        try:
+            header = jwt.get_unverified_header(token)
+            unverified = jwt.decode(token, options={"verify_signature": False})
+        except jwt.PyJWTError:
+            raise Unauthorized("The bearer token is malformed.") from None
+        algorithm = header.get("alg")
+        if algorithm not in self.allowed_algorithms:
+            raise Unauthorized(f"Tokens signed with {algorithm!r} are not accepted.")
+
+        if self.dev_key is not None and unverified.get("iss") == devkeys.DEV_ISSUER:
+            key, issuer, audience = self.dev_key, devkeys.DEV_ISSUER, devkeys.DEV_AUDIENCE
+        elif self.jwks is not None:
+            kid = header.get("kid")
+            found = await self.jwks.key(kid) if isinstance(kid, str) else None
+            if found is None:
+                raise Unauthorized("The token's signing key is not known to the identity provider.")
+            key, issuer, audience = found, self.settings.jwt_issuer, self.settings.jwt_audience
+        else:
+            raise Unauthorized("The token was not issued by a trusted identity provider.")
+
+        if key.algorithm_name != algorithm:
+            raise Unauthorized("The token's algorithm does not match its signing key.")
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                key.key,
+                algorithms=[algorithm],
+                issuer=issuer,
+                audience=audience,
+                leeway=self.settings.jwt_leeway_seconds,
+                options={"require": ["exp", "sub"], "verify_aud": audience is not None},
+            )
+        except jwt.ExpiredSignatureError:
+            raise Unauthorized("The token has expired.") from None
+        except jwt.ImmatureSignatureError:
+            raise Unauthorized("The token is not valid yet.") from None
+        except jwt.InvalidIssuerError:
+            raise Unauthorized("The token was issued by an untrusted issuer.") from None
+        except jwt.InvalidAudienceError:
+            raise Unauthorized("The token is meant for another audience.") from None
+        except jwt.PyJWTError:
+            raise Unauthorized("The token could not be verified.") from None
+        return identity_from_claims(claims)
+
+
+def identity_from_claims(claims: dict[str, Any]) -> Identity:
+    """Read the organization claims in the shapes identity providers use (Clerk v1 and v2)."""
+    subject = claims.get("sub")
+    if not isinstance(subject, str) or not subject:
+        raise Unauthorized("The token names no subject.")
+    organizations: dict[str, Role] = {}
+    names: dict[str, str] = {}
+
+    def add(org: object, role: object, name: object = None) -> None:
+        parsed = Role.from_claim(role)
+        if isinstance(org, str) and org and parsed is not None:
+            organizations[org] = parsed
+            if isinstance(name, str) and name:
+                names[org] = name
+
+    orgs_map = claims.get("orgs")
+    if isinstance(orgs_map, dict):
+        for org, role in orgs_map.items():
+            add(org, role)
+    compact = claims.get("o")
+    if isinstance(compact, dict):
+        add(compact.get("id"), compact.get("rol"), compact.get("slg"))
+    add(claims.get("org_id"), claims.get("org_role"), claims.get("org_name") or claims.get("org_slug"))
+
+    email = claims.get("email")
+    name = claims.get("name")
+    return Identity(
+        subject=subject,
+        email=email if isinstance(email, str) else None,
+        name=name if isinstance(name, str) else None,
+        superadmin=claims.get("superadmin") is True,
+        organizations=organizations,
+        organization_names=names,
+        claims=claims,
+    )

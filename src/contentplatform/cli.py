@@ -1,0 +1,163 @@
+"""contentplatform serve | worker | migrate | dev-token | openapi"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+
+from pydantic import ValidationError
+
+from contentplatform.auth.context import Role
+from contentplatform.config import Settings
+
+
+def _settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as error:
+        messages = "; ".join(str(e.get("msg", e)).removeprefix("Value error, ") for e in error.errors())
+        sys.exit(f"contentplatform: invalid configuration: {messages}")
+
+
+def serve(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    from contentplatform.app import create_app
+    from contentplatform.kit import logs, migrations
+
+    settings = _settings()
+    logs.configure(settings.log_level, settings.logs_as_json)
+    if settings.is_local or args.migrate:
+        migrations.upgrade(settings)
+    host = args.host or settings.host
+    port = args.port or settings.port
+    if settings.is_local:
+        print(
+            f"Content Platform API on http://{host}:{port} (docs: /docs)\n"
+            "Get a token:  contentplatform dev-token --org org_a --user u1 --role admin\n"
+            f"Call it:      curl http://{host}:{port}/v1/system/whoami "
+            '-H "Authorization: Bearer $TOKEN" -H "x-idp-org-id: org_a"',
+            flush=True,
+        )
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_config=None,
+        timeout_graceful_shutdown=20,
+        proxy_headers=False,
+    )
+
+
+def worker(args: argparse.Namespace) -> None:
+    from contentplatform.kit import logs, migrations
+
+    settings = _settings()
+    logs.configure(settings.log_level, settings.logs_as_json)
+    if settings.is_local:
+        migrations.upgrade(settings)
+    asyncio.run(run_worker(settings))
+
+
+async def run_worker(settings: Settings) -> None:
+    """Run durable workflows (and the reconciler) without HTTP until SIGTERM or SIGINT."""
+    from contentplatform.kit import durable, runtime
+
+    current = runtime.Runtime.create(settings)
+    runtime.install(current)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    durable.launch(settings)
+    reconciler = asyncio.create_task(
+        durable.reconcile_forever(current.db, settings.reconcile_interval_seconds)
+    )
+    print("contentplatform worker running; SIGTERM stops it", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        reconciler.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reconciler
+        durable.shutdown()
+        await current.close()
+        runtime.install(None)
+
+
+def migrate(args: argparse.Namespace) -> None:
+    from contentplatform.kit import migrations
+
+    settings = _settings()
+    migrations.upgrade(settings, args.revision)
+    print(f"database at {args.revision}")
+
+
+def dev_token(args: argparse.Namespace) -> None:
+    from contentplatform.auth import devkeys
+
+    settings = _settings()
+    if not settings.is_local:
+        sys.exit("contentplatform: dev-token works only with CONTENTPLATFORM_ENV=local")
+    print(
+        devkeys.mint_token(
+            settings.data_dir,
+            org=args.org,
+            user=args.user,
+            role=Role(args.role),
+            superadmin=args.superadmin,
+            ttl_seconds=args.ttl,
+            email=args.email,
+            name=args.name,
+        )
+    )
+
+
+def openapi(args: argparse.Namespace) -> None:
+    from contentplatform.app import create_app
+    from contentplatform.app import openapi as document
+
+    json.dump(document(create_app(_settings())), sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="contentplatform", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    p = commands.add_parser("serve", help="run the API (and, in-process, the durable workers)")
+    p.add_argument("--host")
+    p.add_argument("--port", type=int)
+    p.add_argument("--migrate", action="store_true", help="migrate first (always done in local)")
+    p.set_defaults(func=serve)
+
+    p = commands.add_parser("worker", help="run durable workflows without HTTP")
+    p.set_defaults(func=worker)
+
+    p = commands.add_parser("migrate", help="apply database migrations")
+    p.add_argument("--revision", default="head")
+    p.set_defaults(func=migrate)
+
+    p = commands.add_parser("dev-token", help="print a token this local service accepts")
+    p.add_argument("--org", help="organization id (x-idp-org-id)")
+    p.add_argument("--user", required=True, help="user id (the token's subject)")
+    p.add_argument("--role", choices=[r.value for r in Role], default=Role.member.value)
+    p.add_argument("--superadmin", action="store_true")
+    p.add_argument("--ttl", type=int, default=8 * 3600, help="lifetime in seconds")
+    p.add_argument("--email")
+    p.add_argument("--name")
+    p.set_defaults(func=dev_token)
+
+    p = commands.add_parser("openapi", help="print the OpenAPI document")
+    p.set_defaults(func=openapi)
+
+    args = parser.parse_args(argv)
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""Settings, read from the environment (prefix CONTENTPLATFORM_) and an optional .env file."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+
+
+class Environment(StrEnum):
+    local = "local"
+    staging = "staging"
+    production = "production"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="CONTENTPLATFORM_", env_file=".env", extra="ignore", frozen=True
+    )
+
+    env: Environment = Environment.local
+    data_dir: Path = Path(".contentplatform")
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+    # Persistence. Default: SQLite file in the data directory.
+    database_url: str | None = None
+    # DBOS system database. Default: SQLite beside ours, or `<database>_dbos` on the same
+    # PostgreSQL server when ours is PostgreSQL.
+    dbos_database_url: str | None = None
+    # Redis for state shared by several processes (rate limits; later cache and streams).
+    redis_url: str | None = None
+    redis_prefix: str = "contentplatform:"
+
+    # Identity provider. Required outside `local`.
+    jwks_url: str | None = None
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    jwt_algorithms: list[str] = Field(default_factory=lambda: ["RS256", "ES256", "EdDSA"])
+    jwt_leeway_seconds: int = 30
+    jwks_cache_seconds: int = 300
+    jwks_min_refetch_seconds: int = 10
+
+    # Requests per principal (user in a tenant) and per client address on public paths.
+    rate_limit: str = "600/minute"
+    rate_limit_public: str = "120/minute"
+
+    reconcile_interval_seconds: float = 30
+
+    log_level: str = "INFO"
+    log_json: bool | None = None
+
+    build_commit: str = "unknown"
+    build_time: str | None = None
+
+    @model_validator(mode="after")
+    def _identity_provider_outside_local(self) -> Settings:
+        if self.env is not Environment.local and not (self.jwks_url and self.jwt_issuer):
+            raise ValueError(
+                f"CONTENTPLATFORM_JWKS_URL and CONTENTPLATFORM_JWT_ISSUER are required "
+                f"when CONTENTPLATFORM_ENV={self.env.value}"
+            )
+        allowed = {"RS256", "ES256", "EdDSA"}
+        if not set(self.jwt_algorithms) <= allowed:
+            raise ValueError(f"jwt_algorithms must be a subset of {sorted(allowed)}")
+        return self
+
+    @property
+    def is_local(self) -> bool:
+        return self.env is Environment.local
+
+    @property
+    def logs_as_json(self) -> bool:
+        return self.log_json if self.log_json is not None else not self.is_local
+
+    @cached_property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            url = make_url(self.database_url)
+            driver = {"postgresql": "postgresql+asyncpg", "sqlite": "sqlite+aiosqlite"}
+            if url.drivername in driver:
+                url = url.set(drivername=driver[url.drivername])
+            return url.render_as_string(hide_password=False)
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'contentplatform.db').resolve()}"
+
+    @cached_property
+    def resolved_dbos_database_url(self) -> str:
+        if self.dbos_database_url:
+            return self.dbos_database_url
+        url = make_url(self.resolved_database_url)
+        if url.get_backend_name() == "postgresql":
+            url = url.set(drivername="postgresql", database=f"{url.database}_dbos")
+            return url.render_as_string(hide_password=False)
+        return f"sqlite:///{(self.data_dir / 'dbos.sqlite').resolve()}"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return make_url(self.resolved_database_url).get_backend_name() == "sqlite"
+
+    def ensure_data_dir(self) -> Path:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        return self.data_dir

@@ -1,0 +1,1 @@
+"""Domain-free machinery shared by every domain package."""

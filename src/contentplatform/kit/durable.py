@@ -1,0 +1,133 @@
+"""Durable background work on DBOS, and the pattern every domain follows.
+
+- Start a workflow only once the transaction that created its work has committed:
+  `start_after_commit(session, workflow, workflow_id, *args)`.
+- Give it a deterministic id (`ingest:<document id>:<version>`) so a second start is a no-op.
+- Keep the domain's own status (document `processing`, instance `running`) in our tables and
+  register a reconcile source for it: the reconciler restarts unfinished work whose workflow is
+  missing and hands work whose workflow ended in failure back to the domain to fail visibly.
+- DBOS's application version is the package version, stable across restarts, so a restarted
+  process recovers the workflows it left pending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbos import DBOS, DBOSConfig, SetWorkflowID
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform import __version__
+from contentplatform.config import Settings
+from contentplatform.kit.db import Database, after_commit
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "contentplatform"
+FAILED_STATUSES = {"ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"}
+
+
+def dbos_config(settings: Settings) -> DBOSConfig:
+    if settings.is_sqlite or settings.resolved_dbos_database_url.startswith("sqlite"):
+        settings.ensure_data_dir()
+    return {
+        "name": APP_NAME,
+        "system_database_url": settings.resolved_dbos_database_url,
+        "application_version": __version__,
+        "log_level": settings.log_level.upper(),
+    }
+
+
+def launch(settings: Settings) -> None:
+    """Start DBOS in this process (call it from the running event loop that serves the app)."""
+    DBOS(config=dbos_config(settings))
+    DBOS.launch()
+
+
+def shutdown(wait_seconds: int = 10) -> None:
+    DBOS.destroy(workflow_completion_timeout_sec=wait_seconds)
+
+
+async def start(workflow: Callable[..., Awaitable[Any]], workflow_id: str, *args: Any) -> None:
+    """Start `workflow` under `workflow_id`; if that id already ran or runs, nothing new starts."""
+    with SetWorkflowID(workflow_id):
+        await DBOS.start_workflow_async(workflow, *args)
+
+
+def start_after_commit(
+    session: AsyncSession, workflow: Callable[..., Awaitable[Any]], workflow_id: str, *args: Any
+) -> None:
+    async def begin() -> None:
+        await start(workflow, workflow_id, *args)
+
+    after_commit(session, begin)
+
+
+async def ping() -> None:
+    await DBOS.list_workflows_async(limit=1)
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """A record whose domain status says its work is not done."""
+
+    workflow_id: str
+    restart: Callable[[], Awaitable[None]]
+    give_up: Callable[[AsyncSession, str], Awaitable[None]]
+
+
+ReconcileSource = Callable[[AsyncSession], Awaitable[list[Unfinished]]]
+_sources: dict[str, ReconcileSource] = {}
+
+
+def reconcile_source(name: str) -> Callable[[ReconcileSource], ReconcileSource]:
+    """Register a domain's query for its unfinished work."""
+
+    def register(source: ReconcileSource) -> ReconcileSource:
+        _sources[name] = source
+        return source
+
+    return register
+
+
+@dataclass
+class ReconcileReport:
+    restarted: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+async def reconcile_once(db: Database) -> ReconcileReport:
+    report = ReconcileReport()
+    async with db.unit_of_work() as session:
+        for name, source in _sources.items():
+            for work in await source(session):
+                status = await DBOS.get_workflow_status_async(work.workflow_id)
+                if status is None:
+                    log.warning("restarting %s: its workflow is missing (%s)", work.workflow_id, name)
+                    after_commit(session, work.restart)
+                    report.restarted.append(work.workflow_id)
+                elif status.status in FAILED_STATUSES:
+                    reason = f"background work ended with status {status.status}"
+                    await work.give_up(session, reason)
+                    report.failed.append(work.workflow_id)
+    return report
+
+
+async def reconcile_forever(db: Database, interval_seconds: float) -> None:
+    """Reconcile now and then every `interval_seconds` until cancelled.
+
+    Every process that runs workflows runs this; deterministic workflow ids make concurrent
+    passes harmless.
+    """
+    while True:
+        try:
+            report = await reconcile_once(db)
+            if report.restarted or report.failed:
+                log.info("reconciled: restarted %s, failed %s", report.restarted, report.failed)
+        except Exception:
+            log.exception("reconcile pass failed")
+        await asyncio.sleep(interval_seconds)

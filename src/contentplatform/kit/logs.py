@@ -1,0 +1,65 @@
+"""Structured logs carrying the request id, tenant and operationId of the work in hand."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from contextvars import ContextVar
+
+from pythonjsonlogger.json import JsonFormatter
+
+_context: ContextVar[dict[str, str] | None] = ContextVar("log_context", default=None)
+
+
+def start(request_id: str) -> None:
+    _context.set({"request_id": request_id})
+
+
+def bind(**values: str) -> None:
+    current = dict(_context.get() or {})
+    current.update(values)
+    _context.set(current)
+
+
+def request_id() -> str:
+    return (_context.get() or {}).get("request_id", "")
+
+
+class _ContextFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        for key, value in (_context.get() or {}).items():
+            setattr(record, key, value)
+        return True
+
+
+class _PlainFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        context = " ".join(
+            f"{key}={getattr(record, key)}"
+            for key in ("request_id", "tenant", "operation")
+            if getattr(record, key, None)
+        )
+        return f"{text} [{context}]" if context else text
+
+
+def configure(level: str, as_json: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_ContextFilter())
+    formatter: logging.Formatter
+    if as_json:
+        formatter = JsonFormatter(
+            "%(asctime)s %(levelname)s %(name)s %(message)s",
+            rename_fields={"levelname": "level", "asctime": "time"},
+        )
+    else:
+        formatter = _PlainFormatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    for noisy in ("uvicorn.access",):
+        logging.getLogger(noisy).disabled = True
+    for name in ("uvicorn", "uvicorn.error", "dbos"):
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = True

@@ -1,0 +1,383 @@
+"""One declaration per operation -> its REST route, its RPC route and its OpenAPI operation.
+
+A procedure is declared once on a ProcedureRouter with its operationId (`<router>.<name>`), method,
+`/v1` path, required access, Pydantic input and output models and an async handler
+`handler(ctx, input) -> output`. `mount()` turns each into two real FastAPI routes sharing that
+handler, so validation, dependencies and docs behave the same in both:
+
+- REST: input fields named in the path are path parameters; on GET and DELETE the rest are query
+  parameters; on other methods they form the JSON body.
+- RPC: `POST /api/rpc/<operationId>` with the whole input as one JSON object.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Generic, Protocol, TypeVar
+
+from fastapi import Body, Depends, FastAPI, Header, Path, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.auth.context import Access, Identity, Principal, TenantAccess
+from contentplatform.config import Settings
+from contentplatform.kit import logs
+from contentplatform.kit.errors import (
+    ALL_ERRORS,
+    PROBLEM_JSON,
+    BadRequest,
+    FieldError,
+    MethodNotAllowed,
+    NotFound,
+)
+
+ORG_HEADER = "x-idp-org-id"
+RPC_PREFIX = "/api/rpc"
+
+bearer_scheme = HTTPBearer(
+    auto_error=False,
+    bearerFormat="JWT",
+    scheme_name="bearerAuth",
+    description="A session JWT issued by the identity provider (RS256, ES256 or EdDSA).",
+)
+
+
+class Input(BaseModel):
+    """Base of every operation input: camelCase on the wire, unknown fields refused."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+
+class Empty(Input):
+    """The input of an operation that takes none."""
+
+
+class Problem(BaseModel):
+    """An error, as application/problem+json (RFC 9457)."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    code: str
+    requestId: str | None  # noqa: N815 - wire name
+    errors: list[dict[str, str]] | None = None
+
+
+@dataclass
+class Context:
+    """What a handler gets besides its input: the caller, the transaction, settings."""
+
+    session: AsyncSession
+    principal: Principal
+    request_id: str
+    settings: Settings
+
+    @property
+    def tenant(self) -> TenantAccess:
+        if self.principal.tenant is None:
+            raise RuntimeError("tenant context used by an operation that is not tenant-scoped")
+        return self.principal.tenant
+
+    @property
+    def identity(self) -> Identity:
+        if self.principal.identity is None:
+            raise RuntimeError("identity used by a public operation")
+        return self.principal.identity
+
+
+InT = TypeVar("InT", bound=BaseModel)
+OutT = TypeVar("OutT")
+Handler = Callable[[Context, InT], Awaitable[OutT]]
+
+
+class Authorizer(Protocol):
+    async def __call__(
+        self, request: Request, access: Access, token: str | None, org_id: str | None
+    ) -> Principal: ...
+
+
+@dataclass(frozen=True)
+class Procedure(Generic[InT, OutT]):
+    operation_id: str
+    method: str
+    path: str
+    access: Access
+    input: type[InT]
+    output: Any
+    handler: Handler[InT, OutT]
+    summary: str
+    description: str | None
+    tag: str
+    errors: tuple[int, ...] = ()
+
+    @property
+    def path_names(self) -> set[str]:
+        return set(re.findall(r"{(\w+)}", self.path))
+
+    def location(self, name: str, info: FieldInfo) -> str:
+        if (info.alias or name) in self.path_names:
+            return "path"
+        return "query" if self.method in {"GET", "DELETE"} else "body"
+
+
+@dataclass
+class ProcedureRouter:
+    """The procedures of one router (`documents`, `jobs`, ...)."""
+
+    name: str
+    tag: str
+    procedures: list[Procedure[Any, Any]] = field(default_factory=list)
+
+    def procedure(
+        self,
+        name: str,
+        method: str,
+        path: str,
+        *,
+        access: Access,
+        output: Any,
+        input: type[InT] = Empty,  # type: ignore[assignment]
+        summary: str,
+        description: str | None = None,
+        errors: Sequence[int] = (),
+    ) -> Callable[[Handler[InT, OutT]], Handler[InT, OutT]]:
+        def register(handler: Handler[InT, OutT]) -> Handler[InT, OutT]:
+            self.procedures.append(
+                Procedure(
+                    operation_id=f"{self.name}.{name}",
+                    method=method.upper(),
+                    path=path,
+                    access=access,
+                    input=input,
+                    output=output,
+                    handler=handler,
+                    summary=summary,
+                    description=description or handler.__doc__,
+                    tag=self.tag,
+                    errors=tuple(errors),
+                )
+            )
+            return handler
+
+        return register
+
+
+def mount(app: FastAPI, routers: Sequence[ProcedureRouter], authorize: Authorizer) -> None:
+    procedures = {p.operation_id: p for r in routers for p in r.procedures}
+    if len(procedures) != sum(len(r.procedures) for r in routers):
+        raise RuntimeError("two procedures share an operationId")
+    for procedure in procedures.values():
+        guard = _guard(procedure.access, authorize)
+        common: dict[str, Any] = {
+            "response_model": procedure.output,
+            "responses": _error_responses(procedure),
+            "summary": procedure.summary,
+            "description": procedure.description,
+            "tags": [procedure.tag],
+        }
+        app.add_api_route(
+            procedure.path,
+            _rest_endpoint(procedure, guard),
+            methods=[procedure.method],
+            operation_id=procedure.operation_id,
+            **common,
+        )
+        app.add_api_route(
+            f"{RPC_PREFIX}/{procedure.operation_id}",
+            _rpc_endpoint(procedure, guard),
+            methods=["POST"],
+            include_in_schema=False,
+            **common,
+        )
+
+    async def unknown_procedure(request: Request, operation_id: str) -> None:
+        if operation_id in procedures:
+            raise MethodNotAllowed(f"{operation_id} is called with POST.", allow=["POST"])
+        raise NotFound(f"There is no procedure {operation_id!r}.")
+
+    app.add_api_route(
+        f"{RPC_PREFIX}/{{operation_id:path}}",
+        unknown_procedure,
+        methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"],
+        include_in_schema=False,
+    )
+
+
+async def invoke(
+    procedure: Procedure[Any, Any], request: Request, principal: Principal, raw: dict[str, Any]
+) -> Any:
+    try:
+        data = procedure.input.model_validate(raw)
+    except ValidationError as error:
+        raise validation_failed(error.errors(include_url=False)) from None
+    logs.bind(operation=procedure.operation_id)
+    runtime = request.app.state.runtime
+    async with runtime.db.unit_of_work() as session:
+        ctx = Context(
+            session=session,
+            principal=principal,
+            request_id=logs.request_id(),
+            settings=runtime.settings,
+        )
+        return await procedure.handler(ctx, data)
+
+
+def validation_failed(errors: Sequence[Any]) -> BadRequest:
+    """Pydantic/FastAPI errors as a 400 listing each failing field by its wire name."""
+    fields = []
+    for error in errors:
+        location = [str(part) for part in error.get("loc", ())]
+        if location and location[0] in {"body", "query", "path", "header"}:
+            location = location[1:] or location[:1]
+        message = str(error.get("msg", "is invalid"))
+        if error.get("type") == "json_invalid":
+            message = "The request body is not valid JSON."
+        fields.append(FieldError(path=".".join(location) or "body", message=message))
+    summary = "; ".join(f"{f.path}: {f.message}" for f in fields[:3])
+    return BadRequest(f"The input is invalid ({summary}).", errors=fields)
+
+
+def _guard(access: Access, authorize: Authorizer) -> Callable[..., Awaitable[Principal]]:
+    """A FastAPI dependency resolving the caller; its parameters also document auth in OpenAPI."""
+    if access is Access.public:
+
+        async def public(request: Request) -> Principal:
+            return await authorize(request, access, None, None)
+
+        return public
+
+    if access.tenant_role is None:
+
+        async def signed_in(
+            request: Request,
+            credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)],
+        ) -> Principal:
+            return await authorize(request, access, _token(credentials), None)
+
+        return signed_in
+
+    async def tenant_scoped(
+        request: Request,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)],
+        org_id: Annotated[
+            str | None,
+            Header(
+                alias=ORG_HEADER,
+                description="The identity provider's organization id; it selects the tenant.",
+                max_length=255,
+            ),
+        ] = None,
+    ) -> Principal:
+        return await authorize(request, access, _token(credentials), org_id)
+
+    return tenant_scoped
+
+
+def _token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
+    return credentials.credentials if credentials else None
+
+
+def _parameter(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> Any:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+
+
+def _rest_endpoint(
+    procedure: Procedure[Any, Any], guard: Callable[..., Awaitable[Principal]]
+) -> Callable[..., Awaitable[Any]]:
+    params = [
+        _parameter("_cp_request", Request),
+        _parameter("_cp_principal", Annotated[Principal, Depends(guard)]),
+    ]
+    body_fields: dict[str, Any] = {}
+    for name, info in procedure.input.model_fields.items():
+        where = procedure.location(name, info)
+        if where == "body":
+            body_fields[name] = (info.annotation, info)
+            continue
+        source = Path if where == "path" else Query
+        marker = source(alias=info.alias or name, description=info.description)
+        marker.metadata = list(info.metadata)
+        default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
+        params.append(_parameter(name, Annotated[info.annotation, marker], default))
+
+    body_model: type[BaseModel] | None = None
+    if body_fields:
+        all_in_body = len(body_fields) == len(procedure.input.model_fields)
+        body_model = (
+            procedure.input
+            if all_in_body
+            else create_model(  # type: ignore[call-overload]
+                f"{procedure.input.__name__}Body", __base__=Input, **body_fields
+            )
+        )
+        required = any(info.is_required() for _, info in body_fields.values())
+        params.append(
+            _parameter(
+                "_cp_body",
+                Annotated[body_model if required else body_model | None, Body()],
+                inspect.Parameter.empty if required else None,
+            )
+        )
+
+    async def endpoint(**kwargs: Any) -> Any:
+        request: Request = kwargs.pop("_cp_request")
+        principal: Principal = kwargs.pop("_cp_principal")
+        body: BaseModel | None = kwargs.pop("_cp_body", None)
+        if body is not None:
+            kwargs.update(body.model_dump(exclude_unset=True))
+        return await invoke(procedure, request, principal, kwargs)
+
+    endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    endpoint.__name__ = procedure.operation_id.replace(".", "_")
+    return endpoint
+
+
+def _rpc_endpoint(
+    procedure: Procedure[Any, Any], guard: Callable[..., Awaitable[Principal]]
+) -> Callable[..., Awaitable[Any]]:
+    required = any(info.is_required() for info in procedure.input.model_fields.values())
+    body_annotation = procedure.input if required else procedure.input | None
+    params = [
+        _parameter("_cp_request", Request),
+        _parameter("_cp_principal", Annotated[Principal, Depends(guard)]),
+        _parameter(
+            "_cp_body",
+            Annotated[body_annotation, Body()],
+            inspect.Parameter.empty if required else None,
+        ),
+    ]
+
+    async def endpoint(**kwargs: Any) -> Any:
+        body: BaseModel | None = kwargs["_cp_body"]
+        raw = body.model_dump(exclude_unset=True) if body is not None else {}
+        return await invoke(procedure, kwargs["_cp_request"], kwargs["_cp_principal"], raw)
+
+    endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    endpoint.__name__ = "rpc_" + procedure.operation_id.replace(".", "_")
+    return endpoint
+
+
+def _error_responses(procedure: Procedure[Any, Any]) -> dict[int | str, dict[str, Any]]:
+    statuses = {400, 429, 500, *procedure.errors}
+    if procedure.access is not Access.public:
+        statuses |= {401, 403}
+    if procedure.path_names:
+        statuses.add(404)
+    titles = {error.status: error for error in ALL_ERRORS}
+    return {
+        status: {
+            "description": f"{titles[status].title} ({titles[status].code})",
+            "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+        for status in sorted(statuses)
+    }
+

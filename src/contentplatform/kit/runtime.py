@@ -1,0 +1,44 @@
+"""The resources of this process: settings, database, rate limiter.
+
+DBOS is process-global, so workflows reach our database through here rather than through a request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from contentplatform.config import Settings
+from contentplatform.kit.db import Database
+from contentplatform.kit.ratelimit import RateLimiter
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    db: Database
+    limiter: RateLimiter
+
+    @classmethod
+    def create(cls, settings: Settings) -> Runtime:
+        return cls(
+            settings=settings,
+            db=Database(settings.resolved_database_url),
+            limiter=RateLimiter(settings.redis_url, settings.redis_prefix),
+        )
+
+    async def close(self) -> None:
+        await self.db.dispose()
+
+
+_current: Runtime | None = None
+
+
+def install(runtime: Runtime | None) -> None:
+    global _current
+    _current = runtime
+
+
+def current() -> Runtime:
+    if _current is None:
+        raise RuntimeError("no runtime installed in this process")
+    return _current

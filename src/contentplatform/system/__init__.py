@@ -1,0 +1,1 @@
+"""System operations: health, version, whoami."""

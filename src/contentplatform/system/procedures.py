@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from contentplatform import API_VERSION, __version__
+from contentplatform.auth.context import Access
+from contentplatform.kit.procedures import Context, Empty, ProcedureRouter
+from contentplatform.system.schemas import (
+    Health,
+    Version,
+    WhoAmI,
+    WhoAmIOrganization,
+    WhoAmIUser,
+)
+from contentplatform.tenants import service as tenants
+
+router = ProcedureRouter("system", tag="System")
+
+
+@router.procedure(
+    "health", "GET", "/v1/system/health", access=Access.public, output=Health,
+    summary="Liveness of the API (no authentication).",
+)
+async def health(ctx: Context, _: Empty) -> Health:
+    return Health(status="ok")
+
+
+@router.procedure(
+    "version", "GET", "/v1/system/version", access=Access.user, output=Version,
+    summary="Build and API version (any valid token; no organization needed).",
+)
+async def version(ctx: Context, _: Empty) -> Version:
+    return Version(
+        version=__version__,
+        api_version=API_VERSION,
+        commit=ctx.settings.build_commit,
+        build_time=ctx.settings.build_time,
+        environment=ctx.settings.env.value,
+    )
+
+
+@router.procedure(
+    "whoami", "GET", "/v1/system/whoami", access=Access.member, output=WhoAmI,
+    summary="The caller as the API sees it: user, organization, tenant and role.",
+)
+async def whoami(ctx: Context, _: Empty) -> WhoAmI:
+    tenant = ctx.tenant
+    member = await tenants.member_profile(ctx.session, tenant)
+    return WhoAmI(
+        user=WhoAmIUser(**member.model_dump()),
+        organization=WhoAmIOrganization(idp_org_id=tenant.org_id, name=tenant.org_name),
+        tenant_id=tenant.tenant_id,
+        role=tenant.role.value,
+        superadmin=ctx.identity.superadmin,
+        auth=ctx.identity.auth,
+        impersonated_by=None,
+    )

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import uuid
+from typing import Literal
+
+from pydantic import BaseModel
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Version(BaseModel):
+    version: str
+    api_version: str
+    commit: str
+    build_time: str | None
+    environment: str
+
+
+class WhoAmIUser(BaseModel):
+    id: uuid.UUID
+    idp_user_id: str
+    email: str | None
+    name: str | None
+
+
+class WhoAmIOrganization(BaseModel):
+    idp_org_id: str
+    name: str
+
+
+class WhoAmI(BaseModel):
+    user: WhoAmIUser
+    organization: WhoAmIOrganization
+    tenant_id: uuid.UUID
+    role: Literal["member", "editor", "admin"]
+    superadmin: bool
+    auth: Literal["jwt", "api_key"]
+    impersonated_by: str | None

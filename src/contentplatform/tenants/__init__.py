@@ -1,0 +1,1 @@
+"""Tenants (one per identity-provider organization), users and memberships."""

@@ -1,0 +1,154 @@
+"""One real service for the whole run: its own database, DBOS, a stand-in identity provider.
+
+`call(operation_id, input, token=..., org=...)` runs a test over REST and again over RPC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import httpx
+import pytest
+
+from contentplatform.app import create_app
+from contentplatform.auth import devkeys
+from contentplatform.auth.context import Role
+from contentplatform.config import Settings
+from contentplatform.kit import migrations
+from tests.support.backends import Backends, test_backends
+from tests.support.idp import AUDIENCE, ISSUER, IdentityProvider
+from tests.support.servers import AppServer
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("data")
+
+
+@pytest.fixture(scope="session")
+def backends(data_dir: Path) -> Iterator[Backends]:
+    with test_backends(data_dir) as found:
+        yield found
+
+
+@pytest.fixture(scope="session")
+def idp() -> Iterator[IdentityProvider]:
+    with IdentityProvider() as provider:
+        yield provider
+
+
+def make_settings(data_dir: Path, backends: Backends, idp: IdentityProvider, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "env": "local",
+        "data_dir": data_dir,
+        "database_url": backends.database_url,
+        "dbos_database_url": backends.dbos_database_url,
+        "redis_url": backends.redis_url,
+        "redis_prefix": backends.redis_prefix,
+        "jwks_url": idp.jwks_url,
+        "jwt_issuer": ISSUER,
+        "jwt_audience": AUDIENCE,
+        "jwks_min_refetch_seconds": 0,
+        "rate_limit": "100000/minute",
+        "rate_limit_public": "100000/minute",
+        "reconcile_interval_seconds": 1,
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture(scope="session")
+def settings(data_dir: Path, backends: Backends, idp: IdentityProvider) -> Settings:
+    return make_settings(data_dir, backends, idp)
+
+
+@pytest.fixture(scope="session")
+def server(settings: Settings) -> Iterator[AppServer]:
+    migrations.upgrade(settings)
+    with AppServer(create_app(settings)) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def client(server: AppServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        yield http
+
+
+@pytest.fixture(scope="session")
+def openapi_document(client: httpx.Client) -> dict[str, Any]:
+    return client.get("/openapi.json").json()
+
+
+Token = Callable[..., str]
+
+
+@pytest.fixture(scope="session")
+def token(settings: Settings) -> Token:
+    """Mint a token exactly as `contentplatform dev-token` does."""
+
+    def mint(org: str | None = None, user: str | None = None, role: str = "member", **extra: Any) -> str:
+        return devkeys.mint_token(
+            settings.data_dir, org=org, user=user or f"user_{uuid4().hex[:8]}", role=Role(role), **extra
+        )
+
+    return mint
+
+
+@pytest.fixture
+def org() -> str:
+    """A fresh organization id: each test gets tenants of its own."""
+    return f"org_{uuid4().hex[:12]}"
+
+
+class Caller:
+    """Calls an operation by operationId over one transport (REST or RPC)."""
+
+    def __init__(self, client: httpx.Client, document: dict[str, Any], transport: str) -> None:
+        self.client = client
+        self.transport = transport
+        self.operations: dict[str, tuple[str, str, dict[str, Any]]] = {}
+        for path, item in document["paths"].items():
+            for method, operation in item.items():
+                self.operations[operation["operationId"]] = (method.upper(), path, operation)
+
+    def __call__(
+        self,
+        operation_id: str,
+        input: dict[str, Any] | None = None,
+        *,
+        token: str | None = None,
+        org: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> httpx.Response:
+        sent = dict(headers or {})
+        if token:
+            sent["Authorization"] = f"Bearer {token}"
+        if org:
+            sent["x-idp-org-id"] = org
+        data = dict(input or {})
+        if self.transport == "rpc":
+            return self.client.post(f"/api/rpc/{operation_id}", json=data, headers=sent)
+        method, path, operation = self.operations[operation_id]
+        params: dict[str, Any] = {}
+        for parameter in operation.get("parameters", []):
+            name = parameter["name"]
+            if name not in data:
+                continue
+            value = data.pop(name)
+            if parameter["in"] == "path":
+                path = path.replace("{" + name + "}", str(value))
+            elif parameter["in"] == "query":
+                params[name] = value
+        body = data if "requestBody" in operation else None
+        if body is None and data:
+            raise AssertionError(f"{operation_id} has no body for {sorted(data)}")
+        return self.client.request(method, path, params=params, json=body, headers=sent)
+
+
+@pytest.fixture(params=["rest", "rpc"])
+def call(request: pytest.FixtureRequest, client: httpx.Client, openapi_document: dict[str, Any]) -> Caller:
+    return Caller(client, openapi_document, request.param)
