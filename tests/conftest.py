@@ -40,7 +40,9 @@ def idp() -> Iterator[IdentityProvider]:
         yield provider
 
 
-def make_settings(data_dir: Path, backends: Backends, idp: IdentityProvider, **overrides: Any) -> Settings:
+def make_settings(
+    data_dir: Path, backends: Backends, idp: IdentityProvider, **overrides: Any
+) -> Settings:
     values: dict[str, Any] = {
         "env": "local",
         "data_dir": data_dir,
@@ -90,9 +92,15 @@ Token = Callable[..., str]
 def token(settings: Settings) -> Token:
     """Mint a token exactly as `contentplatform dev-token` does."""
 
-    def mint(org: str | None = None, user: str | None = None, role: str = "member", **extra: Any) -> str:
+    def mint(
+        org: str | None = None, user: str | None = None, role: str = "member", **extra: Any
+    ) -> str:
         return devkeys.mint_token(
-            settings.data_dir, org=org, user=user or f"user_{uuid4().hex[:8]}", role=Role(role), **extra
+            settings.data_dir,
+            org=org,
+            user=user or f"user_{uuid4().hex[:8]}",
+            role=Role(role),
+            **extra,
         )
 
     return mint
@@ -150,5 +158,7 @@ class Caller:
 
 
 @pytest.fixture(params=["rest", "rpc"])
-def call(request: pytest.FixtureRequest, client: httpx.Client, openapi_document: dict[str, Any]) -> Caller:
+def call(
+    request: pytest.FixtureRequest, client: httpx.Client, openapi_document: dict[str, Any]
+) -> Caller:
     return Caller(client, openapi_document, request.param)

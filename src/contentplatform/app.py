@@ -17,7 +17,7 @@ from contentplatform.auth import devkeys
 from contentplatform.auth.guard import Guard, authorize
 from contentplatform.config import Settings
 from contentplatform.kit import durable, runtime
-from contentplatform.kit.errors import NotFound
+from contentplatform.kit.errors import InternalError, NotFound
 from contentplatform.kit.http import (
     RequestContextMiddleware,
     install_error_handlers,
@@ -84,7 +84,6 @@ def create_app(
         version=API_VERSION,
         description=DESCRIPTION,
         lifespan=lifespan,
-        openapi_url=None,
     )
     app.state.durable_workers = durable_workers
     app.add_middleware(RequestContextMiddleware)
@@ -92,10 +91,7 @@ def create_app(
     mount(app, routers, authorize)
     _add_probes(app, settings, durable_workers)
 
-    @app.get("/openapi.json", include_in_schema=False)
-    async def openapi_document() -> JSONResponse:
-        return JSONResponse(openapi(app))
-
+    app.openapi = lambda: openapi(app)  # type: ignore[method-assign]
     return app
 
 
@@ -137,10 +133,10 @@ def _add_probes(app: FastAPI, settings: Settings, durable_workers: bool) -> None
             except Exception as error:
                 log.warning("readiness check %s failed: %s", name, type(error).__name__)
                 checks[name] = "unavailable"
-        ready = all(value == "ok" for value in checks.values())
-        return JSONResponse(
-            {"status": "ready" if ready else "unavailable", "checks": checks},
-            status_code=200 if ready else 503,
+        if all(value == "ok" for value in checks.values()):
+            return JSONResponse({"status": "ready", "checks": checks})
+        return problem_response(
+            InternalError("Not ready.", status=503, extensions={"checks": checks})
         )
 
     @app.get("/.well-known/jwks.json", include_in_schema=False)

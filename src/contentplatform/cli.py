@@ -19,7 +19,9 @@ def _settings() -> Settings:
     try:
         return Settings()
     except ValidationError as error:
-        messages = "; ".join(str(e.get("msg", e)).removeprefix("Value error, ") for e in error.errors())
+        messages = "; ".join(
+            str(e.get("msg", e)).removeprefix("Value error, ") for e in error.errors()
+        )
         sys.exit(f"contentplatform: invalid configuration: {messages}")
 
 

@@ -24,7 +24,9 @@ def test_version_needs_a_token_but_no_organization(call, token):
 
 
 def test_whoami_shows_user_organization_tenant_and_role(call, token, org):
-    response = call("system.whoami", token=token(org, "u1", "admin", email="u1@acme.test", name="Ada"), org=org)
+    response = call(
+        "system.whoami", token=token(org, "u1", "admin", email="u1@acme.test", name="Ada"), org=org
+    )
     assert response.status_code == 200
     body = response.json()
     assert body["user"]["idp_user_id"] == "u1"
@@ -78,7 +80,9 @@ def test_second_tenant_is_a_different_tenant(call, token, org):
 def test_token_for_another_organization_is_refused(call, token, org):
     other = f"org_{uuid4().hex[:12]}"
     call("system.whoami", token=token(other, "owner", "admin"), org=other)  # provisions `other`
-    body = problem(call("system.whoami", token=token(org, "dave", "admin"), org=other), 403, "FORBIDDEN")
+    body = problem(
+        call("system.whoami", token=token(org, "dave", "admin"), org=other), 403, "FORBIDDEN"
+    )
     assert other in body["detail"]
 
 
@@ -88,7 +92,10 @@ def test_unknown_organization_without_token_claim_is_403(call, token, org):
 
 def test_stored_membership_decides_when_the_token_does_not_name_the_organization(call, token, org):
     # First visit with an org-scoped token records the membership as editor...
-    assert call("system.whoami", token=token(org, "frank", "editor"), org=org).json()["role"] == "editor"
+    assert (
+        call("system.whoami", token=token(org, "frank", "editor"), org=org).json()["role"]
+        == "editor"
+    )
     # ...then a token without organization claims still gets in, with the stored role.
     response = call("system.whoami", token=token(None, "frank"), org=org)
     assert response.status_code == 200
@@ -102,7 +109,9 @@ def test_token_role_updates_the_stored_membership(call, token, org):
 
 
 def test_superadmin_flag_grants_nothing_inside_a_tenant(call, token, org):
-    problem(call("system.whoami", token=token(None, "root", superadmin=True), org=org), 403, "FORBIDDEN")
+    problem(
+        call("system.whoami", token=token(None, "root", superadmin=True), org=org), 403, "FORBIDDEN"
+    )
 
 
 def test_every_response_carries_a_request_id_and_echoes_the_clients(client):
@@ -126,3 +135,16 @@ def test_local_service_publishes_its_development_key(client, token):
     keys = client.get("/.well-known/jwks.json").json()["keys"]
     assert [k["alg"] for k in keys] == ["EdDSA"]
     assert "d" not in keys[0], "the private part must never be published"
+
+
+def test_interactive_docs_and_openapi_document(client):
+    docs = client.get("/docs")
+    assert docs.status_code == 200
+    assert "text/html" in docs.headers["content-type"]
+    document = client.get("/openapi.json").json()
+    assert document["info"]["version"] == "0.2.0"
+    whoami = document["paths"]["/v1/system/whoami"]["get"]
+    assert whoami["operationId"] == "system.whoami"
+    assert {"bearerAuth": []} in whoami["security"]
+    assert any(p["name"] == "x-idp-org-id" and p["in"] == "header" for p in whoami["parameters"])
+    assert "security" not in document["paths"]["/v1/system/health"]["get"]

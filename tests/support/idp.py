@@ -51,7 +51,9 @@ class IdentityProvider:
 
     @property
     def jwks_fetches(self) -> int:
-        return sum(1 for r in self.server.requests if r["path"].startswith("/.well-known/jwks.json"))
+        return sum(
+            1 for r in self.server.requests if r["path"].startswith("/.well-known/jwks.json")
+        )
 
     def _jwks(self, *_: Any) -> tuple[int, dict[str, str], Any]:
         return 200, {}, {"keys": [key.jwk for key in self.keys.values()]}
@@ -64,7 +66,9 @@ class IdentityProvider:
     def key(self, algorithm: str) -> SigningKey:
         return next(k for k in self.keys.values() if k.algorithm == algorithm)
 
-    def claims(self, user: str, org: str | None = None, role: str = "org:member", **extra: Any) -> dict[str, Any]:
+    def claims(
+        self, user: str, org: str | None = None, role: str = "org:member", **extra: Any
+    ) -> dict[str, Any]:
         now = int(time.time())
         claims: dict[str, Any] = {
             "iss": ISSUER,

@@ -60,7 +60,12 @@ class StubServer:
                 body = self.rfile.read(length) if length else b""
                 path = self.path.split("?", 1)[0]
                 stub.requests.append(
-                    {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": body}
+                    {
+                        "method": self.command,
+                        "path": self.path,
+                        "headers": dict(self.headers),
+                        "body": body,
+                    }
                 )
                 handler = stub.routes.get((self.command, path))
                 if handler is None:
@@ -85,7 +90,9 @@ class StubServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def route(self, method: str, path: str, handler: Callable[..., tuple[int, dict[str, str], Any]]) -> None:
+    def route(
+        self, method: str, path: str, handler: Callable[..., tuple[int, dict[str, str], Any]]
+    ) -> None:
         self.routes[(method, path)] = handler
 
     def __enter__(self) -> StubServer:

@@ -1,1 +1,1 @@
-"""Identity: JWT verification against the identity provider's JWKS, the local development key, roles."""
+"""Identity: JWT verification (identity provider JWKS, local dev key), roles, the guard."""

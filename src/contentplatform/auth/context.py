@@ -1,4 +1,4 @@
-"""Who is calling: the verified identity, and (for tenant-scoped operations) their tenant and role."""
+"""Who is calling: the verified identity and, for tenant-scoped operations, tenant and role."""
 
 from __future__ import annotations
 

@@ -89,6 +89,4 @@ def mint_token(
         claims.update(org_id=org, org_role=f"org:{role.value}", org_name=org_name or org)
     if superadmin:
         claims["superadmin"] = True
-    return jwt.encode(
-        claims, key, algorithm=DEV_ALGORITHM, headers={"kid": public_jwk(key)["kid"]}
-    )
+    return jwt.encode(claims, key, algorithm=DEV_ALGORITHM, headers={"kid": public_jwk(key)["kid"]})

@@ -52,7 +52,9 @@ class Guard:
             raise Forbidden(
                 f"This operation needs the {needed.value} role; you are {tenant.role.value}."
             )
-        await limiter.check(self.settings.rate_limit, f"tenant:{tenant.tenant_id}:{identity.subject}")
+        await limiter.check(
+            self.settings.rate_limit, f"tenant:{tenant.tenant_id}:{identity.subject}"
+        )
         return Principal(identity=identity, tenant=tenant, client_address=client)
 
 

@@ -60,7 +60,9 @@ class JwksCache:
         except (httpx.HTTPError, ValueError) as error:
             log.error("could not fetch the identity provider's JWKS: %s", error)
             if not self._keys:
-                raise InternalError("The identity provider's signing keys are unavailable.") from None
+                raise InternalError(
+                    "The identity provider's signing keys are unavailable."
+                ) from None
             return
         self._keys = keys
         self._fetched_at = time.monotonic()
@@ -81,7 +83,9 @@ class TokenVerifier:
         )
         self.dev_key: jwt.PyJWK | None = None
         if settings.is_local:
-            self.dev_key = jwt.PyJWK(devkeys.public_jwk(devkeys.load_or_create_key(settings.data_dir)))
+            self.dev_key = jwt.PyJWK(
+                devkeys.public_jwk(devkeys.load_or_create_key(settings.data_dir))
+            )
 
     async def verify(self, token: str) -> Identity:
         try:
@@ -93,6 +97,8 @@ class TokenVerifier:
         if algorithm not in self.allowed_algorithms:
             raise Unauthorized(f"Tokens signed with {algorithm!r} are not accepted.")
 
+        issuer: str | None
+        audience: str | None
         if self.dev_key is not None and unverified.get("iss") == devkeys.DEV_ISSUER:
             key, issuer, audience = self.dev_key, devkeys.DEV_ISSUER, devkeys.DEV_AUDIENCE
         elif self.jwks is not None:
@@ -151,7 +157,11 @@ def identity_from_claims(claims: dict[str, Any]) -> Identity:
     compact = claims.get("o")
     if isinstance(compact, dict):
         add(compact.get("id"), compact.get("rol"), compact.get("slg"))
-    add(claims.get("org_id"), claims.get("org_role"), claims.get("org_name") or claims.get("org_slug"))
+    add(
+        claims.get("org_id"),
+        claims.get("org_role"),
+        claims.get("org_name") or claims.get("org_slug"),
+    )
 
     email = claims.get("email")
     name = claims.get("name")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform import __version__
 from contentplatform.config import Settings
+from contentplatform.kit import logs
 from contentplatform.kit.db import Database, after_commit
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ def dbos_config(settings: Settings) -> DBOSConfig:
 def launch(settings: Settings) -> None:
     """Start DBOS in this process (call it from the running event loop that serves the app)."""
     DBOS(config=dbos_config(settings))
+    logs.adopt("dbos")
     DBOS.launch()
 
 
@@ -52,14 +54,17 @@ def shutdown(wait_seconds: int = 10) -> None:
     DBOS.destroy(workflow_completion_timeout_sec=wait_seconds)
 
 
-async def start(workflow: Callable[..., Awaitable[Any]], workflow_id: str, *args: Any) -> None:
+Workflow = Callable[..., Coroutine[Any, Any, Any]]
+
+
+async def start(workflow: Workflow, workflow_id: str, *args: Any) -> None:
     """Start `workflow` under `workflow_id`; if that id already ran or runs, nothing new starts."""
     with SetWorkflowID(workflow_id):
         await DBOS.start_workflow_async(workflow, *args)
 
 
 def start_after_commit(
-    session: AsyncSession, workflow: Callable[..., Awaitable[Any]], workflow_id: str, *args: Any
+    session: AsyncSession, workflow: Workflow, workflow_id: str, *args: Any
 ) -> None:
     async def begin() -> None:
         await start(workflow, workflow_id, *args)
@@ -107,7 +112,9 @@ async def reconcile_once(db: Database) -> ReconcileReport:
             for work in await source(session):
                 status = await DBOS.get_workflow_status_async(work.workflow_id)
                 if status is None:
-                    log.warning("restarting %s: its workflow is missing (%s)", work.workflow_id, name)
+                    log.warning(
+                        "restarting %s: its workflow is missing (%s)", work.workflow_id, name
+                    )
                     after_commit(session, work.restart)
                     report.restarted.append(work.workflow_id)
                 elif status.status in FAILED_STATUSES:

@@ -29,8 +29,10 @@ class PlatformError(Exception):
         errors: list[FieldError] | None = None,
         headers: dict[str, str] | None = None,
         status: int | None = None,
+        extensions: dict[str, Any] | None = None,
     ) -> None:
         self.detail = detail or self.title
+        self.extensions = extensions or {}
         self.errors = errors
         self.headers = headers or {}
         self.status_override = status
@@ -48,6 +50,7 @@ class PlatformError(Exception):
             "detail": self.detail,
             "code": self.code,
             "requestId": request_id,
+            **self.extensions,
         }
         if self.errors is not None:
             body["errors"] = [{"path": e.path, "message": e.message} for e in self.errors]

@@ -38,7 +38,10 @@ def problem_response(error: PlatformError) -> JSONResponse:
     request_id = logs.request_id()
     headers = {**error.headers, REQUEST_ID_HEADER: request_id}
     return JSONResponse(
-        error.problem(request_id), status_code=error.http_status, headers=headers, media_type=PROBLEM_JSON
+        error.problem(request_id),
+        status_code=error.http_status,
+        headers=headers,
+        media_type=PROBLEM_JSON,
     )
 
 
@@ -53,7 +56,9 @@ class RequestContextMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        sent = dict(scope.get("headers") or []).get(REQUEST_ID_HEADER.encode(), b"").decode("latin-1")
+        sent = (
+            dict(scope.get("headers") or []).get(REQUEST_ID_HEADER.encode(), b"").decode("latin-1")
+        )
         request_id = sent if _CLIENT_REQUEST_ID.match(sent) else uuid.uuid4().hex
         logs.start(request_id)
         started = time.perf_counter()
@@ -85,7 +90,10 @@ class RequestContextMiddleware:
                 scope["method"],
                 scope["path"],
                 status,
-                extra={"status": status, "duration_ms": round((time.perf_counter() - started) * 1000, 1)},
+                extra={
+                    "status": status,
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                },
             )
 
 
@@ -117,7 +125,8 @@ def install_error_handlers(app: FastAPI) -> None:
         elif error.status_code == 405:
             allow = (error.headers or {}).get("Allow", "")
             problem = MethodNotAllowed(
-                f"{request.method} is not allowed here.", allow=[a.strip() for a in allow.split(",") if a]
+                f"{request.method} is not allowed here.",
+                allow=[a.strip() for a in allow.split(",") if a],
             )
         elif error.status_code == 429:
             problem = TooManyRequests(str(error.detail), retry_after=60)

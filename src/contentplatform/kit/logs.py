@@ -61,5 +61,11 @@ def configure(level: str, as_json: bool) -> None:
     for noisy in ("uvicorn.access",):
         logging.getLogger(noisy).disabled = True
     for name in ("uvicorn", "uvicorn.error", "dbos"):
-        logging.getLogger(name).handlers[:] = []
-        logging.getLogger(name).propagate = True
+        adopt(name)
+
+
+def adopt(name: str) -> None:
+    """Send a library's logger through our handler (DBOS installs a console handler of its own)."""
+    logger = logging.getLogger(name)
+    logger.handlers[:] = []
+    logger.propagate = True

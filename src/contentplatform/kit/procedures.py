@@ -68,7 +68,7 @@ class Problem(BaseModel):
     status: int
     detail: str
     code: str
-    requestId: str | None  # noqa: N815 - wire name
+    requestId: str | None
     errors: list[dict[str, str]] | None = None
 
 
@@ -287,7 +287,9 @@ def _token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
 
 
 def _parameter(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> Any:
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+    )
 
 
 def _rest_endpoint(
@@ -306,7 +308,11 @@ def _rest_endpoint(
         source = Path if where == "path" else Query
         marker = source(alias=info.alias or name, description=info.description)
         marker.metadata = list(info.metadata)
-        default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
+        default = (
+            inspect.Parameter.empty
+            if info.is_required()
+            else info.get_default(call_default_factory=True)
+        )
         params.append(_parameter(name, Annotated[info.annotation, marker], default))
 
     body_model: type[BaseModel] | None = None
@@ -315,9 +321,7 @@ def _rest_endpoint(
         body_model = (
             procedure.input
             if all_in_body
-            else create_model(  # type: ignore[call-overload]
-                f"{procedure.input.__name__}Body", __base__=Input, **body_fields
-            )
+            else create_model(f"{procedure.input.__name__}Body", __base__=Input, **body_fields)
         )
         required = any(info.is_required() for _, info in body_fields.values())
         params.append(
@@ -380,4 +384,3 @@ def _error_responses(procedure: Procedure[Any, Any]) -> dict[int | str, dict[str
         }
         for status in sorted(statuses)
     }
-

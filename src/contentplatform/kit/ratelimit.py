@@ -30,7 +30,9 @@ class RateLimiter:
             return
         stats = await self.limiter.get_window_stats(limit, key)
         retry_after = math.ceil(stats.reset_time - time.time())
-        raise TooManyRequests(f"Rate limit of {rule} exceeded; retry later.", retry_after=retry_after)
+        raise TooManyRequests(
+            f"Rate limit of {rule} exceeded; retry later.", retry_after=retry_after
+        )
 
     async def ping(self) -> bool:
         return bool(await self.storage.check())

@@ -16,7 +16,11 @@ router = ProcedureRouter("system", tag="System")
 
 
 @router.procedure(
-    "health", "GET", "/v1/system/health", access=Access.public, output=Health,
+    "health",
+    "GET",
+    "/v1/system/health",
+    access=Access.public,
+    output=Health,
     summary="Liveness of the API (no authentication).",
 )
 async def health(ctx: Context, _: Empty) -> Health:
@@ -24,7 +28,11 @@ async def health(ctx: Context, _: Empty) -> Health:
 
 
 @router.procedure(
-    "version", "GET", "/v1/system/version", access=Access.user, output=Version,
+    "version",
+    "GET",
+    "/v1/system/version",
+    access=Access.user,
+    output=Version,
     summary="Build and API version (any valid token; no organization needed).",
 )
 async def version(ctx: Context, _: Empty) -> Version:
@@ -38,7 +46,11 @@ async def version(ctx: Context, _: Empty) -> Version:
 
 
 @router.procedure(
-    "whoami", "GET", "/v1/system/whoami", access=Access.member, output=WhoAmI,
+    "whoami",
+    "GET",
+    "/v1/system/whoami",
+    access=Access.member,
+    output=WhoAmI,
     summary="The caller as the API sees it: user, organization, tenant and role.",
 )
 async def whoami(ctx: Context, _: Empty) -> WhoAmI:

@@ -46,7 +46,9 @@ async def ensure_user(session: AsyncSession, subject: str) -> User:
     return user
 
 
-async def membership(session: AsyncSession, tenant_id: uuid.UUID, user_id: uuid.UUID) -> Membership | None:
+async def membership(
+    session: AsyncSession, tenant_id: uuid.UUID, user_id: uuid.UUID
+) -> Membership | None:
     result = await session.execute(
         select(Membership).where(Membership.tenant_id == tenant_id, Membership.user_id == user_id)
     )
@@ -60,7 +62,12 @@ async def ensure_membership(
     if found is None:
         await session.execute(
             insert_ignoring_conflicts(
-                session, Membership, id=uuid.uuid4(), tenant_id=tenant_id, user_id=user_id, role=role
+                session,
+                Membership,
+                id=uuid.uuid4(),
+                tenant_id=tenant_id,
+                user_id=user_id,
+                role=role,
             )
         )
         found = await membership(session, tenant_id, user_id)

@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.auth.context import Identity, Role, TenantAccess
 from contentplatform.kit.errors import Forbidden
 from contentplatform.tenants import repository
-from contentplatform.tenants.models import User
+from contentplatform.tenants.models import Tenant, User
 from contentplatform.tenants.schemas import Member
 
 
@@ -20,30 +20,43 @@ async def resolve_access(session: AsyncSession, identity: Identity, org_id: str)
     """
     token_role = identity.organizations.get(org_id)
     if token_role is not None:
-        name = identity.organization_names.get(org_id, org_id)
-        tenant = await repository.ensure_tenant(session, org_id, name)
-        user = await repository.ensure_user(session, identity.subject)
-        _refresh_profile(user, identity)
-        member = await repository.ensure_membership(session, tenant.id, user.id, token_role.value)
-        if member.role != token_role.value:
-            member.role = token_role.value
+        tenant, user = await _provision(session, identity, org_id, token_role)
         role = token_role
     else:
-        tenant = await repository.tenant_by_org(session, org_id)
-        user = await repository.user_by_subject(session, identity.subject)
-        member = (
-            await repository.membership(session, tenant.id, user.id)
-            if tenant is not None and user is not None
-            else None
-        )
-        if tenant is None or user is None or member is None:
-            raise Forbidden(f"You are not a member of organization {org_id!r}.")
-        role = Role(member.role)
+        tenant, user, role = await _stored_membership(session, identity, org_id)
     if tenant.status != "active":
         raise Forbidden("This organization's tenant is suspended.")
     return TenantAccess(
         tenant_id=tenant.id, org_id=org_id, org_name=tenant.name, user_id=user.id, role=role
     )
+
+
+async def _provision(
+    session: AsyncSession, identity: Identity, org_id: str, role: Role
+) -> tuple[Tenant, User]:
+    tenant = await repository.ensure_tenant(
+        session, org_id, identity.organization_names.get(org_id, org_id)
+    )
+    user = await repository.ensure_user(session, identity.subject)
+    _refresh_profile(user, identity)
+    member = await repository.ensure_membership(session, tenant.id, user.id, role.value)
+    if member.role != role.value:
+        member.role = role.value
+    return tenant, user
+
+
+async def _stored_membership(
+    session: AsyncSession, identity: Identity, org_id: str
+) -> tuple[Tenant, User, Role]:
+    refused = Forbidden(f"You are not a member of organization {org_id!r}.")
+    tenant = await repository.tenant_by_org(session, org_id)
+    user = await repository.user_by_subject(session, identity.subject)
+    if tenant is None or user is None:
+        raise refused
+    member = await repository.membership(session, tenant.id, user.id)
+    if member is None:
+        raise refused
+    return tenant, user, Role(member.role)
 
 
 def _refresh_profile(user: User, identity: Identity) -> None:

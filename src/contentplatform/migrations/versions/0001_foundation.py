@@ -55,12 +55,16 @@ def upgrade() -> None:
         *_timestamps(),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_memberships")),
         sa.ForeignKeyConstraint(
-            ["tenant_id"], ["tenants.id"],
-            name=op.f("fk_memberships_tenant_id_tenants"), ondelete="CASCADE",
+            ["tenant_id"],
+            ["tenants.id"],
+            name=op.f("fk_memberships_tenant_id_tenants"),
+            ondelete="CASCADE",
         ),
         sa.ForeignKeyConstraint(
-            ["user_id"], ["users.id"],
-            name=op.f("fk_memberships_user_id_users"), ondelete="CASCADE",
+            ["user_id"],
+            ["users.id"],
+            name=op.f("fk_memberships_user_id_users"),
+            ondelete="CASCADE",
         ),
         sa.UniqueConstraint("tenant_id", "user_id", name=op.f("uq_memberships_tenant_id_user_id")),
     )
