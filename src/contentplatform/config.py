@@ -50,6 +50,8 @@ class Settings(BaseSettings):
     rate_limit_public: str = "120/minute"
 
     reconcile_interval_seconds: float = 30
+    # How long a resolved tenant membership is reused by a process before it is read again.
+    access_cache_seconds: float = 30
 
     log_level: str = "INFO"
     log_json: bool | None = None

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from cachetools import TTLCache
 from fastapi import Request
 
-from contentplatform.auth.context import Access, Principal
+from contentplatform.auth.context import Access, Identity, Principal, TenantAccess
 from contentplatform.auth.tokens import TokenVerifier
 from contentplatform.kit import logs
 from contentplatform.kit.errors import BadRequest, FieldError, Forbidden, Unauthorized
@@ -18,6 +19,12 @@ class Guard:
         self.runtime = runtime
         self.settings = runtime.settings
         self.verifier = TokenVerifier(runtime.settings)
+        # Resolved tenant access per (organization, caller as the token describes them): saves the
+        # membership queries on every request. Role and profile are part of the key, so a token
+        # with a new role resolves afresh; anything else (suspension) shows within the TTL.
+        self.access_cache: TTLCache[tuple[object, ...], TenantAccess] = TTLCache(
+            maxsize=10_000, ttl=runtime.settings.access_cache_seconds
+        )
 
     async def authorize(
         self, request: Request, access: Access, token: str | None, org_id: str | None
@@ -45,8 +52,7 @@ class Guard:
                 f"The {ORG_HEADER} header is required: it names the organization to act in.",
                 errors=[FieldError(path=ORG_HEADER, message="Field required")],
             )
-        async with self.runtime.db.unit_of_work() as session:
-            tenant = await tenants.resolve_access(session, identity, org_id)
+        tenant = await self._tenant_access(identity, org_id)
         logs.bind(tenant=str(tenant.tenant_id))
         if not tenant.role.includes(needed):
             raise Forbidden(
@@ -56,6 +62,22 @@ class Guard:
             self.settings.rate_limit, f"tenant:{tenant.tenant_id}:{identity.subject}"
         )
         return Principal(identity=identity, tenant=tenant, client_address=client)
+
+    async def _tenant_access(self, identity: Identity, org_id: str) -> TenantAccess:
+        key = (
+            org_id,
+            identity.subject,
+            identity.organizations.get(org_id),
+            identity.email,
+            identity.name,
+            identity.organization_names.get(org_id),
+        )
+        cached = self.access_cache.get(key)
+        if cached is None:
+            async with self.runtime.db.unit_of_work() as session:
+                cached = await tenants.resolve_access(session, identity, org_id)
+            self.access_cache[key] = cached
+        return cached
 
 
 async def authorize(
