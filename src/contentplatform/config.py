@@ -66,6 +66,8 @@ class Settings(BaseSettings):
                 f"CONTENTPLATFORM_JWKS_URL and CONTENTPLATFORM_JWT_ISSUER are required "
                 f"when CONTENTPLATFORM_ENV={self.env.value}"
             )
+        if self.jwks_url and not self.jwt_issuer:
+            raise ValueError("CONTENTPLATFORM_JWT_ISSUER is required with CONTENTPLATFORM_JWKS_URL")
         allowed = {"RS256", "ES256", "EdDSA"}
         if not set(self.jwt_algorithms) <= allowed:
             raise ValueError(f"jwt_algorithms must be a subset of {sorted(allowed)}")

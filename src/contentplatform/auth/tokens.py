@@ -27,36 +27,34 @@ class JwksCache:
         self.min_refetch_seconds = min_refetch_seconds
         self._keys: dict[str, jwt.PyJWK] = {}
         self._fetched_at = float("-inf")
+        self._attempted_at = float("-inf")
         self._lock = asyncio.Lock()
 
     async def key(self, kid: str) -> jwt.PyJWK | None:
-        if kid in self._keys and self._age() < self.cache_seconds:
+        if kid in self._keys and not self._stale():
             return self._keys[kid]
         async with self._lock:
-            # A rotated key shows up as an unknown kid: refetch, but never more often than
-            # min_refetch_seconds, so forged kids cannot turn into a flood of fetches.
-            stale = self._age() >= self.cache_seconds
-            if stale or (kid not in self._keys and self._age() >= self.min_refetch_seconds):
+            # A rotated key shows up as an unknown kid, so refetch; but never more often than
+            # min_refetch_seconds, so neither forged kids nor an outage at the provider turn into
+            # a fetch per request. Through an outage the last keys we had keep working.
+            wanted = self._stale() or kid not in self._keys
+            if wanted and time.monotonic() - self._attempted_at >= self.min_refetch_seconds:
                 await self._fetch()
         return self._keys.get(kid)
 
-    def _age(self) -> float:
-        return time.monotonic() - self._fetched_at
+    def _stale(self) -> bool:
+        return time.monotonic() - self._fetched_at >= self.cache_seconds
 
     async def _fetch(self) -> None:
+        self._attempted_at = time.monotonic()
         try:
             async with httpx.AsyncClient(timeout=5.0) as client:
                 response = await client.get(self.url)
                 response.raise_for_status()
                 document = response.json()
-            keys: dict[str, jwt.PyJWK] = {}
-            for entry in document.get("keys", []):
-                if entry.get("use", "sig") != "sig" or "kid" not in entry:
-                    continue
-                try:
-                    keys[entry["kid"]] = jwt.PyJWK(entry)
-                except jwt.PyJWTError:
-                    log.warning("skipping unusable JWKS key", extra={"kid": entry.get("kid")})
+            entries = document.get("keys") if isinstance(document, dict) else None
+            if not isinstance(entries, list):
+                raise ValueError("the JWKS document has no list of keys")
         except (httpx.HTTPError, ValueError) as error:
             log.error("could not fetch the identity provider's JWKS: %s", error)
             if not self._keys:
@@ -64,8 +62,22 @@ class JwksCache:
                     "The identity provider's signing keys are unavailable."
                 ) from None
             return
-        self._keys = keys
+        self._keys = dict(filter(None, map(_signing_key, entries)))
         self._fetched_at = time.monotonic()
+
+
+def _signing_key(entry: object) -> tuple[str, jwt.PyJWK] | None:
+    """A usable signing key of a JWKS, or None (logged) for anything else in it."""
+    if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
+        return None
+    kid = entry.get("kid")
+    if not isinstance(kid, str):
+        return None
+    try:
+        return kid, jwt.PyJWK(entry)
+    except (jwt.PyJWTError, ValueError, TypeError, KeyError):
+        log.warning("skipping an unusable JWKS key (kid %s)", kid)
+        return None
 
 
 class TokenVerifier:
@@ -94,7 +106,7 @@ class TokenVerifier:
         except jwt.PyJWTError:
             raise Unauthorized("The bearer token is malformed.") from None
         algorithm = header.get("alg")
-        if algorithm not in self.allowed_algorithms:
+        if not isinstance(algorithm, str) or algorithm not in self.allowed_algorithms:
             raise Unauthorized(f"Tokens signed with {algorithm!r} are not accepted.")
 
         issuer: str | None
