@@ -240,7 +240,7 @@ def validation_failed(errors: Sequence[Any]) -> BadRequest:
             location = location[1:] or location[:1]
         message = str(error.get("msg", "is invalid"))
         if error.get("type") == "json_invalid":
-            message = "The request body is not valid JSON."
+            location, message = ["body"], "The request body is not valid JSON."
         fields.append(FieldError(path=".".join(location) or "body", message=message))
     summary = "; ".join(f"{f.path}: {f.message}" for f in fields[:3])
     return BadRequest(f"The input is invalid ({summary}).", errors=fields)
@@ -272,7 +272,10 @@ def _guard(access: Access, authorize: Authorizer) -> Callable[..., Awaitable[Pri
             str | None,
             Header(
                 alias=ORG_HEADER,
-                description="The identity provider's organization id; it selects the tenant.",
+                description=(
+                    "Required. The identity provider's organization id; it selects the tenant. "
+                    "(Declared optional so that a missing token answers 401 before this 400.)"
+                ),
                 max_length=255,
             ),
         ] = None,
