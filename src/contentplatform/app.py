@@ -75,7 +75,8 @@ def create_app(
                 reconciler.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await reconciler
-                durable.shutdown()
+                # Off the loop: workflows in flight run on it and may finish in the grace time.
+                await asyncio.to_thread(durable.shutdown)
                 runtime.install(None)
             await current.close()
 

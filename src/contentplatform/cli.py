@@ -86,7 +86,8 @@ async def run_worker(settings: Settings) -> None:
         reconciler.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await reconciler
-        durable.shutdown()
+        # Off the loop: the workflows in flight run on it and may finish within the grace time.
+        await asyncio.to_thread(durable.shutdown)
         await current.close()
         runtime.install(None)
 

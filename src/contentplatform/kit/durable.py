@@ -115,13 +115,25 @@ async def reconcile_once(db: Database) -> ReconcileReport:
                     log.warning(
                         "restarting %s: its workflow is missing (%s)", work.workflow_id, name
                     )
-                    after_commit(session, work.restart)
+                    after_commit(session, _logged(work))
                     report.restarted.append(work.workflow_id)
                 elif status.status in FAILED_STATUSES:
                     reason = f"background work ended with status {status.status}"
                     await work.give_up(session, reason)
                     report.failed.append(work.workflow_id)
     return report
+
+
+def _logged(work: Unfinished) -> Callable[[], Awaitable[None]]:
+    """The restart of one item, so that its failure does not stop the others'."""
+
+    async def restart() -> None:
+        try:
+            await work.restart()
+        except Exception:
+            log.exception("could not restart %s", work.workflow_id)
+
+    return restart
 
 
 async def reconcile_forever(db: Database, interval_seconds: float) -> None:
