@@ -50,6 +50,23 @@ class Settings(BaseSettings):
     rate_limit_public: str = "120/minute"
 
     reconcile_interval_seconds: float = 30
+    # Object storage: local files in the data directory by default, or s3://bucket/prefix
+    # (credentials and endpoint from the usual AWS_* variables, e.g. AWS_ENDPOINT_URL).
+    storage_url: str | None = None
+    max_upload_bytes: int = 50 * 1024 * 1024
+    upload_url_ttl_seconds: int = 900
+
+    # Credits: the monthly grant per tenant (generous in local when unset) and how long a
+    # reservation is held before the reconciler releases it.
+    credits_monthly_grant: int | None = None
+    credit_reservation_ttl_seconds: int = 3600
+
+    # Ingestion: chunk size in tokens, overlap, and after how long `processing` counts as stalled.
+    chunk_tokens: int = 512
+    chunk_overlap_tokens: int = 64
+    ingest_stall_seconds: float = 1800
+    documents_list_cache_seconds: int = 60
+
     # How long a resolved tenant membership is reused by a process before it is read again.
     access_cache_seconds: float = 30
 
@@ -72,6 +89,16 @@ class Settings(BaseSettings):
         if not set(self.jwt_algorithms) <= allowed:
             raise ValueError(f"jwt_algorithms must be a subset of {sorted(allowed)}")
         return self
+
+    @property
+    def monthly_credit_grant(self) -> int:
+        if self.credits_monthly_grant is not None:
+            return self.credits_monthly_grant
+        return 1_000_000 if self.is_local else 1_000
+
+    @property
+    def resolved_storage_url(self) -> str:
+        return self.storage_url or (self.data_dir / "objects").resolve().as_uri()
 
     @property
     def is_local(self) -> bool:
