@@ -16,6 +16,7 @@ from contentplatform import API_VERSION
 from contentplatform.auth import devkeys
 from contentplatform.auth.guard import Guard, authorize
 from contentplatform.config import Settings
+from contentplatform.documents.procedures import router as documents_router
 from contentplatform.kit import durable, runtime
 from contentplatform.kit.errors import InternalError, NotFound
 from contentplatform.kit.http import (
@@ -25,12 +26,13 @@ from contentplatform.kit.http import (
     strip_default_validation_responses,
 )
 from contentplatform.kit.procedures import ORG_HEADER, Problem, ProcedureRouter, mount
+from contentplatform.storage import routes as storage_routes
 from contentplatform.system.procedures import router as system_router
 
 log = logging.getLogger(__name__)
 
 # Every domain's router, in the order they appear in the docs.
-ROUTERS: tuple[ProcedureRouter, ...] = (system_router,)
+ROUTERS: tuple[ProcedureRouter, ...] = (system_router, documents_router)
 
 DESCRIPTION = f"""
 Multi-tenant API for AI-assisted content production.
@@ -91,6 +93,7 @@ def create_app(
     install_error_handlers(app)
     mount(app, routers, authorize)
     _add_probes(app, settings, durable_workers)
+    app.include_router(storage_routes.router)
 
     app.openapi = lambda: openapi(app)  # type: ignore[method-assign]
     return app
@@ -125,6 +128,7 @@ def _add_probes(app: FastAPI, settings: Settings, durable_workers: bool) -> None
             ("database", current.db.ping),
             ("dbos", durable.ping if durable_workers else None),
             ("redis", current.limiter.ping if settings.redis_url else None),
+            ("storage", current.store.ping),
         ):
             if probe is None:
                 continue

@@ -4,4 +4,7 @@ from __future__ import annotations
 
 
 def load_all() -> None:
+    from contentplatform.credits import models as credits  # noqa: F401
+    from contentplatform.documents import models as documents  # noqa: F401
+    from contentplatform.search import models as search  # noqa: F401
     from contentplatform.tenants import models as tenants  # noqa: F401

@@ -21,6 +21,7 @@ from contentplatform.config import Settings
 from contentplatform.kit import migrations
 from contentplatform.kit.db import Base
 from contentplatform.models import load_all
+from contentplatform.search.models import include_name
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / ".venv" / "bin" / "contentplatform"
@@ -138,7 +139,9 @@ def test_migrate_creates_the_tables_and_is_idempotent(tmp_path):
     assert database.exists()
     load_all()
     created = tables(database)
-    names = {name for kind, name, _, _ in created if kind == "table"}
+    names = {
+        name for kind, name, _, _ in created if kind == "table" and include_name(name, "table", {})
+    }
     assert names == {*Base.metadata.tables, "alembic_version"}
     assert {"tenants", "users", "memberships"} <= names
     (head,) = alembic_version(database)

@@ -83,6 +83,9 @@ class Unfinished:
     workflow_id: str
     restart: Callable[[], Awaitable[None]]
     give_up: Callable[[AsyncSession, str], Awaitable[None]]
+    # Set when the domain judges the work stuck (e.g. processing for too long): its workflow is
+    # cancelled and the work given up with this reason, so nothing stays unfinished forever.
+    stalled_reason: str | None = None
 
 
 ReconcileSource = Callable[[AsyncSession], Awaitable[list[Unfinished]]]
@@ -99,6 +102,23 @@ def reconcile_source(name: str) -> Callable[[ReconcileSource], ReconcileSource]:
     return register
 
 
+Maintenance = Callable[[Database], Awaitable[object]]
+_maintenance: dict[str, Maintenance] = {}
+
+
+def maintenance(name: str) -> Callable[[Maintenance], Maintenance]:
+    """Register housekeeping run on every reconcile pass (e.g. expiring stale credit holds).
+
+    It runs in every worker process at once, so it must be idempotent.
+    """
+
+    def register(task: Maintenance) -> Maintenance:
+        _maintenance[name] = task
+        return task
+
+    return register
+
+
 @dataclass
 class ReconcileReport:
     restarted: list[str] = field(default_factory=list)
@@ -111,7 +131,13 @@ async def reconcile_once(db: Database) -> ReconcileReport:
         for name, source in _sources.items():
             for work in await source(session):
                 status = await DBOS.get_workflow_status_async(work.workflow_id)
-                if status is None:
+                if work.stalled_reason is not None:
+                    log.warning("giving up %s: %s", work.workflow_id, work.stalled_reason)
+                    if status is not None:
+                        await DBOS.cancel_workflow_async(work.workflow_id)
+                    await work.give_up(session, work.stalled_reason)
+                    report.failed.append(work.workflow_id)
+                elif status is None:
                     log.warning(
                         "restarting %s: its workflow is missing (%s)", work.workflow_id, name
                     )
@@ -149,4 +175,9 @@ async def reconcile_forever(db: Database, interval_seconds: float) -> None:
                 log.info("reconciled: restarted %s, failed %s", report.restarted, report.failed)
         except Exception:
             log.exception("reconcile pass failed")
+        for name, task in _maintenance.items():
+            try:
+                await task(db)
+            except Exception:
+                log.exception("maintenance %s failed", name)
         await asyncio.sleep(interval_seconds)

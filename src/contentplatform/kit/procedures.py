@@ -36,6 +36,7 @@ from contentplatform.kit.errors import (
     MethodNotAllowed,
     NotFound,
 )
+from contentplatform.kit.runtime import Runtime
 
 ORG_HEADER = "x-idp-org-id"
 RPC_PREFIX = "/api/rpc"
@@ -79,7 +80,13 @@ class Context:
     session: AsyncSession
     principal: Principal
     request_id: str
-    settings: Settings
+    runtime: Runtime
+    # Where this service is reached, as the client called it (for links it hands out).
+    base_url: str
+
+    @property
+    def settings(self) -> Settings:
+        return self.runtime.settings
 
     @property
     def tenant(self) -> TenantAccess:
@@ -220,13 +227,14 @@ async def invoke(
     except ValidationError as error:
         raise validation_failed(error.errors(include_url=False)) from None
     logs.bind(operation=procedure.operation_id)
-    runtime = request.app.state.runtime
+    runtime: Runtime = request.app.state.runtime
     async with runtime.db.unit_of_work() as session:
         ctx = Context(
             session=session,
             principal=principal,
             request_id=logs.request_id(),
-            settings=runtime.settings,
+            runtime=runtime,
+            base_url=str(request.base_url).rstrip("/"),
         )
         return await procedure.handler(ctx, data)
 
@@ -277,6 +285,8 @@ def _guard(access: Access, authorize: Authorizer) -> Callable[..., Awaitable[Pri
                     "(Declared optional so that a missing token answers 401 before this 400.)"
                 ),
                 max_length=255,
+                # Organization ids become storage prefixes, so they stay plain.
+                pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
             ),
         ] = None,
     ) -> Principal:

@@ -1,4 +1,4 @@
-"""The resources of this process: settings, database, rate limiter.
+"""The resources of this process: settings, database, rate limiter, cache, object store.
 
 DBOS is process-global, so workflows reach our database through here rather than through a request.
 """
@@ -8,8 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contentplatform.config import Settings
+from contentplatform.kit.cache import ScopedCache
 from contentplatform.kit.db import Database
 from contentplatform.kit.ratelimit import RateLimiter
+from contentplatform.storage.store import ObjectStore
 
 
 @dataclass
@@ -17,6 +19,8 @@ class Runtime:
     settings: Settings
     db: Database
     limiter: RateLimiter
+    cache: ScopedCache
+    store: ObjectStore
 
     @classmethod
     def create(cls, settings: Settings) -> Runtime:
@@ -24,9 +28,12 @@ class Runtime:
             settings=settings,
             db=Database(settings.resolved_database_url),
             limiter=RateLimiter(settings.redis_url, settings.redis_prefix),
+            cache=ScopedCache(settings.redis_url, settings.redis_prefix),
+            store=ObjectStore.from_settings(settings),
         )
 
     async def close(self) -> None:
+        await self.cache.close()
         await self.db.dispose()
 
 

@@ -9,6 +9,7 @@ from sqlalchemy.engine import Connection
 
 from contentplatform.kit.db import Base, Database
 from contentplatform.models import load_all
+from contentplatform.search.models import include_name
 
 load_all()
 target_metadata = Base.metadata
@@ -20,6 +21,8 @@ def run_on(connection: Connection) -> None:
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        # The full-text index lives only in the migration (FTS5 tables, a tsvector column).
+        include_name=include_name,  # type: ignore[arg-type]
     )
     with context.begin_transaction():
         context.run_migrations()

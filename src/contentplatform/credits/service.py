@@ -1,0 +1,337 @@
+"""Credit rules: the monthly grant and its expiry, holds, and how holds settle. Never commits.
+
+The model, a first cut of the Billing model's buckets that later issues extend:
+
+- Each calendar month (UTC) a tenant gets the monthly grant. The first balance check of the
+  month writes it (a `monthly_grant` row, once per tenant and period).
+- Usage draws on the month's grant first, since it is the first credit to expire. The first
+  balance check after a month ends expires its unused part (an `expiry` row, once per period):
+  the grant less what was debited during that month, and never more than the balance, so
+  credits that came by other means (`grant`, `adjustment`) carry over untouched.
+- A hold (`reserve`) writes no ledger row: available = sum of the ledger - open holds.
+  `commit` writes one `debit` row of the actual amount; `release` gives the hold back.
+- A hold past its `expires_at` no longer counts and reads as `expired` at once; `expire_stale`
+  only records that in its status, for the reconciler.
+
+Decisions callers rely on:
+
+- `reserve` with a (tenant, kind, key) already used returns that reservation, whatever its
+  status; asking for another amount under it is a Conflict.
+- `commit` twice is a no-op (another explicit amount: Conflict); committing a released or
+  expired hold is a Conflict.
+- `release` twice, or of an expired hold, is a no-op; releasing a committed hold is a Conflict
+  (its credits were spent; giving them back will be a refund).
+- An id of another tenant's reservation is NotFound, as is an unknown one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.credits import repository
+from contentplatform.credits.models import CreditReservation, EntryType, ReservationStatus
+from contentplatform.credits.schemas import Balance, Reservation
+from contentplatform.kit import runtime
+from contentplatform.kit.db import utcnow
+from contentplatform.kit.errors import BadRequest, Conflict, NotFound, PaymentRequired
+
+KINDS = ("documents.ingest", "generation.blog", "chat.message")
+MAX_TTL_SECONDS = 24 * 3600
+MAX_KEY_LENGTH = 255
+
+
+def configured_monthly_grant() -> int:
+    return runtime.current().settings.monthly_credit_grant
+
+
+def configured_ttl_seconds() -> int:
+    return runtime.current().settings.credit_reservation_ttl_seconds
+
+
+def period_of(moment: datetime) -> str:
+    """The calendar month (UTC) of `moment`, e.g. "2026-11"."""
+    return f"{moment.astimezone(UTC):%Y-%m}"
+
+
+def month_bounds(period: str) -> tuple[datetime, datetime]:
+    """The first instant of the month `period` and of the month after it."""
+    year, month = (int(part) for part in period.split("-"))
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    return start, end
+
+
+async def balance(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    monthly_grant: int | None = None,
+    now: datetime | None = None,
+) -> Balance:
+    """The tenant's credits, once this month's grant is in and past months' leftovers expired.
+
+    `monthly_grant` defaults to the configured one. Holds the tenant's credit lock until the
+    transaction ends (see `repository.lock_tenant`).
+    """
+    now = now or utcnow()
+    grant = configured_monthly_grant() if monthly_grant is None else monthly_grant
+    await _settle_months(session, tenant_id, grant, now)
+    period = period_of(now)
+    start, end = month_bounds(period)
+    total = await repository.ledger_total(session, tenant_id)
+    held = await repository.held(session, tenant_id, now)
+    return Balance(
+        period=period,
+        granted=await repository.added(session, tenant_id, start, end),
+        used=await repository.debited(session, tenant_id, start, end),
+        held=held,
+        available=total - held,
+    )
+
+
+async def _settle_months(
+    session: AsyncSession, tenant_id: uuid.UUID, monthly_grant: int, now: datetime
+) -> None:
+    await repository.lock_tenant(session, tenant_id)
+    current = period_of(now)
+    # Always attempted, and first: a repeat is ignored by the unique constraint, and on SQLite
+    # this write takes the write lock that serializes everything after it.
+    await repository.add_entry(
+        session,
+        tenant_id,
+        entry_type=EntryType.monthly_grant,
+        amount=monthly_grant,
+        period=current,
+        reason=f"Monthly credits for {current}",
+        created_at=now,
+    )
+    for period, granted in await repository.grants_to_expire(session, tenant_id, current):
+        start, end = month_bounds(period)
+        unused = granted - await repository.debited(session, tenant_id, start, end)
+        left = await repository.ledger_total(session, tenant_id, through_period=period)
+        await repository.add_entry(
+            session,
+            tenant_id,
+            entry_type=EntryType.expiry,
+            amount=-max(0, min(unused, left)),
+            period=period,
+            reason=f"Unused monthly credits of {period} expired",
+            created_at=now,
+        )
+
+
+async def reserve(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    kind: str,
+    idempotency_key: str,
+    amount: int,
+    ttl_seconds: int | None = None,
+    monthly_grant: int | None = None,
+    now: datetime | None = None,
+) -> Reservation:
+    """Hold `amount` credits for `kind` under `idempotency_key`, or return the hold already there.
+
+    PaymentRequired when fewer than `amount` credits are available.
+    """
+    if kind not in KINDS:
+        raise BadRequest(f"Unknown credit kind {kind!r}; one of {', '.join(KINDS)}.")
+    if not 1 <= len(idempotency_key) <= MAX_KEY_LENGTH:
+        raise BadRequest(f"An idempotency key has 1 to {MAX_KEY_LENGTH} characters.")
+    if amount < 1:
+        raise BadRequest("A reservation holds at least 1 credit.")
+    ttl = _checked_ttl(ttl_seconds)
+    now = now or utcnow()
+    found = await repository.reservation_by_key(session, tenant_id, kind, idempotency_key)
+    if found is None:
+        funds = await balance(session, tenant_id, monthly_grant=monthly_grant, now=now)
+        # Read again under the tenant's lock: a racing request may have made it meanwhile.
+        found = await repository.reservation_by_key(session, tenant_id, kind, idempotency_key)
+        if found is None:
+            if funds.available < amount:
+                raise PaymentRequired(_shortfall(amount, funds.available))
+            found = await repository.add_reservation_once(
+                session,
+                tenant_id,
+                kind=kind,
+                idempotency_key=idempotency_key,
+                amount=amount,
+                expires_at=now + timedelta(seconds=ttl),
+                now=now,
+            )
+    if found.amount != amount:
+        raise Conflict(
+            f"The idempotency key {idempotency_key!r} already holds {found.amount} credits "
+            f"for {kind}; a replay must ask for the same amount."
+        )
+    return _view(found, now)
+
+
+def _shortfall(needed: int, available: int) -> str:
+    credits = "credit" if needed == 1 else "credits"
+    left = max(available, 0)
+    return f"This needs {needed} {credits}; {left} {'is' if left == 1 else 'are'} available."
+
+
+def _checked_ttl(ttl_seconds: int | None) -> int:
+    ttl = configured_ttl_seconds() if ttl_seconds is None else ttl_seconds
+    if not 1 <= ttl <= MAX_TTL_SECONDS:
+        raise BadRequest(f"A hold lasts 1 to {MAX_TTL_SECONDS} seconds.")
+    return ttl
+
+
+async def commit(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    reservation_id: uuid.UUID,
+    amount: int | None = None,
+    *,
+    now: datetime | None = None,
+) -> Reservation:
+    """Settle a hold at `amount` (default: all of it) with one debit; the rest is free again."""
+    now = now or utcnow()
+    row = await _row(session, tenant_id, reservation_id)
+    if row.status != ReservationStatus.committed:
+        spent = row.amount if amount is None else amount
+        if not 0 <= spent <= row.amount:
+            raise BadRequest(f"Commit 0 to {row.amount} credits, what this reservation holds.")
+        moved = await repository.update_open_hold(
+            session,
+            tenant_id,
+            reservation_id,
+            now,
+            status=ReservationStatus.committed.value,
+            committed_amount=spent,
+        )
+        if moved is not None:
+            await repository.add_entry(
+                session,
+                tenant_id,
+                entry_type=EntryType.debit,
+                amount=-spent,
+                kind=moved.kind,
+                reservation_id=moved.id,
+                reason=f"{moved.kind} ({moved.idempotency_key})",
+                created_at=now,
+            )
+            return _view(moved, now)
+        row = await _row(session, tenant_id, reservation_id)  # it settled meanwhile
+    status = _status(row, now)
+    if status != ReservationStatus.committed:
+        raise Conflict(f"This reservation is {status.value}; it can no longer be committed.")
+    if amount is not None and amount != row.committed_amount:
+        raise Conflict(f"This reservation was already committed at {row.committed_amount}.")
+    return _view(row, now)
+
+
+async def release(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    reservation_id: uuid.UUID,
+    *,
+    now: datetime | None = None,
+) -> Reservation:
+    """Give a hold back. A no-op when it is already released or expired."""
+    now = now or utcnow()
+    row = await _row(session, tenant_id, reservation_id)
+    if _status(row, now) == ReservationStatus.held:
+        moved = await repository.update_open_hold(
+            session, tenant_id, reservation_id, now, status=ReservationStatus.released.value
+        )
+        if moved is not None:
+            return _view(moved, now)
+        row = await _row(session, tenant_id, reservation_id)  # it settled meanwhile
+    if _status(row, now) == ReservationStatus.committed:
+        raise Conflict("This reservation was committed; its credits are spent.")
+    return _view(row, now)
+
+
+async def extend(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    reservation_id: uuid.UUID,
+    ttl_seconds: int | None = None,
+    *,
+    now: datetime | None = None,
+) -> Reservation:
+    """Keep an open hold for `ttl_seconds` from now (never shortening it)."""
+    ttl = _checked_ttl(ttl_seconds)
+    now = now or utcnow()
+    row = await _row(session, tenant_id, reservation_id)
+    if _status(row, now) == ReservationStatus.held:
+        moved = await repository.update_open_hold(
+            session,
+            tenant_id,
+            reservation_id,
+            now,
+            expires_at=max(row.expires_at, now + timedelta(seconds=ttl)),
+        )
+        if moved is not None:
+            return _view(moved, now)
+        row = await _row(session, tenant_id, reservation_id)  # it settled meanwhile
+    raise Conflict(f"This reservation is {_status(row, now).value}; it cannot be extended.")
+
+
+async def expire_stale(session: AsyncSession, now: datetime | None = None) -> int:
+    """Mark the holds of every tenant that are past `expires_at` as expired; how many were.
+
+    Bookkeeping for the reconciler: balances already ignore such holds.
+    """
+    return await repository.expire_held(session, now or utcnow())
+
+
+async def get_reservation(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    reservation_id: uuid.UUID,
+    *,
+    now: datetime | None = None,
+) -> Reservation:
+    return _view(await _row(session, tenant_id, reservation_id), now or utcnow())
+
+
+async def reservation_by_key(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    kind: str,
+    idempotency_key: str,
+    *,
+    now: datetime | None = None,
+) -> Reservation | None:
+    found = await repository.reservation_by_key(session, tenant_id, kind, idempotency_key)
+    return None if found is None else _view(found, now or utcnow())
+
+
+async def _row(
+    session: AsyncSession, tenant_id: uuid.UUID, reservation_id: uuid.UUID
+) -> CreditReservation:
+    found = await repository.reservation_by_id(session, tenant_id, reservation_id)
+    if found is None:
+        raise NotFound("Credit reservation not found.")
+    return found
+
+
+def _status(row: CreditReservation, now: datetime) -> ReservationStatus:
+    """The stored status, except that a hold past its expiry is expired already."""
+    if row.status == ReservationStatus.held and row.expires_at <= now:
+        return ReservationStatus.expired
+    return ReservationStatus(row.status)
+
+
+def _view(row: CreditReservation, now: datetime) -> Reservation:
+    return Reservation(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        kind=row.kind,
+        idempotency_key=row.idempotency_key,
+        amount=row.amount,
+        status=_status(row, now),
+        committed_amount=row.committed_amount,
+        expires_at=row.expires_at,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )

@@ -1,0 +1,1 @@
+"""Knowledge documents: uploads, ingestion into the chunk index, knowledge metadata."""

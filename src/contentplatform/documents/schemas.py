@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from contentplatform.kit.procedures import Input
+
+FileType = Literal["pdf", "docx", "doc", "txt", "md", "html", "htm"]
+Status = Literal["pending", "processing", "ready", "error"]
+STATUSES: tuple[Status, ...] = ("pending", "processing", "ready", "error")
+
+
+# --- inputs -----------------------------------------------------------------------------------
+
+
+class ListDocumentsInput(Input):
+    status: Literal["all", "pending", "processing", "ready", "error"] = "all"
+    search: str | None = Field(None, max_length=255, description="Matches the filename.")
+    file_type: Literal["all", "pdf", "docx", "txt", "md", "url"] = "all"
+    source: Literal["all", "upload", "website_scan"] = "all"
+    archived: Literal["exclude", "include", "only"] = Field(
+        "exclude", description="Archived documents are left out unless asked for."
+    )
+    sort_by: Literal["created_at", "filename"] = "created_at"
+    sort_order: Literal["asc", "desc"] = "desc"
+    limit: int = Field(50, ge=1, le=100)
+    offset: int = Field(0, ge=0, le=100_000)
+
+
+class CreateDocumentInput(Input):
+    filename: str = Field(min_length=1, max_length=255)
+    storage_path: str = Field(min_length=1, max_length=1024, description="Begins with `<org_id>/`.")
+    file_type: FileType
+
+
+class ConfirmUploadInput(CreateDocumentInput):
+    pass
+
+
+class CreateUploadUrlInput(Input):
+    filename: str = Field(min_length=1, max_length=255)
+    file_type: FileType
+    content_length: int = Field(ge=1, description="Size in bytes of what will be uploaded.")
+
+
+class DocumentIdInput(Input):
+    id: uuid.UUID
+
+
+class KnowledgeMetadataInput(Input):
+    is_primary: bool | None = None
+    description: str | None = Field(None, max_length=2000)
+    tags: list[str] | None = Field(None, max_length=50)
+    language: str | None = Field(None, min_length=2, max_length=35)
+
+
+class UpdateKnowledgeMetadataInput(Input):
+    id: uuid.UUID
+    metadata: KnowledgeMetadataInput
+
+
+class RenameDocumentInput(Input):
+    id: uuid.UUID
+    filename: str = Field(min_length=1, max_length=255)
+
+
+class BulkDeleteInput(Input):
+    ids: list[uuid.UUID] = Field(min_length=1, max_length=100)
+
+
+# --- outputs ----------------------------------------------------------------------------------
+
+
+class Knowledge(BaseModel):
+    """DocumentKnowledgeMetadata, camelCase as the reference shows it."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, serialize_by_alias=True
+    )
+
+    is_primary: bool = False
+    description: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    language: str | None = None
+
+
+class UsageJob(BaseModel):
+    id: uuid.UUID
+    name: str
+
+
+class Usage(BaseModel):
+    jobs: list[UsageJob] = Field(default_factory=list)
+    generationCount: int = 0
+    lastUsedAt: datetime | None = None
+
+
+class Document(BaseModel):
+    id: uuid.UUID
+    filename: str
+    file_type: str
+    storage_path: str
+    source: Literal["upload", "website_scan"]
+    source_metadata: dict[str, Any]
+    status: Status
+    error: str | None
+    chunk_count: int
+    document_version: int
+    content_hash: str | None
+    size_bytes: int | None
+    knowledge: Knowledge
+    usage: Usage
+    created_at: datetime
+    updated_at: datetime
+    archived_at: datetime | None
+
+
+class ConfirmedDocument(Document):
+    unchanged: bool = Field(description="True when a document with the same content was found.")
+
+
+class DocumentPage(BaseModel):
+    data: list[Document]
+    total: int
+    limit: int
+    offset: int
+
+
+class DocumentStats(BaseModel):
+    total: int
+    pending: int
+    processing: int
+    ready: int
+    error: int
+
+
+class DocumentContent(BaseModel):
+    id: uuid.UUID
+    filename: str
+    file_type: str
+    status: Status
+    content: str
+    contentError: str | None
+
+
+class DocumentKnowledge(BaseModel):
+    id: uuid.UUID
+    knowledge: Knowledge
+
+
+class Success(BaseModel):
+    success: bool
+
+
+class BulkDeleted(BaseModel):
+    success: bool
+    deleted: int
+
+
+class UploadUrl(BaseModel):
+    storagePath: str
+    uploadUrl: str
+    method: Literal["PUT"]
+    headers: dict[str, str]
+    expiresAt: datetime

@@ -1,0 +1,415 @@
+"""The rules of knowledge documents. Never commits: the caller's unit of work does."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import uuid
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.auth.context import TenantAccess
+from contentplatform.credits import service as credits
+from contentplatform.documents import repository, schemas, workflows
+from contentplatform.documents.models import Document
+from contentplatform.kit import durable
+from contentplatform.kit.cache import ScopedCache
+from contentplatform.kit.db import after_commit, utcnow
+from contentplatform.kit.errors import BadRequest, Conflict, FieldError, NotFound
+from contentplatform.kit.runtime import Runtime
+from contentplatform.search import service as search
+from contentplatform.storage import paths, sniff
+from contentplatform.storage.store import StorageError
+
+INGEST_KIND = "documents.ingest"
+CONTENT_LIMIT_BYTES = 250_000
+CONTENT_TYPES = {
+    "pdf": "application/pdf",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "doc": "application/msword",
+    "txt": "text/plain; charset=utf-8",
+    "md": "text/markdown; charset=utf-8",
+    "html": "text/html; charset=utf-8",
+    "htm": "text/html; charset=utf-8",
+}
+# The extensions a document of each type may carry; the first is added when a name has none.
+EXTENSIONS = {
+    "pdf": (".pdf",),
+    "docx": (".docx",),
+    "doc": (".doc",),
+    "txt": (".txt",),
+    "md": (".md", ".markdown"),
+    "html": (".html", ".htm"),
+    "htm": (".htm", ".html"),
+}
+
+
+def ingest_cost(size_bytes: int) -> int:
+    """Credits to ingest a file: one per started megabyte."""
+    return max(1, math.ceil(size_bytes / 1_000_000))
+
+
+def knowledge_of(document: Document) -> schemas.Knowledge:
+    return schemas.Knowledge.model_validate(document.source_metadata.get("knowledge") or {})
+
+
+def to_schema(document: Document) -> schemas.Document:
+    return schemas.Document(
+        id=document.id,
+        filename=document.filename,
+        file_type=document.file_type,
+        storage_path=document.storage_path,
+        source=document.source,
+        source_metadata=document.source_metadata,
+        status=document.status,
+        error=document.error,
+        chunk_count=document.chunk_count,
+        document_version=document.document_version,
+        content_hash=document.content_hash,
+        size_bytes=document.size_bytes,
+        knowledge=knowledge_of(document),
+        usage=schemas.Usage(
+            jobs=[], generationCount=document.generation_count, lastUsedAt=document.last_used_at
+        ),
+        created_at=document.created_at,
+        updated_at=document.updated_at,
+        archived_at=document.archived_at,
+    )
+
+
+def changed(session: AsyncSession, cache: ScopedCache, tenant_id: uuid.UUID) -> None:
+    """Retire the tenant's cached lists once this change is committed."""
+
+    async def invalidate() -> None:
+        await cache.invalidate(workflows.cache_scope(tenant_id))
+
+    after_commit(session, invalidate)
+
+
+async def require(session: AsyncSession, tenant: TenantAccess, document_id: uuid.UUID) -> Document:
+    document = await repository.get(session, tenant.tenant_id, document_id)
+    if document is None:
+        raise NotFound(f"There is no document {document_id}.")
+    return document
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+async def list_documents(
+    session: AsyncSession,
+    cache: ScopedCache,
+    tenant: TenantAccess,
+    query: schemas.ListDocumentsInput,
+    ttl_seconds: float,
+) -> schemas.DocumentPage:
+    async def produce() -> dict[str, Any]:
+        rows, total = await repository.page(session, tenant.tenant_id, query)
+        page = schemas.DocumentPage(
+            data=[to_schema(row) for row in rows],
+            total=total,
+            limit=query.limit,
+            offset=query.offset,
+        )
+        return page.model_dump(mode="json", by_alias=True)
+
+    key = query.model_dump_json()
+    cached = await cache.get_or_set(
+        workflows.cache_scope(tenant.tenant_id), key, ttl_seconds, produce
+    )
+    return schemas.DocumentPage.model_validate(cached)
+
+
+async def stats(session: AsyncSession, tenant: TenantAccess) -> schemas.DocumentStats:
+    counts = await repository.count_by_status(session, tenant.tenant_id)
+    by_status = {status: counts.get(status, 0) for status in schemas.STATUSES}
+    return schemas.DocumentStats(total=sum(counts.values()), **by_status)
+
+
+async def content(
+    session: AsyncSession, runtime: Runtime, tenant: TenantAccess, document_id: uuid.UUID
+) -> schemas.DocumentContent:
+    document = await require(session, tenant, document_id)
+    text, problem = "", None
+    if document.text_path:
+        try:
+            text = (await runtime.store.get(document.text_path)).decode("utf-8")
+        except (StorageError, UnicodeDecodeError) as error:
+            problem = f"The stored text could not be read ({error}); rebuilt from its chunks."
+            text = await search.document_text(session, tenant.tenant_id, document.id)
+    elif document.status == "error":
+        problem = document.error or "Ingestion failed."
+    else:
+        problem = "The document has not been ingested yet."
+    return schemas.DocumentContent(
+        id=document.id,
+        filename=document.filename,
+        file_type=document.file_type,
+        status=document.status,
+        content=truncate_utf8(text, CONTENT_LIMIT_BYTES),
+        contentError=problem,
+    )
+
+
+def truncate_utf8(text: str, limit: int) -> str:
+    """At most `limit` bytes of UTF-8, never cutting a character in half."""
+    return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+async def create(
+    session: AsyncSession,
+    cache: ScopedCache,
+    tenant: TenantAccess,
+    data: schemas.CreateDocumentInput,
+) -> schemas.Document:
+    """Register a document for an object path; it is ingested once the upload is confirmed."""
+    storage_path = paths.validate_storage_path(data.storage_path, tenant.org_id)
+    existing = await repository.by_storage_path(session, tenant.tenant_id, storage_path)
+    if existing is not None:
+        raise Conflict(f"Document {existing.id} already uses this storagePath.")
+    document = Document(
+        id=uuid.uuid4(),
+        tenant_id=tenant.tenant_id,
+        filename=data.filename,
+        file_type=data.file_type,
+        storage_path=storage_path,
+        source="upload",
+        source_metadata={},
+        status="pending",
+    )
+    session.add(document)
+    await _flush(session, "Another request just registered this storagePath.")
+    changed(session, cache, tenant.tenant_id)
+    return to_schema(document)
+
+
+async def create_upload_url(
+    runtime: Runtime, tenant: TenantAccess, data: schemas.CreateUploadUrlInput, base_url: str
+) -> schemas.UploadUrl:
+    limit = runtime.settings.max_upload_bytes
+    if data.content_length > limit:
+        raise BadRequest(
+            f"The file is {data.content_length} bytes; the most this service accepts is {limit}.",
+            errors=[FieldError("contentLength", f"must be at most {limit}")],
+        )
+    storage_path = paths.new_upload_path(tenant.org_id, data.filename)
+    target = await runtime.store.upload_url(
+        storage_path,
+        content_type=CONTENT_TYPES[data.file_type],
+        content_length=data.content_length,
+        expires_in=runtime.settings.upload_url_ttl_seconds,
+        base_url=base_url,
+    )
+    return schemas.UploadUrl(
+        storagePath=storage_path,
+        uploadUrl=target.url,
+        method="PUT",
+        headers=target.headers,
+        expiresAt=target.expires_at,
+    )
+
+
+async def confirm_upload(
+    session: AsyncSession, runtime: Runtime, tenant: TenantAccess, data: schemas.ConfirmUploadInput
+) -> schemas.ConfirmedDocument:
+    """Check what was uploaded, de-duplicate it, reserve credits and start its ingestion."""
+    storage_path = paths.validate_storage_path(data.storage_path, tenant.org_id)
+    content = await _uploaded_bytes(runtime, storage_path, data.file_type)
+    content_hash = hashlib.sha256(content).hexdigest()
+
+    duplicate = await repository.by_content_hash(session, tenant.tenant_id, content_hash)
+    if duplicate is not None:
+        return schemas.ConfirmedDocument(**to_schema(duplicate).model_dump(), unchanged=True)
+
+    document = await repository.by_storage_path(session, tenant.tenant_id, storage_path)
+    if document is None:
+        document = Document(
+            id=uuid.uuid4(),
+            tenant_id=tenant.tenant_id,
+            storage_path=storage_path,
+            source="upload",
+            source_metadata={},
+            document_version=1,
+            ingest_attempt=0,
+        )
+        session.add(document)
+    elif document.content_hash is not None:
+        # Other content at a known path: the next version of the same document.
+        document.document_version += 1
+        document.ingest_attempt = 0
+    document.filename = data.filename
+    document.file_type = data.file_type
+    document.content_hash = content_hash
+    document.size_bytes = len(content)
+    document.status = "pending"
+    document.error = None
+    document.chunk_count = 0
+    document.text_path = None
+    await _flush(session, "Another upload to this storagePath is being confirmed; try again.")
+    await _start_ingestion(session, runtime, tenant, document)
+    return schemas.ConfirmedDocument(**to_schema(document).model_dump(), unchanged=False)
+
+
+async def retry_ingestion(
+    session: AsyncSession, runtime: Runtime, tenant: TenantAccess, document_id: uuid.UUID
+) -> None:
+    document = await require(session, tenant, document_id)
+    if document.status != "error":
+        raise Conflict(f"Only a document in error can be retried; this one is {document.status}.")
+    if document.content_hash is None:
+        raise Conflict("This document was never uploaded; confirm its upload first.")
+    document.ingest_attempt += 1
+    document.status = "pending"
+    document.error = None
+    await _start_ingestion(session, runtime, tenant, document)
+
+
+async def _start_ingestion(
+    session: AsyncSession, runtime: Runtime, tenant: TenantAccess, document: Document
+) -> None:
+    key = f"{tenant.tenant_id}:{document.content_hash}:v{document.document_version}"
+    if document.ingest_attempt:
+        key += f":retry{document.ingest_attempt}"
+    reservation = await credits.reserve(
+        session,
+        tenant.tenant_id,
+        kind=INGEST_KIND,
+        idempotency_key=key,
+        amount=ingest_cost(document.size_bytes or 0),
+        ttl_seconds=runtime.settings.credit_reservation_ttl_seconds,
+        monthly_grant=runtime.settings.monthly_credit_grant,
+    )
+    document.ingest_reservation_id = reservation.id
+    durable.start_after_commit(
+        session,
+        workflows.ingest,
+        workflows.ingest_workflow_id(document),
+        *workflows.arguments(document),
+    )
+    changed(session, runtime.cache, tenant.tenant_id)
+
+
+async def _uploaded_bytes(runtime: Runtime, storage_path: str, file_type: str) -> bytes:
+    problem = FieldError("storagePath", "nothing uploaded here")
+    info = await runtime.store.head(storage_path)
+    if info is None:
+        raise BadRequest("Nothing has been uploaded at this storagePath yet.", errors=[problem])
+    limit = runtime.settings.max_upload_bytes
+    if info.size > limit:
+        raise BadRequest(
+            f"The file is {info.size} bytes; the most this service accepts is {limit}."
+        )
+    content = await runtime.store.get(storage_path)
+    if not sniff.matches_type_full(content, file_type):
+        raise BadRequest(
+            f"The uploaded file is not a valid {file_type} file (its content was checked, "
+            "not its name).",
+            errors=[FieldError("fileType", "does not match the uploaded content")],
+        )
+    return content
+
+
+async def update_knowledge(
+    session: AsyncSession,
+    cache: ScopedCache,
+    tenant: TenantAccess,
+    document_id: uuid.UUID,
+    metadata: schemas.KnowledgeMetadataInput,
+) -> schemas.DocumentKnowledge:
+    document = await require(session, tenant, document_id)
+    knowledge = knowledge_of(document).model_copy(update=metadata.model_dump(exclude_unset=True))
+    if knowledge.is_primary and not document.is_primary:
+        current = await repository.primary(session, tenant.tenant_id)
+        if current is not None:
+            raise Conflict(
+                f"“{current.filename}” ({current.id}) is already the primary knowledge "
+                "document; unset it first (only one primary is allowed)."
+            )
+    knowledge.tags = list(dict.fromkeys(tag.strip() for tag in knowledge.tags if tag.strip()))
+    document.is_primary = knowledge.is_primary
+    document.source_metadata = {
+        **document.source_metadata,
+        "knowledge": knowledge.model_dump(by_alias=True),
+    }
+    await _flush(session, "Another document just became the primary one.")
+    changed(session, cache, tenant.tenant_id)
+    return schemas.DocumentKnowledge(id=document.id, knowledge=knowledge)
+
+
+async def rename(
+    session: AsyncSession,
+    cache: ScopedCache,
+    tenant: TenantAccess,
+    document_id: uuid.UUID,
+    name: str,
+) -> None:
+    document = await require(session, tenant, document_id)
+    document.filename = guarded_filename(name, document.file_type)
+    changed(session, cache, tenant.tenant_id)
+
+
+def guarded_filename(name: str, file_type: str) -> str:
+    """The extension guard: a rename keeps the extension of the document's type.
+
+    A name without an extension gets the type's; another type's extension is refused.
+    """
+    name = name.strip()
+    if not name or any(c in name for c in "/\\\0") or any(ord(c) < 32 for c in name):
+        raise BadRequest(
+            "A filename cannot be empty or contain slashes or control characters.",
+            errors=[FieldError("filename", "invalid characters")],
+        )
+    allowed = EXTENSIONS.get(file_type)
+    if not allowed:  # e.g. imported web pages have no file extension to keep
+        return name
+    extension = os.path.splitext(name)[1].lower()
+    if extension in allowed:
+        return name
+    if extension and extension[1:].isalnum() and len(extension) <= 6:
+        raise BadRequest(
+            f"A {file_type} document keeps the extension {allowed[0]}; {extension} is not allowed.",
+            errors=[FieldError("filename", f"must end with {' or '.join(allowed)}")],
+        )
+    candidate = name + allowed[0]
+    if len(candidate) > 255:
+        raise BadRequest("The filename is too long once its extension is added.")
+    return candidate
+
+
+async def archive(
+    session: AsyncSession, cache: ScopedCache, tenant: TenantAccess, document_id: uuid.UUID
+) -> None:
+    document = await require(session, tenant, document_id)
+    if document.archived_at is None:
+        document.archived_at = utcnow()
+        changed(session, cache, tenant.tenant_id)
+
+
+async def delete(
+    session: AsyncSession, cache: ScopedCache, tenant: TenantAccess, document_id: uuid.UUID
+) -> None:
+    await require(session, tenant, document_id)
+    await bulk_delete(session, cache, tenant, [document_id])
+
+
+async def bulk_delete(
+    session: AsyncSession, cache: ScopedCache, tenant: TenantAccess, ids: list[uuid.UUID]
+) -> int:
+    """Soft-delete; ids of other tenants or already deleted count for nothing."""
+    deleted = await repository.soft_delete_many(session, tenant.tenant_id, ids, utcnow())
+    if deleted:
+        changed(session, cache, tenant.tenant_id)
+    return len(deleted)
+
+
+async def _flush(session: AsyncSession, conflict: str) -> None:
+    try:
+        await session.flush()
+    except IntegrityError:
+        raise Conflict(conflict) from None

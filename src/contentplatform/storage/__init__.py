@@ -1,0 +1,1 @@
+"""Object storage: tenant-scoped paths, a local or S3-compatible store, signed uploads, sniffing."""

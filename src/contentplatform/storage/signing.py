@@ -1,0 +1,96 @@
+"""Signed upload URLs for local storage, served by this service (`PUT /v1/uploads/{path}`).
+
+The URL carries `expires` (unix seconds), `length` (the most bytes it accepts) and `signature`,
+an HMAC-SHA256 over method, path, expiry, length and the Content-Type the upload must send.
+The key is a random secret in the data directory, so every process sharing that directory
+(and so that storage) verifies what any of them signed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+from contentplatform.kit.errors import Forbidden
+
+KEY_FILE = "upload-signing.key"
+KEY_BYTES = 32
+_NUMBER = re.compile(r"[0-9]{1,15}")  # bounded: int() of thousands of digits would raise
+
+
+def load_or_create_key(data_dir: Path) -> bytes:
+    path = data_dir / KEY_FILE
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        # Create exclusively, readable by us alone, so processes starting at once share one key.
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(KEY_BYTES))
+    key = bytes.fromhex(path.read_text().strip())
+    if len(key) < KEY_BYTES:
+        raise RuntimeError(f"{path} must hold at least {KEY_BYTES} random bytes, hex-encoded")
+    return key
+
+
+def normalize_content_type(value: str) -> str:
+    """`Text/Plain; charset=UTF-8` and `text/plain;charset=utf-8` are the same type."""
+    return "".join(value.lower().split())
+
+
+class UploadSigner:
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    @classmethod
+    def from_data_dir(cls, data_dir: Path) -> UploadSigner:
+        return cls(load_or_create_key(data_dir))
+
+    def signature(self, path: str, *, expires: int, length: int, content_type: str) -> str:
+        # Newlines cannot occur in a valid path, an integer or a normalized type, so no two
+        # different uploads share one message.
+        message = "\n".join(
+            ["PUT", path, str(expires), str(length), normalize_content_type(content_type)]
+        )
+        return hmac.new(self._key, message.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def url(self, base_url: str, path: str, *, expires: int, length: int, content_type: str) -> str:
+        query = urlencode(
+            {
+                "expires": expires,
+                "length": length,
+                "signature": self.signature(
+                    path, expires=expires, length=length, content_type=content_type
+                ),
+            }
+        )
+        return f"{base_url.rstrip('/')}/v1/uploads/{quote(path, safe='/')}?{query}"
+
+    def verify(self, path: str, query: Mapping[str, str], content_type: str, *, now: float) -> int:
+        """The most bytes this upload may carry; Forbidden (403) unless the URL is genuine,
+        unexpired and the request sends the Content-Type that was signed."""
+        expires, length = query.get("expires", ""), query.get("length", "")
+        if not (_NUMBER.fullmatch(expires) and _NUMBER.fullmatch(length)):
+            raise Forbidden("This upload URL is incomplete; ask for a new one.")
+        expected = self.signature(
+            path, expires=int(expires), length=int(length), content_type=content_type
+        )
+        # As bytes: compare_digest refuses (TypeError) a str with non-ASCII characters.
+        given = query.get("signature", "").encode("utf-8")
+        if not hmac.compare_digest(expected.encode("ascii"), given):
+            raise Forbidden(
+                "The upload URL's signature does not match this request: the path, expiry, "
+                "size and Content-Type are signed, so send the headers you were given."
+            )
+        if now >= int(expires):
+            raise Forbidden("This upload URL has expired; ask for a new one.")
+        return int(length)

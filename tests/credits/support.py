@@ -1,0 +1,106 @@
+"""The credits service for one tenant, each call in a transaction of its own."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from contentplatform.credits import repository, service
+from contentplatform.credits.models import CreditLedgerEntry, EntryType
+from contentplatform.credits.schemas import Balance, Reservation
+from contentplatform.kit.db import Database
+from contentplatform.tenants import repository as tenants
+
+GRANT = 10
+# Fixed instants in the past: deterministic months, and a sweep at them never touches holds
+# that other tests take at the real time.
+JAN = datetime(2025, 1, 15, 12, tzinfo=UTC)
+FEB = datetime(2025, 2, 3, 9, tzinfo=UTC)
+MAR = datetime(2025, 3, 1, 0, tzinfo=UTC)
+
+
+async def new_tenant(db: Database) -> uuid.UUID:
+    org = f"org_{uuid.uuid4().hex[:12]}"
+    async with db.unit_of_work() as session:
+        tenant = await tenants.ensure_tenant(session, org, org)
+    return tenant.id
+
+
+class Credits:
+    def __init__(self, db: Database, tenant_id: uuid.UUID, grant: int = GRANT) -> None:
+        self.db = db
+        self.tenant_id = tenant_id
+        self.grant = grant
+
+    @classmethod
+    async def for_new_tenant(cls, db: Database, grant: int = GRANT) -> Credits:
+        return cls(db, await new_tenant(db), grant)
+
+    async def balance(self, now: datetime = JAN) -> Balance:
+        async with self.db.unit_of_work() as session:
+            return await service.balance(session, self.tenant_id, monthly_grant=self.grant, now=now)
+
+    async def reserve(
+        self,
+        key: str,
+        amount: int,
+        *,
+        kind: str = "documents.ingest",
+        ttl: int = 600,
+        now: datetime = JAN,
+    ) -> Reservation:
+        async with self.db.unit_of_work() as session:
+            return await service.reserve(
+                session,
+                self.tenant_id,
+                kind=kind,
+                idempotency_key=key,
+                amount=amount,
+                ttl_seconds=ttl,
+                monthly_grant=self.grant,
+                now=now,
+            )
+
+    async def commit(
+        self, reservation_id: uuid.UUID, amount: int | None = None, now: datetime = JAN
+    ) -> Reservation:
+        async with self.db.unit_of_work() as session:
+            return await service.commit(session, self.tenant_id, reservation_id, amount, now=now)
+
+    async def release(self, reservation_id: uuid.UUID, now: datetime = JAN) -> Reservation:
+        async with self.db.unit_of_work() as session:
+            return await service.release(session, self.tenant_id, reservation_id, now=now)
+
+    async def extend(self, reservation_id: uuid.UUID, ttl: int, now: datetime = JAN) -> Reservation:
+        async with self.db.unit_of_work() as session:
+            return await service.extend(session, self.tenant_id, reservation_id, ttl, now=now)
+
+    async def get(self, reservation_id: uuid.UUID, now: datetime = JAN) -> Reservation:
+        async with self.db.unit_of_work() as session:
+            return await service.get_reservation(session, self.tenant_id, reservation_id, now=now)
+
+    async def by_key(
+        self, key: str, kind: str = "documents.ingest", now: datetime = JAN
+    ) -> Reservation | None:
+        async with self.db.unit_of_work() as session:
+            return await service.reservation_by_key(session, self.tenant_id, kind, key, now=now)
+
+    async def ledger(self) -> list[CreditLedgerEntry]:
+        async with self.db.unit_of_work() as session:
+            return await repository.ledger(session, self.tenant_id)
+
+    async def entries(self, entry_type: EntryType) -> list[tuple[int, str | None]]:
+        """(amount, period) of the tenant's ledger rows of one type, oldest first."""
+        return [(e.amount, e.period) for e in await self.ledger() if e.entry_type == entry_type]
+
+    async def add(self, entry_type: EntryType, amount: int, now: datetime = JAN) -> None:
+        """A ledger row written by other means (a grant, an adjustment): no service does yet."""
+        async with self.db.unit_of_work() as session:
+            await repository.add_entry(
+                session,
+                self.tenant_id,
+                entry_type=entry_type,
+                amount=amount,
+                reason="test",
+                created_at=now,
+            )
