@@ -1,20 +1,27 @@
-"""Ingestion throughput: text extraction alone (the floor) against extraction + chunking + indexing.
+"""Ingestion throughput: text extraction alone (the floor) against the whole ingestion pipeline.
 
-    .venv/bin/python bench/ingest.py [--per-type 20] [--pages 4] [--pipeline direct]
+    .venv/bin/python bench/ingest.py [--per-type 20] [--pages 4] [--pipeline direct|service|all]
+    .venv/bin/python bench/ingest.py --through-service [--concurrency 4]
 
 Builds a mixed corpus in a temporary directory (PDF via fpdf2, DOCX via python-docx, HTML and
 Markdown; generated prose, headings, lists and tables; nothing downloaded), then measures
 
 - floor: `parsing.extract_text` over every file, in this process;
-- pipeline: what ingestion does per document, each in its own transaction against a fresh,
-  migrated SQLite database: extract, `chunking.chunk_text`, `search.replace_document_chunks`;
+- pipeline `direct`: what ingestion does per document, each in its own transaction against a
+  fresh, migrated SQLite database: extract, `chunking.chunk_text`,
+  `search.replace_document_chunks` (no HTTP, storage or DBOS);
+- pipeline `service` (`--through-service`): the real thing. Starts `contentplatform serve` on a
+  free loopback port with a fresh data directory (SQLite, local storage), uploads every file
+  through the HTTP API (createUploadUrl -> PUT -> confirmUpload, `--concurrency` uploads in
+  flight at once) and waits until every document is `ready` (polling `documents.getStats`);
+  timed from the first upload to the last `ready`, after a warm-up of one file of each type;
 
-and prints documents/s, MB/s of input, the pipeline's time split by stage, its ratio to the floor,
-and search latency over the indexed corpus. Prints figures; asserts nothing.
+and prints documents/s, MB/s of input, each pipeline's ratio to the floor, the time split by
+stage (direct) or upload and ingest latencies (service), and search latency over the indexed
+corpus (direct). Prints figures; asserts nothing.
 
-A pipeline is an async function in PIPELINES taking the corpus and returning its timings; a
-`service` pipeline (upload each file through the HTTP API, confirm it, wait for `ready`) slots in
-beside `direct`.
+A pipeline is a function in PIPELINES taking the corpus, the settings and the options and
+returning its timings.
 """
 
 from __future__ import annotations
@@ -22,16 +29,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import os
 import random
+import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import docx
+import httpx
 from fpdf import FPDF
 
 from contentplatform.config import Settings
@@ -291,17 +306,280 @@ async def search_latency(db: Database, tenant_id: uuid.UUID) -> tuple[float, flo
     return quantiles[49] * 1000, quantiles[94] * 1000
 
 
-PIPELINES: dict[str, Callable[[list[Path], Settings], Coroutine[None, None, Timings]]] = {
-    "direct": run_direct,
+# --- through the service -----------------------------------------------------------------------
+
+BIN = Path(sys.executable).parent
+FILE_TYPES = {".pdf": "pdf", ".docx": "docx", ".html": "html", ".md": "md"}
+SERVICE_TIMEOUT = 600.0  # for the whole corpus to be ingested
+
+
+@dataclass
+class Options:
+    concurrency: int = 4
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Service:
+    url: str
+    env: dict[str, str]
+    log: Path
+
+    def tail(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+    def token(self, org: str) -> dict[str, str]:
+        token = subprocess.run(
+            [
+                BIN / "contentplatform",
+                "dev-token",
+                "--org",
+                org,
+                "--user",
+                "bench",
+                "--role=editor",
+            ],
+            env=self.env,
+            cwd=self.log.parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        return {"Authorization": f"Bearer {token}", "x-idp-org-id": org}
+
+
+@contextmanager
+def running_service(directory: Path) -> Iterator[Service]:
+    """`contentplatform serve` on a free loopback port with a fresh data directory (SQLite)."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTENTPLATFORM_")}
+    env.update(
+        CONTENTPLATFORM_DATA_DIR=str(directory / "data"),
+        CONTENTPLATFORM_LOG_LEVEL="WARNING",
+        CONTENTPLATFORM_RATE_LIMIT="1000000/minute",
+        CONTENTPLATFORM_RATE_LIMIT_PUBLIC="1000000/minute",
+    )
+    log = directory / "service.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [BIN / "contentplatform", "serve", "--port", str(port)],
+            env=env,
+            cwd=directory,  # no stray .env file
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    service = Service(f"http://127.0.0.1:{port}", env, log)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"the service exited with {process.returncode}:\n{service.tail()}")
+            try:
+                if httpx.get(f"{service.url}/readyz", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the service did not get ready in 60 s:\n{service.tail()}")
+            time.sleep(0.1)
+        yield service
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+async def upload(
+    client: httpx.AsyncClient, headers: dict[str, str], path: Path, content: bytes
+) -> dict[str, float]:
+    """createUploadUrl -> PUT -> confirmUpload; how long each took."""
+    file_type = FILE_TYPES[path.suffix]
+    took: dict[str, float] = {}
+    started = time.perf_counter()
+    target = await client.post(
+        "/v1/documents/upload-url",
+        json={"filename": path.name, "fileType": file_type, "contentLength": len(content)},
+        headers=headers,
+    )
+    target.raise_for_status()
+    where = target.json()
+    took["createUploadUrl"], started = time.perf_counter() - started, time.perf_counter()
+    put = await client.put(where["uploadUrl"], content=content, headers=where["headers"])
+    put.raise_for_status()
+    took["PUT"], started = time.perf_counter() - started, time.perf_counter()
+    confirmed = await client.post(
+        "/v1/documents/confirm-upload",
+        json={"filename": path.name, "fileType": file_type, "storagePath": where["storagePath"]},
+        headers=headers,
+    )
+    confirmed.raise_for_status()
+    took["confirmUpload"] = time.perf_counter() - started
+    if confirmed.json()["unchanged"]:
+        raise SystemExit(f"{path.name} duplicates another file of the corpus")
+    return took
+
+
+async def upload_all(
+    client: httpx.AsyncClient,
+    headers: dict[str, str],
+    files: dict[Path, bytes],
+    concurrency: int,
+) -> list[dict[str, float]]:
+    """Upload every file, `concurrency` at once; how long each request of each upload took."""
+    gate = asyncio.Semaphore(concurrency)
+    timings: list[dict[str, float]] = []
+
+    async def one(path: Path, content: bytes) -> None:
+        async with gate:
+            timings.append(await upload(client, headers, path, content))
+
+    await asyncio.gather(*(one(path, content) for path, content in files.items()))
+    return timings
+
+
+async def wait_ready(
+    client: httpx.AsyncClient, headers: dict[str, str], count: int, service: Service
+) -> None:
+    deadline = time.monotonic() + SERVICE_TIMEOUT
+    while True:
+        response = await client.get("/v1/documents/stats", headers=headers)
+        response.raise_for_status()
+        stats = response.json()
+        if stats["error"]:
+            failed = await client.get("/v1/documents", params={"status": "error"}, headers=headers)
+            reasons = {d["filename"]: d["error"] for d in failed.json()["data"]}
+            raise SystemExit(f"ingestion failed: {reasons}")
+        if stats["ready"] >= count:
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"not ready after {SERVICE_TIMEOUT:.0f} s: {stats}\n{service.tail()}")
+        await asyncio.sleep(0.05)
+
+
+async def all_documents(client: httpx.AsyncClient, headers: dict[str, str]) -> list[Any]:
+    found: list[Any] = []
+    while True:
+        page = await client.get(
+            "/v1/documents", params={"limit": 100, "offset": len(found)}, headers=headers
+        )
+        page.raise_for_status()
+        data = page.json()["data"]
+        found += data
+        if len(data) < 100:
+            return found
+
+
+def percentiles_ms(values: list[float]) -> tuple[float, float]:
+    if len(values) < 2:
+        return values[0] * 1000, values[0] * 1000
+    quantiles = statistics.quantiles(values, n=100)
+    return quantiles[49] * 1000, quantiles[94] * 1000
+
+
+def run_service(files: list[Path], settings: Settings, options: Options) -> Timings:
+    """Every file through the running service's HTTP API, until every document is ready."""
+    directory = settings.data_dir.parent / "service"
+    directory.mkdir()
+    contents = {path: path.read_bytes() for path in files}
+    warm_up = {
+        path: contents[path]
+        for path in (next(path for path in files if path.suffix == s) for s in FILE_TYPES)
+    }
+    with running_service(directory) as service:
+        warm_up_headers = service.token("bench-warmup")
+        headers = service.token("bench")
+        return asyncio.run(
+            measure_service(service, contents, warm_up, headers, warm_up_headers, options)
+        )
+
+
+async def measure_service(
+    service: Service,
+    files: dict[Path, bytes],
+    warm_up: dict[Path, bytes],
+    headers: dict[str, str],
+    warm_up_headers: dict[str, str],
+    options: Options,
+) -> Timings:
+    timings = Timings()
+    limits = httpx.Limits(max_connections=options.concurrency + 2)
+    async with httpx.AsyncClient(base_url=service.url, timeout=60, limits=limits) as client:
+        # A tenant of its own: provisions it, and runs every code path once.
+        await upload_all(client, warm_up_headers, warm_up, options.concurrency)
+        await wait_ready(client, warm_up_headers, len(warm_up), service)
+
+        started = time.perf_counter()
+        requests = await upload_all(client, headers, files, options.concurrency)
+        timings.stages["uploads done"] = time.perf_counter() - started
+        await wait_ready(client, headers, len(files), service)
+        timings.elapsed = time.perf_counter() - started
+
+        documents = await all_documents(client, headers)
+    timings.chunks = sum(document["chunk_count"] for document in documents)
+    # From the confirm's commit to the workflow's last step, as the service recorded them.
+    ingest = [
+        (
+            datetime.fromisoformat(document["updated_at"])
+            - datetime.fromisoformat(document["created_at"])
+        ).total_seconds()
+        for document in documents
+    ]
+    for request in requests[0]:
+        timings.stages[f"{request} p50 ms"] = percentiles_ms([r[request] for r in requests])[0]
+    timings.stages["upload+confirm p50 ms"], timings.stages["upload+confirm p95 ms"] = (
+        percentiles_ms([sum(r.values()) for r in requests])
+    )
+    timings.stages["confirm->ready p50 ms"], timings.stages["confirm->ready p95 ms"] = (
+        percentiles_ms(ingest)
+    )
+    return timings
+
+
+# --- main ---------------------------------------------------------------------------------------
+
+
+def run_direct_pipeline(files: list[Path], settings: Settings, options: Options) -> Timings:
+    return asyncio.run(run_direct(files, settings))
+
+
+PIPELINES: dict[str, Callable[[list[Path], Settings, Options], Timings]] = {
+    "direct": run_direct_pipeline,
+    "service": run_service,
 }
+
+
+def show_stage(stage: str, value: float) -> str:
+    if stage.endswith(" ms"):
+        return f"{stage.removesuffix(' ms')} {value:.1f} ms"
+    return f"{stage} {value:.2f} s"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--per-type", type=int, default=20, help="documents of each type")
     parser.add_argument("--pages", type=int, default=4, help="about this many pages each")
-    parser.add_argument("--pipeline", choices=sorted(PIPELINES), default="direct")
+    parser.add_argument("--pipeline", choices=[*sorted(PIPELINES), "all"], default="direct")
+    parser.add_argument(
+        "--through-service",
+        action="store_const",
+        const="service",
+        dest="pipeline",
+        help="the same as --pipeline service: upload through a running service's HTTP API",
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=4, help="uploads in flight at once (service)"
+    )
     args = parser.parse_args()
+    chosen = sorted(PIPELINES) if args.pipeline == "all" else [args.pipeline]
+    options = Options(concurrency=args.concurrency)
     with tempfile.TemporaryDirectory() as scratch:
         corpus = Path(scratch) / "corpus"
         corpus.mkdir()
@@ -311,14 +589,14 @@ def main() -> None:
         migrations.upgrade(settings)
         measure_floor(files[:8])  # warm-up: imports, caches
         floor = measure_floor(files)
-        pipeline = asyncio.run(PIPELINES[args.pipeline](files, settings))
+        results = {name: PIPELINES[name](files, settings, options) for name in chosen}
     count = len(files)
     print(
         f"corpus: {count} documents ({args.per_type} each of pdf, docx, html, md), {size_mb:.1f} MB"
     )
     for name, timings in [
         ("floor (extract only)", floor),
-        (f"pipeline ({args.pipeline})", pipeline),
+        *((f"pipeline ({name})", timings) for name, timings in results.items()),
     ]:
         print(
             f"  {name}: {timings.elapsed:.2f} s, {count / timings.elapsed:,.1f} documents/s, "
@@ -326,16 +604,19 @@ def main() -> None:
         )
     by_type = ", ".join(f"{kind} {seconds:.2f} s" for kind, seconds in floor.stages.items())
     print(f"  floor by type: {by_type}")
-    stages = ", ".join(
-        f"{stage} {seconds:.2f} s" if "ms" not in stage else f"{stage} {seconds:.1f}"
-        for stage, seconds in pipeline.stages.items()
-    )
-    print(f"  pipeline stages: {stages}")
-    print(
-        f"  chunks: {pipeline.chunks} ({pipeline.chunks / count:.1f} per document, "
-        f"{settings.chunk_tokens} tokens max, {settings.chunk_overlap_tokens} overlap)"
-    )
-    print(f"  pipeline / floor: {pipeline.elapsed / floor.elapsed:.2f}x the time")
+    for name, pipeline in results.items():
+        stages = ", ".join(show_stage(stage, value) for stage, value in pipeline.stages.items())
+        print(f"  {name}: {stages}")
+        print(
+            f"  {name} chunks: {pipeline.chunks} ({pipeline.chunks / count:.1f} per document, "
+            f"{settings.chunk_tokens} tokens max, {settings.chunk_overlap_tokens} overlap)"
+        )
+    for name, pipeline in results.items():
+        concurrency = f", {options.concurrency} uploads in flight" if name == "service" else ""
+        print(
+            f"  pipeline ({name}) / floor: {pipeline.elapsed / floor.elapsed:.2f}x the time"
+            f"{concurrency}"
+        )
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from contentplatform.kit.runtime import Runtime
 from contentplatform.search import service as search
 from contentplatform.storage import paths, sniff
 from contentplatform.storage.store import StorageError
+from contentplatform.tenants import repository as tenants
 
 INGEST_KIND = "documents.ingest"
 CONTENT_LIMIT_BYTES = 250_000
@@ -222,6 +223,9 @@ async def confirm_upload(
     storage_path = paths.validate_storage_path(data.storage_path, tenant.org_id)
     content = await _uploaded_bytes(runtime, storage_path, data.file_type)
     content_hash = hashlib.sha256(content).hexdigest()
+    # One confirmation per tenant at a time, so racing confirms of the same content agree on
+    # one document instead of each making its own.
+    await tenants.lock_tenant(session, tenant.tenant_id)
 
     duplicate = await repository.by_content_hash(session, tenant.tenant_id, content_hash)
     if duplicate is not None:
@@ -273,7 +277,9 @@ async def retry_ingestion(
 async def _start_ingestion(
     session: AsyncSession, runtime: Runtime, tenant: TenantAccess, document: Document
 ) -> None:
-    key = f"{tenant.tenant_id}:{document.content_hash}:v{document.document_version}"
+    # Tenant, document, content and version: a retried request never holds twice, and a new
+    # document with a deleted one's content never adopts that one's hold.
+    key = f"{tenant.tenant_id}:{document.id}:{document.content_hash}:v{document.document_version}"
     if document.ingest_attempt:
         key += f":retry{document.ingest_attempt}"
     reservation = await credits.reserve(
@@ -323,7 +329,13 @@ async def update_knowledge(
     metadata: schemas.KnowledgeMetadataInput,
 ) -> schemas.DocumentKnowledge:
     document = await require(session, tenant, document_id)
-    knowledge = knowledge_of(document).model_copy(update=metadata.model_dump(exclude_unset=True))
+    # null clears a text field; for a flag or a list it means "leave as it is".
+    changes = {
+        field: value
+        for field, value in metadata.model_dump(exclude_unset=True).items()
+        if value is not None or field in ("description", "language")
+    }
+    knowledge = knowledge_of(document).model_copy(update=changes)
     if knowledge.is_primary and not document.is_primary:
         current = await repository.primary(session, tenant.tenant_id)
         if current is not None:

@@ -191,13 +191,18 @@ async def mark_failed(
     reservation: str,
     reason: str,
 ) -> None:
-    await credits.release(session, tenant_id, uuid.UUID(reservation))
+    # The document first, then the hold: the order `finish` takes them in, so the two never
+    # wait on each other.
     try:
-        document = await _current(session, tenant_id, document_id, version, attempt)
+        document: Document | None = await _current(
+            session, tenant_id, document_id, version, attempt
+        )
     except Superseded:
-        return
-    document.status = "error"
-    document.error = reason
+        document = None
+    await credits.release(session, tenant_id, uuid.UUID(reservation))
+    if document is not None:
+        document.status = "error"
+        document.error = reason
 
 
 @durable.reconcile_source("documents.ingest")

@@ -82,6 +82,10 @@ class SoftDeleteMixin:
     deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
+def _lower(value: object) -> object:
+    return value.lower() if isinstance(value, str) else value
+
+
 def _configure_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -91,6 +95,8 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         cursor.execute("PRAGMA busy_timeout=10000")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
+        # SQLite's lower() folds only ASCII; match PostgreSQL for case-insensitive search.
+        dbapi_connection.create_function("lower", 1, _lower, deterministic=True)
 
 
 def create_engine(url: str) -> AsyncEngine:

@@ -126,40 +126,39 @@ class ReconcileReport:
 
 
 async def reconcile_once(db: Database) -> ReconcileReport:
+    """One pass over every source. Each item is handled on its own, in its own transaction, so
+    one that cannot be settled never stops the others."""
     report = ReconcileReport()
-    async with db.unit_of_work() as session:
-        for name, source in _sources.items():
-            for work in await source(session):
-                status = await DBOS.get_workflow_status_async(work.workflow_id)
-                if work.stalled_reason is not None:
-                    log.warning("giving up %s: %s", work.workflow_id, work.stalled_reason)
-                    if status is not None:
-                        await DBOS.cancel_workflow_async(work.workflow_id)
-                    await work.give_up(session, work.stalled_reason)
-                    report.failed.append(work.workflow_id)
-                elif status is None:
-                    log.warning(
-                        "restarting %s: its workflow is missing (%s)", work.workflow_id, name
-                    )
-                    after_commit(session, _logged(work))
-                    report.restarted.append(work.workflow_id)
-                elif status.status in FAILED_STATUSES:
-                    reason = f"background work ended with status {status.status}"
-                    await work.give_up(session, reason)
-                    report.failed.append(work.workflow_id)
+    for name, source in _sources.items():
+        async with db.unit_of_work() as session:
+            items = await source(session)
+        for work in items:
+            try:
+                await _reconcile(db, work, report)
+            except Exception:
+                log.exception("could not reconcile %s (%s)", work.workflow_id, name)
     return report
 
 
-def _logged(work: Unfinished) -> Callable[[], Awaitable[None]]:
-    """The restart of one item, so that its failure does not stop the others'."""
-
-    async def restart() -> None:
-        try:
-            await work.restart()
-        except Exception:
-            log.exception("could not restart %s", work.workflow_id)
-
-    return restart
+async def _reconcile(db: Database, work: Unfinished, report: ReconcileReport) -> None:
+    status = await DBOS.get_workflow_status_async(work.workflow_id)
+    if work.stalled_reason is not None:
+        log.warning("giving up %s: %s", work.workflow_id, work.stalled_reason)
+        if status is not None:
+            await DBOS.cancel_workflow_async(work.workflow_id)
+        reason = work.stalled_reason
+    elif status is None:
+        log.warning("restarting %s: its workflow is missing", work.workflow_id)
+        await work.restart()
+        report.restarted.append(work.workflow_id)
+        return
+    elif status.status in FAILED_STATUSES:
+        reason = f"background work ended with status {status.status}"
+    else:
+        return
+    async with db.unit_of_work() as session:
+        await work.give_up(session, reason)
+    report.failed.append(work.workflow_id)
 
 
 async def reconcile_forever(db: Database, interval_seconds: float) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.kit.db import insert_ignoring_conflicts
@@ -81,3 +81,14 @@ async def user_by_id(session: AsyncSession, user_id: uuid.UUID) -> User | None:
 
 async def tenant_by_id(session: AsyncSession, tenant_id: uuid.UUID) -> Tenant | None:
     return await session.get(Tenant, tenant_id)
+
+
+async def lock_tenant(session: AsyncSession, tenant_id: uuid.UUID) -> None:
+    """Serialize this transaction with the tenant's other locked ones until it ends.
+
+    A no-op write: PostgreSQL locks the tenant's row; SQLite takes its one write lock (which,
+    as the transaction's first write, also keeps its snapshot current).
+    """
+    await session.execute(
+        update(Tenant).where(Tenant.id == tenant_id).values(updated_at=Tenant.updated_at)
+    )
