@@ -12,11 +12,12 @@ from contentplatform.kit.db import Database
 from contentplatform.tenants import repository as tenants
 
 GRANT = 10
-# Fixed instants in the past: deterministic months, and a sweep at them never touches holds
-# that other tests take at the real time.
-JAN = datetime(2025, 1, 15, 12, tzinfo=UTC)
-FEB = datetime(2025, 2, 3, 9, tzinfo=UTC)
-MAR = datetime(2025, 3, 1, 0, tzinfo=UTC)
+# Fixed instants in the future: deterministic months; a sweep at them never touches holds that
+# other tests take at the real time, and the session server's real-time sweep of expired holds
+# never touches these.
+JAN = datetime(2090, 1, 15, 12, tzinfo=UTC)
+FEB = datetime(2090, 2, 3, 9, tzinfo=UTC)
+MAR = datetime(2090, 3, 1, 0, tzinfo=UTC)
 
 
 async def new_tenant(db: Database) -> uuid.UUID:

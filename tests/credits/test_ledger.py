@@ -23,9 +23,9 @@ def test_the_monthly_grant_is_applied_once(run):
         credits = await Credits.for_new_tenant(db)
         for _ in range(3):
             balance = await credits.balance()
-            assert (balance.period, balance.granted, balance.used) == ("2025-01", GRANT, 0)
+            assert (balance.period, balance.granted, balance.used) == ("2090-01", GRANT, 0)
             assert (balance.held, balance.available) == (0, GRANT)
-        assert await credits.entries(EntryType.monthly_grant) == [(GRANT, "2025-01")]
+        assert await credits.entries(EntryType.monthly_grant) == [(GRANT, "2090-01")]
 
     run(scenario)
 
@@ -35,7 +35,7 @@ def test_two_sessions_racing_apply_the_grant_once(run):
         credits = await Credits.for_new_tenant(db)
         first, second = await asyncio.gather(credits.balance(), credits.balance())
         assert first.available == second.available == GRANT
-        assert await credits.entries(EntryType.monthly_grant) == [(GRANT, "2025-01")]
+        assert await credits.entries(EntryType.monthly_grant) == [(GRANT, "2090-01")]
 
     run(scenario)
 
@@ -57,21 +57,21 @@ def test_a_new_month_expires_what_is_left_of_the_last_grant(run):
         await credits.commit(held.id)
 
         february = await credits.balance(FEB)
-        assert (february.period, february.granted, february.used) == ("2025-02", GRANT, 0)
+        assert (february.period, february.granted, february.used) == ("2090-02", GRANT, 0)
         assert february.available == GRANT
-        assert await credits.entries(EntryType.expiry) == [(-(GRANT - 3), "2025-01")]
+        assert await credits.entries(EntryType.expiry) == [(-(GRANT - 3), "2090-01")]
 
         # Asking again changes nothing; a month without use expires all of its grant.
         assert (await credits.balance(FEB)).available == GRANT
         assert (await credits.balance(MAR)).available == GRANT
         assert await credits.entries(EntryType.expiry) == [
-            (-(GRANT - 3), "2025-01"),
-            (-GRANT, "2025-02"),
+            (-(GRANT - 3), "2090-01"),
+            (-GRANT, "2090-02"),
         ]
         assert await credits.entries(EntryType.monthly_grant) == [
-            (GRANT, "2025-01"),
-            (GRANT, "2025-02"),
-            (GRANT, "2025-03"),
+            (GRANT, "2090-01"),
+            (GRANT, "2090-02"),
+            (GRANT, "2090-03"),
         ]
 
     run(scenario)
@@ -92,14 +92,14 @@ def test_expiry_leaves_credits_granted_by_other_means(run):
         await overdrawn.commit(held.id)
         assert (await overdrawn.balance(FEB)).available == 3 + GRANT
         assert (await overdrawn.balance(MAR)).available == 3 + GRANT
-        assert await overdrawn.entries(EntryType.expiry) == [(0, "2025-01"), (-GRANT, "2025-02")]
+        assert await overdrawn.entries(EntryType.expiry) == [(0, "2090-01"), (-GRANT, "2090-02")]
 
         # A negative adjustment took credits away: expiry never takes the balance below zero.
         clawed_back = await Credits.for_new_tenant(db)
         await clawed_back.balance()
         await clawed_back.add(EntryType.adjustment, -8)
         assert (await clawed_back.balance(FEB)).available == GRANT
-        assert await clawed_back.entries(EntryType.expiry) == [(-2, "2025-01")]
+        assert await clawed_back.entries(EntryType.expiry) == [(-2, "2090-01")]
 
     run(scenario)
 
@@ -110,7 +110,7 @@ def test_two_sessions_racing_into_a_new_month_expire_once(run):
         await credits.balance()
         first, second = await asyncio.gather(credits.balance(FEB), credits.balance(FEB))
         assert first.available == second.available == GRANT
-        assert await credits.entries(EntryType.expiry) == [(-GRANT, "2025-01")]
+        assert await credits.entries(EntryType.expiry) == [(-GRANT, "2090-01")]
         assert len(await credits.entries(EntryType.monthly_grant)) == 2
 
     run(scenario)
