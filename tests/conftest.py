@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -18,7 +18,9 @@ from contentplatform.auth import devkeys
 from contentplatform.auth.context import Role
 from contentplatform.config import Settings
 from contentplatform.kit import migrations
+from contentplatform.kit.db import Database
 from tests.support.backends import Backends, test_backends
+from tests.support.database import run_on
 from tests.support.idp import AUDIENCE, ISSUER, IdentityProvider
 from tests.support.servers import AppServer
 
@@ -162,3 +164,12 @@ def call(
     request: pytest.FixtureRequest, client: httpx.Client, openapi_document: dict[str, Any]
 ) -> Caller:
     return Caller(client, openapi_document, request.param)
+
+
+Run = Callable[[Callable[[Database], Awaitable[Any]]], Any]
+
+
+@pytest.fixture
+def run(server: AppServer, settings: Settings) -> Run:
+    """`run(scenario)` runs `async def scenario(db)` against the suite's migrated database."""
+    return lambda scenario: run_on(settings, scenario)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -19,6 +18,7 @@ from contentplatform.documents.models import Document
 from contentplatform.kit.db import Database
 from contentplatform.search import service as search
 from contentplatform.storage.store import ObjectStore
+from tests.support.database import run_on
 
 INGEST_TIMEOUT = 30.0
 # An OLE2 compound file header (legacy .doc, .xls, ...), padded to one 512-byte sector and more.
@@ -126,15 +126,7 @@ ROLES = ("member", "editor", "admin")
 # --- behind the API ---------------------------------------------------------------------------
 
 
-def run(settings: Settings, scenario: Callable[[Database], Awaitable[Any]]) -> Any:
-    async def main() -> Any:
-        db = Database(settings.resolved_database_url)
-        try:
-            return await scenario(db)
-        finally:
-            await db.dispose()
-
-    return asyncio.run(main())
+run = run_on
 
 
 def document_row(settings: Settings, document_id: str) -> Document | None:
