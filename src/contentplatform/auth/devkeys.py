@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 import uuid
 from pathlib import Path
@@ -19,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from jwt.algorithms import OKPAlgorithm
 
 from contentplatform.auth.context import Role
+from contentplatform.kit import secretfiles
 
 DEV_ISSUER = "contentplatform-local"
 DEV_AUDIENCE = "contentplatform"
@@ -27,25 +27,17 @@ KEY_FILE = "dev-signing-key.pem"
 
 
 def load_or_create_key(data_dir: Path) -> Ed25519PrivateKey:
-    path = data_dir / KEY_FILE
-    if not path.exists():
-        data_dir.mkdir(parents=True, exist_ok=True)
-        pem = Ed25519PrivateKey.generate().private_bytes(
+    pem = secretfiles.read_or_create(
+        data_dir / KEY_FILE,
+        lambda: Ed25519PrivateKey.generate().private_bytes(
             serialization.Encoding.PEM,
             serialization.PrivateFormat.PKCS8,
             serialization.NoEncryption(),
-        )
-        # Create exclusively so two processes starting at once agree on one key.
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(pem)
-    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        ),
+    )
+    key = serialization.load_pem_private_key(pem, password=None)
     if not isinstance(key, Ed25519PrivateKey):
-        raise RuntimeError(f"{path} is not an Ed25519 private key")
+        raise RuntimeError(f"{data_dir / KEY_FILE} is not an Ed25519 private key")
     return key
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
+from contentplatform.kit import secretfiles
 from contentplatform.kit.errors import Forbidden
 
 KEY_FILE = "upload-signing.key"
@@ -26,17 +26,8 @@ _NUMBER = re.compile(r"[0-9]{1,15}")  # bounded: int() of thousands of digits wo
 
 def load_or_create_key(data_dir: Path) -> bytes:
     path = data_dir / KEY_FILE
-    if not path.exists():
-        data_dir.mkdir(parents=True, exist_ok=True)
-        # Create exclusively, readable by us alone, so processes starting at once share one key.
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(fd, "w") as handle:
-                handle.write(secrets.token_hex(KEY_BYTES))
-    key = bytes.fromhex(path.read_text().strip())
+    stored = secretfiles.read_or_create(path, lambda: secrets.token_hex(KEY_BYTES).encode())
+    key = bytes.fromhex(stored.decode().strip())
     if len(key) < KEY_BYTES:
         raise RuntimeError(f"{path} must hold at least {KEY_BYTES} random bytes, hex-encoded")
     return key
