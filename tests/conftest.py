@@ -24,6 +24,9 @@ from tests.support.database import run_on
 from tests.support.idp import AUDIENCE, ISSUER, IdentityProvider
 from tests.support.servers import AppServer
 
+# The `stack` and `services` fixtures: service processes on backends of their own.
+pytest_plugins = ("tests.support.processes",)
+
 
 @pytest.fixture(scope="session")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -17,6 +17,8 @@ from contentplatform.auth import devkeys
 from contentplatform.auth.guard import Guard, authorize
 from contentplatform.config import Settings
 from contentplatform.documents.procedures import router as documents_router
+from contentplatform.drafts.procedures import router as drafts_router
+from contentplatform.generation.procedures import router as generation_router
 from contentplatform.kit import durable, runtime
 from contentplatform.kit.errors import InternalError, NotFound
 from contentplatform.kit.http import (
@@ -32,7 +34,12 @@ from contentplatform.system.procedures import router as system_router
 log = logging.getLogger(__name__)
 
 # Every domain's router, in the order they appear in the docs.
-ROUTERS: tuple[ProcedureRouter, ...] = (system_router, documents_router)
+ROUTERS: tuple[ProcedureRouter, ...] = (
+    system_router,
+    documents_router,
+    drafts_router,
+    generation_router,
+)
 
 DESCRIPTION = f"""
 Multi-tenant API for AI-assisted content production.

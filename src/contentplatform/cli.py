@@ -67,6 +67,9 @@ def worker(args: argparse.Namespace) -> None:
 
 async def run_worker(settings: Settings) -> None:
     """Run durable workflows (and the reconciler) without HTTP until SIGTERM or SIGINT."""
+    # Importing the app imports every domain's procedures, and with them the workflows and
+    # reconcile sources DBOS must know before it launches.
+    import contentplatform.app  # noqa: F401
     from contentplatform.kit import durable, runtime
 
     current = runtime.Runtime.create(settings)

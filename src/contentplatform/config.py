@@ -5,8 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
@@ -66,6 +67,22 @@ class Settings(BaseSettings):
     chunk_overlap_tokens: int = 64
     ingest_stall_seconds: float = 1800
     documents_list_cache_seconds: int = 60
+
+    # The language model: `offline` (embedded, deterministic, no network) or `openai`, any
+    # OpenAI-compatible chat-completions server (OpenAI, Azure, vLLM, Ollama, llama.cpp, LiteLLM).
+    llm_provider: Literal["offline", "openai"] = "offline"
+    llm_base_url: str | None = None  # None: OpenAI's own API
+    llm_api_key: SecretStr | None = None
+    llm_model: str = "gpt-4o-mini"
+    llm_timeout_seconds: float = 60
+    # Retries of 429, 5xx, timeouts and dropped connections, with exponential backoff that honours
+    # Retry-After.
+    llm_max_retries: int = 3
+
+    # Generation: the credits held for one article (the most it can cost; see README), and after
+    # how long a run still running counts as stalled and is failed.
+    generation_credit_hold: int = 40
+    generation_stall_seconds: float = 1800
 
     # How long a resolved tenant membership is reused by a process before it is read again.
     access_cache_seconds: float = 30

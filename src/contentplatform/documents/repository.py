@@ -123,3 +123,15 @@ async def unfinished_ingestions(session: AsyncSession) -> list[Document]:
         )
     )
     return list(result.scalars())
+
+
+async def record_use(
+    session: AsyncSession, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID], now: datetime
+) -> None:
+    if not ids:
+        return
+    await session.execute(
+        update(Document)
+        .where(Document.tenant_id == tenant_id, Document.id.in_(ids))
+        .values(generation_count=Document.generation_count + 1, last_used_at=now)
+    )

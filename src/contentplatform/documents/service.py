@@ -425,3 +425,38 @@ async def _flush(session: AsyncSession, conflict: str) -> None:
         await session.flush()
     except IntegrityError:
         raise Conflict(conflict) from None
+
+
+# --- what generation asks of the knowledge base ------------------------------------------------
+
+
+async def check_usable_for_generation(
+    session: AsyncSession, tenant_id: uuid.UUID, document_ids: list[uuid.UUID]
+) -> None:
+    """Each id must be a ready, unarchived document of this tenant (NotFound / BadRequest)."""
+    for index, document_id in enumerate(document_ids):
+        document = await repository.get(session, tenant_id, document_id)
+        if document is None:
+            raise NotFound(f"There is no document {document_id}.")
+        if document.status != "ready" or document.archived_at is not None:
+            state = "archived" if document.archived_at is not None else document.status
+            raise BadRequest(
+                f"Document {document_id} is {state}; only ready documents can ground an article.",
+                errors=[FieldError(f"documentIds.{index}", f"is {state}, not ready")],
+            )
+
+
+async def primary_knowledge_id(session: AsyncSession, tenant_id: uuid.UUID) -> uuid.UUID | None:
+    """The tenant's primary knowledge document, when it is ready and not archived."""
+    document = await repository.primary(session, tenant_id)
+    if document is None or document.status != "ready" or document.archived_at is not None:
+        return None
+    return document.id
+
+
+async def record_generation_use(
+    session: AsyncSession, cache: ScopedCache, tenant_id: uuid.UUID, document_ids: list[uuid.UUID]
+) -> None:
+    """Count one generation for each document an article drew on."""
+    await repository.record_use(session, tenant_id, document_ids, utcnow())
+    changed(session, cache, tenant_id)

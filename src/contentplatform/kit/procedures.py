@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Generic, Protocol, TypeVar
 
-from fastapi import Body, Depends, FastAPI, Header, Path, Query, Request
+from fastapi import Body, Depends, FastAPI, Header, Path, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.alias_generators import to_camel
@@ -191,6 +191,9 @@ def mount(app: FastAPI, routers: Sequence[ProcedureRouter], authorize: Authorize
             "description": procedure.description,
             "tags": [procedure.tag],
         }
+        if procedure.output is None:  # the operation answers 200 with an empty body
+            common["response_class"] = Response
+            common["responses"][200] = {"description": "Done; the body is empty."}
         app.add_api_route(
             procedure.path,
             _rest_endpoint(procedure, guard),
@@ -351,11 +354,15 @@ def _rest_endpoint(
         body: BaseModel | None = kwargs.pop("_cp_body", None)
         if body is not None:
             kwargs.update(body.model_dump(exclude_unset=True))
-        return await invoke(procedure, request, principal, kwargs)
+        return _answer(procedure, await invoke(procedure, request, principal, kwargs))
 
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     endpoint.__name__ = procedure.operation_id.replace(".", "_")
     return endpoint
+
+
+def _answer(procedure: Procedure[Any, Any], result: Any) -> Any:
+    return Response(status_code=200) if procedure.output is None else result
 
 
 def _rpc_endpoint(
@@ -376,7 +383,8 @@ def _rpc_endpoint(
     async def endpoint(**kwargs: Any) -> Any:
         body: BaseModel | None = kwargs["_cp_body"]
         raw = body.model_dump(exclude_unset=True) if body is not None else {}
-        return await invoke(procedure, kwargs["_cp_request"], kwargs["_cp_principal"], raw)
+        result = await invoke(procedure, kwargs["_cp_request"], kwargs["_cp_principal"], raw)
+        return _answer(procedure, result)
 
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     endpoint.__name__ = "rpc_" + procedure.operation_id.replace(".", "_")

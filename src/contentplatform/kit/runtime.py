@@ -1,4 +1,4 @@
-"""The resources of this process: settings, database, rate limiter, cache, object store.
+"""The resources of this process: settings, database, rate limiter, cache, object store, model.
 
 DBOS is process-global, so workflows reach our database through here rather than through a request.
 """
@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from contentplatform.ai.base import ChatModel
+from contentplatform.ai.providers import from_settings
 from contentplatform.config import Settings
 from contentplatform.kit.cache import ScopedCache
 from contentplatform.kit.db import Database
@@ -21,6 +23,7 @@ class Runtime:
     limiter: RateLimiter
     cache: ScopedCache
     store: ObjectStore
+    model: ChatModel
 
     @classmethod
     def create(cls, settings: Settings) -> Runtime:
@@ -30,9 +33,11 @@ class Runtime:
             limiter=RateLimiter(settings.redis_url, settings.redis_prefix),
             cache=ScopedCache(settings.redis_url, settings.redis_prefix),
             store=ObjectStore.from_settings(settings),
+            model=from_settings(settings),
         )
 
     async def close(self) -> None:
+        await self.model.close()
         await self.cache.close()
         await self.db.dispose()
 

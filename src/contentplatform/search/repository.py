@@ -136,3 +136,21 @@ async def search_postgresql(
     if document_ids is not None:
         query = query.where(DocumentChunk.document_id.in_(document_ids))
     return (await session.execute(query)).all()
+
+
+async def leading(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    document_ids: Sequence[uuid.UUID],
+    per_document: int,
+) -> Sequence[Hit]:
+    """The first `per_document` chunks of each searchable document in `document_ids`."""
+    query = (
+        _hits(tenant_id, literal_column("0.0"))
+        .where(
+            DocumentChunk.document_id.in_(document_ids),
+            DocumentChunk.ordinal < per_document,
+        )
+        .order_by(DocumentChunk.document_id, DocumentChunk.ordinal)
+    )
+    return (await session.execute(query)).all()

@@ -130,6 +130,24 @@ async def search_chunks(
         rows = await repository.search_postgresql(
             session, tenant_id, websearch, document_ids, limit
         )
+    return _chunk_hits(rows)
+
+
+async def leading_chunks(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    document_ids: Sequence[uuid.UUID],
+    *,
+    per_document: int = 2,
+) -> list[ChunkHit]:
+    """The opening chunks of the given searchable documents (score 0): what grounds an article
+    in documents the caller chose when none of their chunks matches the topic's words."""
+    if not document_ids:
+        return []
+    return _chunk_hits(await repository.leading(session, tenant_id, document_ids, per_document))
+
+
+def _chunk_hits(rows: Sequence[repository.Hit]) -> list[ChunkHit]:
     return [
         ChunkHit(
             chunk_id=row.id,

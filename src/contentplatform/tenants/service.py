@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Identity, Role, TenantAccess
@@ -70,3 +72,17 @@ async def member_profile(session: AsyncSession, access: TenantAccess) -> Member:
     user = await repository.user_by_id(session, access.user_id)
     assert user is not None, "a resolved tenant access always has its user"
     return Member(id=user.id, idp_user_id=user.idp_user_id, email=user.email, name=user.name)
+
+
+async def member_subject(session: AsyncSession, tenant_id: uuid.UUID, user_ref: str) -> str | None:
+    """The identity provider's id of the member `user_ref` names (that id, or our user id), or
+    None when no such user belongs to the tenant."""
+    user = await repository.user_by_subject(session, user_ref)
+    if user is None:
+        try:
+            user = await repository.user_by_id(session, uuid.UUID(user_ref))
+        except ValueError:
+            return None
+    if user is None or await repository.membership(session, tenant_id, user.id) is None:
+        return None
+    return user.idp_user_id

@@ -1,0 +1,1 @@
+"""Drafts: generated or written articles, their review, revisions and provenance."""

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy.orm import Mapped, mapped_column
+
+from contentplatform.kit.db import Base, RecordMixin, SoftDeleteMixin, TenantMixin, UTCDateTime
+
+
+class Draft(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
+    __tablename__ = "drafts"
+    __table_args__ = (
+        Index("ix_drafts_tenant_id_created_at", "tenant_id", "created_at"),
+        Index("ix_drafts_tenant_id_status", "tenant_id", "status"),
+        Index("ix_drafts_tenant_id_job_id", "tenant_id", "job_id"),
+    )
+
+    title: Mapped[str] = mapped_column(String(500), nullable=False)
+    content: Mapped[str] = mapped_column(Text, nullable=False)
+    # The content as plain text, kept for search over title and content.
+    content_text: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    excerpt: Mapped[str | None] = mapped_column(Text)
+    seo_meta: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+    seo_score: Mapped[int | None] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(20), nullable=False)
+    job_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    instance_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    # The latest generation run that wrote (or is writing) this draft.
+    run_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    assignee_id: Mapped[str | None] = mapped_column(String(255))
+    rejection_reason: Mapped[str | None] = mapped_column(Text)
+    provenance: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+    # The number of the latest revision; 0 while the first generation is still running.
+    version: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    approved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    published_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class DraftRevision(RecordMixin, TenantMixin, Base):
+    """The content of a draft as one change left it: who, when, what changed, AI or human."""
+
+    __tablename__ = "draft_revisions"
+    __table_args__ = (UniqueConstraint("draft_id", "version"),)
+
+    draft_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("drafts.id", ondelete="CASCADE"), nullable=False
+    )
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+    title: Mapped[str] = mapped_column(String(500), nullable=False)
+    content: Mapped[str] = mapped_column(Text, nullable=False)
+    excerpt: Mapped[str | None] = mapped_column(Text)
+    seo_meta: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+    seo_score: Mapped[int | None] = mapped_column(Integer)
+    author_type: Mapped[str] = mapped_column(String(10), nullable=False)  # ai | human | system
+    author_id: Mapped[str | None] = mapped_column(String(255))
+    change_summary: Mapped[str] = mapped_column(String(500), nullable=False)
+    fields_changed: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    # For AI revisions: provider, model, prompt version and the chunks each section cites.
+    provenance: Mapped[dict[str, Any] | None] = mapped_column(JSON)

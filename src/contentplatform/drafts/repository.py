@@ -1,0 +1,96 @@
+"""Every query on drafts and their revisions; the tenant always comes first."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import Select, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.drafts.models import Draft, DraftRevision
+from contentplatform.drafts.schemas import ListDraftsInput
+
+PUBLISHABLE_LIMIT = 100
+
+
+def _live(tenant_id: uuid.UUID) -> Select[Draft]:
+    return select(Draft).where(Draft.tenant_id == tenant_id, Draft.deleted_at.is_(None))
+
+
+async def get(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, *, for_update: bool = False
+) -> Draft | None:
+    statement = _live(tenant_id).where(Draft.id == draft_id)
+    if for_update:
+        statement = statement.with_for_update()
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+async def page(
+    session: AsyncSession, tenant_id: uuid.UUID, query: ListDraftsInput
+) -> tuple[list[Draft], int]:
+    statement = _live(tenant_id)
+    if query.status is not None:
+        statement = statement.where(Draft.status == query.status.value)
+    if query.job_id is not None:
+        statement = statement.where(Draft.job_id == query.job_id)
+    if query.search:
+        needle = query.search.lower()
+        statement = statement.where(
+            or_(
+                func.lower(Draft.title).contains(needle, autoescape=True),
+                func.lower(Draft.content_text).contains(needle, autoescape=True),
+            )
+        )
+    total = await session.scalar(select(func.count()).select_from(statement.subquery()))
+    rows = await session.execute(
+        statement.order_by(Draft.created_at.desc(), Draft.id)
+        .limit(query.limit)
+        .offset((query.page - 1) * query.limit)
+    )
+    return list(rows.scalars()), int(total or 0)
+
+
+async def count_by_status(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, int]:
+    result = await session.execute(
+        select(Draft.status, func.count())
+        .where(Draft.tenant_id == tenant_id, Draft.deleted_at.is_(None))
+        .group_by(Draft.status)
+    )
+    return {status: count for status, count in result.tuples()}
+
+
+async def publishable(session: AsyncSession, tenant_id: uuid.UUID) -> list[Draft]:
+    result = await session.execute(
+        _live(tenant_id)
+        .where(Draft.status == "approved")
+        .order_by(Draft.approved_at.desc(), Draft.id)
+        .limit(PUBLISHABLE_LIMIT)
+    )
+    return list(result.scalars())
+
+
+async def revisions(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, limit: int, offset: int
+) -> tuple[list[DraftRevision], int]:
+    statement = select(DraftRevision).where(
+        DraftRevision.tenant_id == tenant_id, DraftRevision.draft_id == draft_id
+    )
+    total = await session.scalar(select(func.count()).select_from(statement.subquery()))
+    rows = await session.execute(
+        statement.order_by(DraftRevision.version.desc()).limit(limit).offset(offset)
+    )
+    return list(rows.scalars()), int(total or 0)
+
+
+async def revision(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, version: int
+) -> DraftRevision | None:
+    result = await session.execute(
+        select(DraftRevision).where(
+            DraftRevision.tenant_id == tenant_id,
+            DraftRevision.draft_id == draft_id,
+            DraftRevision.version == version,
+        )
+    )
+    return result.scalar_one_or_none()

@@ -1,0 +1,419 @@
+"""The rules of drafts: review moves, edits with revisions, the SEO score. Never commits.
+
+Every write of content goes through `_write`: the HTML is sanitized, the SEO score recomputed,
+and a revision stored (version + 1) saying who changed what, AI or human.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.drafts import html, repository, schemas, seo, states
+from contentplatform.drafts.models import Draft, DraftRevision
+from contentplatform.drafts.states import Status
+from contentplatform.kit.db import utcnow
+from contentplatform.kit.errors import BadRequest, Conflict, FieldError, NotFound
+from contentplatform.tenants import service as tenants
+
+SCORE_KEY = "score_breakdown"
+CONTENT_FIELDS = ("title", "content", "excerpt", "seo_meta")
+# The seo_meta keys the service reads, and the type each must have.
+SEO_META_TYPES: dict[str, type] = {
+    "seo_title": str,
+    "meta_description": str,
+    "slug": str,
+    "focus_keywords": list,
+}
+
+
+@dataclass(frozen=True)
+class Author:
+    type: schemas.AuthorType
+    id: str | None
+
+    @classmethod
+    def human(cls, subject: str) -> Author:
+        return cls("human", subject)
+
+
+def to_schema(draft: Draft) -> schemas.Draft:
+    return schemas.Draft(
+        id=draft.id,
+        tenant_id=draft.tenant_id,
+        title=draft.title,
+        content=draft.content,
+        excerpt=draft.excerpt,
+        seo_meta=draft.seo_meta,
+        seo_score=draft.seo_score,
+        status=Status(draft.status),
+        job_id=draft.job_id,
+        instance_id=draft.instance_id,
+        run_id=draft.run_id,
+        assignee_id=draft.assignee_id,
+        rejection_reason=draft.rejection_reason,
+        provenance=draft.provenance,
+        version=draft.version,
+        created_at=draft.created_at,
+        updated_at=draft.updated_at,
+        approved_at=draft.approved_at,
+        published_at=draft.published_at,
+    )
+
+
+async def require(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, *, for_update: bool = False
+) -> Draft:
+    draft = await repository.get(session, tenant_id, draft_id, for_update=for_update)
+    if draft is None:
+        raise NotFound(f"There is no draft {draft_id}.")
+    return draft
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+async def list_drafts(
+    session: AsyncSession, tenant_id: uuid.UUID, query: schemas.ListDraftsInput
+) -> schemas.DraftPage:
+    rows, total = await repository.page(session, tenant_id, query)
+    return schemas.DraftPage(data=[to_schema(row) for row in rows], total=total)
+
+
+async def stats(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.DraftStats:
+    counts = await repository.count_by_status(session, tenant_id)
+    return schemas.DraftStats(
+        total=sum(counts.values()), byStatus={status: counts.get(status, 0) for status in Status}
+    )
+
+
+async def publishable(session: AsyncSession, tenant_id: uuid.UUID) -> list[schemas.Draft]:
+    return [to_schema(row) for row in await repository.publishable(session, tenant_id)]
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+async def create(
+    session: AsyncSession, tenant_id: uuid.UUID, author: Author, data: schemas.CreateDraftInput
+) -> schemas.Draft:
+    draft = _new(tenant_id, title=data.title, status=Status.reviewing)
+    draft.job_id, draft.instance_id = data.job_id, data.instance_id
+    session.add(draft)
+    _write(session, draft, author, "Created", {"title": data.title, "content": data.content})
+    await session.flush()
+    return to_schema(draft)
+
+
+def _new(tenant_id: uuid.UUID, *, title: str, status: Status) -> Draft:
+    now = utcnow()
+    return Draft(
+        id=uuid.uuid4(),
+        tenant_id=tenant_id,
+        title=title,
+        content="<p></p>",
+        content_text="",
+        seo_meta={},
+        status=status.value,
+        provenance={},
+        version=0,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+async def update(
+    session: AsyncSession, tenant_id: uuid.UUID, author: Author, data: schemas.UpdateDraftInput
+) -> schemas.Draft:
+    draft = await require(session, tenant_id, data.id, for_update=True)
+    _check_expected_version(draft, data.expected_version)
+    changes: dict[str, Any] = {}
+    if data.title is not None:
+        changes["title"] = data.title
+    if data.content is not None:
+        changes["content"] = data.content
+    if data.excerpt is not None:
+        changes["excerpt"] = data.excerpt
+    if data.seo_meta is not None:
+        changes["seo_meta"] = _merged_seo_meta(draft.seo_meta, data.seo_meta)
+    _edit(session, draft, author, changes, summary=None)
+    return to_schema(draft)
+
+
+def _check_expected_version(draft: Draft, expected: int | None) -> None:
+    if expected is not None and expected != draft.version:
+        raise Conflict(
+            f"The draft is at version {draft.version}; this change was based on version "
+            f"{expected}. Reload the draft and make the change again."
+        )
+
+
+def _edit(
+    session: AsyncSession,
+    draft: Draft,
+    author: Author,
+    changes: dict[str, Any],
+    summary: str | None,
+    provenance: dict[str, Any] | None = None,
+) -> None:
+    """A person's change of content, moving the status as an edit does (states.after_edit)."""
+    target = states.after_edit(draft.status)
+    if not _write(session, draft, author, summary, changes, provenance):
+        return
+    if target != draft.status:
+        states.check_move(draft.status, target)
+        if draft.status == Status.approved:
+            draft.approved_at = None
+        draft.status = target.value
+
+
+def _merged_seo_meta(current: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    merged = {key: value for key, value in current.items() if key != SCORE_KEY}
+    for key, value in patch.items():
+        if key == SCORE_KEY:
+            continue  # the service's own, recomputed below
+        if value is None:
+            merged.pop(key, None)
+            continue
+        wanted = SEO_META_TYPES.get(key)
+        if wanted is not None and not _is_a(value, wanted):
+            kind = "a list of strings" if wanted is list else "a string"
+            raise BadRequest(
+                f"seo_meta.{key} must be {kind}.",
+                errors=[FieldError(f"seo_meta.{key}", f"must be {kind}")],
+            )
+        merged[key] = value
+    return merged
+
+
+def _is_a(value: object, wanted: type) -> bool:
+    if wanted is list:
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    return isinstance(value, wanted)
+
+
+def _write(
+    session: AsyncSession,
+    draft: Draft,
+    author: Author,
+    summary: str | None,
+    changes: dict[str, Any],
+    provenance: dict[str, Any] | None = None,
+) -> bool:
+    """Apply content `changes` (sanitized) and store a revision; False when nothing changed."""
+    if "content" in changes:
+        changes["content"] = html.sanitize(changes["content"])
+    if "seo_meta" in changes:
+        changes["seo_meta"] = {k: v for k, v in changes["seo_meta"].items() if k != SCORE_KEY}
+    current = {name: getattr(draft, name) for name in CONTENT_FIELDS}
+    current["seo_meta"] = {k: v for k, v in draft.seo_meta.items() if k != SCORE_KEY}
+    if draft.version == 0:  # the first revision holds everything it was given
+        changed = [name for name in CONTENT_FIELDS if name in changes]
+    else:
+        changed = [
+            name for name in CONTENT_FIELDS if name in changes and changes[name] != current[name]
+        ]
+        if not changed:
+            return False
+    for name in changed:
+        if name != "seo_meta":
+            setattr(draft, name, changes[name])
+    seo_meta = changes.get("seo_meta", current["seo_meta"])
+    draft.content_text = html.plain_text(draft.content)
+    scored = seo.score(draft.title, draft.content, seo_meta)
+    draft.seo_meta = {**seo_meta, SCORE_KEY: scored.as_json()}
+    draft.seo_score = scored.total
+    draft.version += 1
+    draft.updated_at = utcnow()
+    session.add(
+        DraftRevision(
+            id=uuid.uuid4(),
+            tenant_id=draft.tenant_id,
+            draft_id=draft.id,
+            version=draft.version,
+            title=draft.title,
+            content=draft.content,
+            excerpt=draft.excerpt,
+            seo_meta=draft.seo_meta,
+            seo_score=draft.seo_score,
+            author_type=author.type,
+            author_id=author.id,
+            change_summary=summary or _summary(changed),
+            fields_changed=changed,
+            provenance=provenance,
+        )
+    )
+    return True
+
+
+def _summary(fields: list[str]) -> str:
+    names = [name.replace("seo_meta", "SEO metadata") for name in fields]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"Edited the {listed}"
+
+
+async def delete(session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID) -> None:
+    """Soft delete; a generation still writing it stops at its next step and releases credits."""
+    draft = await require(session, tenant_id, draft_id, for_update=True)
+    draft.deleted_at = utcnow()
+
+
+async def approve(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID
+) -> schemas.Draft:
+    draft = await require(session, tenant_id, draft_id, for_update=True)
+    draft.status = states.check_move(draft.status, Status.approved).value
+    draft.approved_at = utcnow()
+    draft.rejection_reason = None
+    return to_schema(draft)
+
+
+async def reject(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, reason: str
+) -> schemas.Draft:
+    draft = await require(session, tenant_id, draft_id, for_update=True)
+    draft.status = states.check_move(draft.status, Status.rejected).value
+    draft.rejection_reason = reason
+    return to_schema(draft)
+
+
+async def assign(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, assignee: str
+) -> None:
+    draft = await require(session, tenant_id, draft_id, for_update=True)
+    subject = await tenants.member_subject(session, tenant_id, assignee)
+    if subject is None:
+        raise BadRequest(
+            f"{assignee!r} is not a member of this organization.",
+            errors=[FieldError("assigneeId", "must be a member of this organization")],
+        )
+    draft.assignee_id = subject
+
+
+# --- revisions --------------------------------------------------------------------------------
+
+
+def _summary_of(revision: DraftRevision) -> dict[str, Any]:
+    return {
+        "version": revision.version,
+        "author_type": revision.author_type,
+        "author_id": revision.author_id,
+        "change_summary": revision.change_summary,
+        "fields_changed": revision.fields_changed,
+        "seo_score": revision.seo_score,
+        "created_at": revision.created_at,
+    }
+
+
+async def list_versions(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListVersionsInput
+) -> schemas.VersionPage:
+    await require(session, tenant_id, data.id)
+    rows, total = await repository.revisions(
+        session, tenant_id, data.id, data.limit, (data.page - 1) * data.limit
+    )
+    return schemas.VersionPage(
+        data=[schemas.VersionSummary(**_summary_of(row)) for row in rows], total=total
+    )
+
+
+async def _revision(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, version: int
+) -> DraftRevision:
+    found = await repository.revision(session, tenant_id, draft_id, version)
+    if found is None:
+        raise NotFound(f"Draft {draft_id} has no version {version}.")
+    return found
+
+
+async def get_version(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, version: int
+) -> schemas.Version:
+    await require(session, tenant_id, draft_id)
+    found = await _revision(session, tenant_id, draft_id, version)
+    return schemas.Version(
+        **_summary_of(found),
+        title=found.title,
+        content=found.content,
+        excerpt=found.excerpt,
+        seo_meta=found.seo_meta,
+        provenance=found.provenance,
+    )
+
+
+async def restore_version(
+    session: AsyncSession, tenant_id: uuid.UUID, author: Author, data: schemas.RestoreVersionInput
+) -> schemas.Draft:
+    """The old revision's content becomes a new revision; the status moves as an edit does."""
+    draft = await require(session, tenant_id, data.id, for_update=True)
+    _check_expected_version(draft, data.expected_version)
+    old = await _revision(session, tenant_id, data.id, data.version)
+    changes = {
+        "title": old.title,
+        "content": old.content,
+        "excerpt": old.excerpt,
+        "seo_meta": old.seo_meta,
+    }
+    _edit(session, draft, author, changes, f"Restored version {old.version}", old.provenance)
+    if old.provenance:
+        draft.provenance = old.provenance
+    return to_schema(draft)
+
+
+# --- what the generation pipeline does to a draft ----------------------------------------------
+
+
+async def start_generating(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    title: str,
+    run_id: uuid.UUID,
+    job_id: uuid.UUID | None = None,
+    instance_id: uuid.UUID | None = None,
+) -> Draft:
+    """A new draft in `generating`, at version 0 (no revision until the pipeline writes it)."""
+    draft = _new(tenant_id, title=title, status=Status.generating)
+    draft.run_id, draft.job_id, draft.instance_id = run_id, job_id, instance_id
+    draft.content_text = ""
+    session.add(draft)
+    await session.flush()
+    return draft
+
+
+async def generating(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, run_id: uuid.UUID
+) -> Draft | None:
+    """The draft, locked, if it still exists and is being generated by `run_id`."""
+    draft = await repository.get(session, tenant_id, draft_id, for_update=True)
+    if draft is None or draft.status != Status.generating or draft.run_id != run_id:
+        return None
+    return draft
+
+
+def finish_generation(
+    session: AsyncSession,
+    draft: Draft,
+    *,
+    title: str,
+    content: str,
+    excerpt: str | None,
+    seo_meta: dict[str, Any],
+    provenance: dict[str, Any],
+    summary: str,
+) -> None:
+    """The pipeline's article becomes an AI revision and the draft goes to review."""
+    changes = {"title": title, "content": content, "excerpt": excerpt, "seo_meta": seo_meta}
+    _write(session, draft, Author("ai", None), summary, changes, provenance)
+    draft.provenance = provenance
+    draft.status = states.check_move(draft.status, Status.reviewing).value
+
+
+def fail_generation(draft: Draft, reason: str) -> None:
+    """A failed generation never leaves a draft generating: it is rejected with the reason."""
+    draft.status = states.check_move(draft.status, Status.rejected).value
+    draft.rejection_reason = reason
+    draft.updated_at = utcnow()

@@ -1,0 +1,82 @@
+"""The draft state machine: the one table of allowed moves, and what an edit does to a status.
+
+    generating -> reviewing        the generation pipeline finished
+    generating -> rejected         the generation failed (its reason kept on the draft)
+    reviewing  -> approved         drafts.approve
+    reviewing  -> rejected         drafts.reject (a reason is required)
+    rejected   -> reviewing        an edit
+    approved   -> reviewing        an edit of its content (it needs approving again)
+    approved   -> published        publishing (the publishers issue)
+    any but generating -> archived
+
+Editing a published draft keeps it published: it is live on the target, the edit is a new
+revision, and republishing sends it. Generating and archived drafts cannot be edited.
+Any other move is a 409 CONFLICT naming the current status.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from contentplatform.kit.errors import Conflict
+
+
+class Status(StrEnum):
+    generating = "generating"
+    reviewing = "reviewing"
+    approved = "approved"
+    rejected = "rejected"
+    published = "published"
+    archived = "archived"
+
+
+S = Status
+
+MOVES: frozenset[tuple[Status, Status]] = frozenset(
+    {
+        (S.generating, S.reviewing),
+        (S.generating, S.rejected),
+        (S.reviewing, S.approved),
+        (S.reviewing, S.rejected),
+        (S.rejected, S.reviewing),
+        (S.approved, S.reviewing),
+        (S.approved, S.published),
+        *((status, S.archived) for status in S if status not in (S.generating, S.archived)),
+    }
+)
+
+# Where an edit of the content takes a draft; statuses missing here cannot be edited.
+AFTER_EDIT: dict[Status, Status] = {
+    S.reviewing: S.reviewing,
+    S.rejected: S.reviewing,
+    S.approved: S.reviewing,
+    S.published: S.published,
+}
+
+_VERBS = {
+    S.reviewing: "sent to review",
+    S.approved: "approved",
+    S.rejected: "rejected",
+    S.published: "published",
+    S.archived: "archived",
+    S.generating: "generated again",
+}
+
+
+def allowed(current: Status | str, target: Status | str) -> bool:
+    return (Status(current), Status(target)) in MOVES
+
+
+def check_move(current: Status | str, target: Status | str) -> Status:
+    """The target status, or Conflict when the table has no such move."""
+    if not allowed(current, target):
+        raise Conflict(f"The draft is {current}; it cannot be {_VERBS[Status(target)]}.")
+    return Status(target)
+
+
+def after_edit(current: Status | str) -> Status:
+    """The status a draft has once its content is edited, or Conflict when it cannot be."""
+    status = Status(current)
+    if status not in AFTER_EDIT:
+        raise Conflict(f"The draft is {status}; it cannot be edited.")
+    return AFTER_EDIT[status]

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, UniqueConstraint, Uuid
+from sqlalchemy.orm import Mapped, mapped_column
+
+from contentplatform.kit.db import Base, RecordMixin, TenantMixin, UTCDateTime
+
+
+class GenerationRun(RecordMixin, TenantMixin, Base):
+    """One execution of the article pipeline for one draft."""
+
+    __tablename__ = "generation_runs"
+    __table_args__ = (
+        # The same idempotency key of a tenant always means the same run.
+        UniqueConstraint("tenant_id", "idempotency_key"),
+        Index("ix_generation_runs_tenant_id_created_at", "tenant_id", "created_at"),
+        Index("ix_generation_runs_status", "status"),
+    )
+
+    kind: Mapped[str] = mapped_column(String(20), nullable=False)  # blog
+    # queued -> running -> succeeded | failed | cancelled
+    status: Mapped[str] = mapped_column(String(20), nullable=False)
+    step: Mapped[str | None] = mapped_column(String(20))
+    percent: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # {code, message, retryable}
+    draft_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("drafts.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    job_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    instance_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    idempotency_key: Mapped[str] = mapped_column(String(255), nullable=False)
+    # What was asked: topic, keywords, contentInstructions, documentIds.
+    request: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
+    reservation_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    credits_committed: Mapped[int | None] = mapped_column(Integer)
+    retry_of: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    created_by: Mapped[str | None] = mapped_column(String(255))
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -1,0 +1,133 @@
+"""What the article pipeline asks a model, for each task; PROMPT_VERSION is in every provenance.
+
+Each request carries the rendered messages (what a real model reads) and the same inputs as data
+(for the offline writer). Sources are numbered; the model cites them as [n].
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from contentplatform.ai.base import CompletionRequest, Message, Source
+
+PROMPT_VERSION = "blog-2026-11.1"
+MAX_SECTIONS = 5
+
+SYSTEM = (
+    "You are a careful writer for a content team. Write only from the numbered sources you are "
+    "given: every claim must come from them, and each sentence that uses a source ends with its "
+    "number in square brackets, like [2]. Never invent facts, figures, names, quotes or links. "
+    "Write clearly for a general business reader, in the language of the sources."
+)
+
+OUTLINE_FORMAT = {
+    "title": "the article's title",
+    "intro": {"sources": [1], "points": ["what the introduction says"]},
+    "sections": [{"heading": "a section heading", "sources": [1, 2], "points": ["..."]}],
+    "conclusion": {"heading": "Key takeaways", "points": ["..."]},
+}
+
+
+def render_sources(sources: Sequence[Source]) -> str:
+    blocks = []
+    for source in sources:
+        where = source.document_name + (f" > {source.heading}" if source.heading else "")
+        blocks.append(f"[{source.ref}] ({where})\n{source.text.strip()}")
+    return "\n\n".join(blocks)
+
+
+def _brief_lines(brief: dict[str, Any]) -> str:
+    lines = [f"Topic: {brief['topic']}"]
+    if brief.get("keywords"):
+        lines.append("Keywords (the first is the focus keyword): " + ", ".join(brief["keywords"]))
+    if brief.get("instructions"):
+        lines.append(f"Instructions from the content team: {brief['instructions']}")
+    return "\n".join(lines)
+
+
+def outline(brief: dict[str, Any], sources: Sequence[Source]) -> CompletionRequest:
+    data = {**brief, "max_sections": MAX_SECTIONS}
+    user = (
+        f"{_brief_lines(brief)}\n\nSources:\n{render_sources(sources)}\n\n"
+        f"Plan an article on the topic from these sources: a title, an introduction, 2 to "
+        f"{MAX_SECTIONS} sections and a short conclusion. For each part list the numbers of the "
+        "sources it draws on and the points it makes. Answer with one JSON object shaped like "
+        f"{json.dumps(OUTLINE_FORMAT)}"
+    )
+    return CompletionRequest(
+        task="outline",
+        messages=[Message("system", SYSTEM), Message("user", user)],
+        brief=data,
+        sources=sources,
+        max_tokens=1200,
+        temperature=0.3,
+        json=True,
+    )
+
+
+def section(
+    brief: dict[str, Any],
+    *,
+    title: str,
+    part: dict[str, Any],
+    sources: Sequence[Source],
+    index: int,
+    count: int,
+    previous_headings: list[str],
+) -> CompletionRequest:
+    heading = part.get("heading")
+    kind = part["kind"]
+    data = {
+        **brief,
+        "title": title,
+        "heading": heading,
+        "points": part.get("points", []),
+        "index": index,
+        "count": count,
+        "previous_headings": previous_headings,
+        "kind": kind,
+    }
+    if kind == "intro":
+        task = "Write the introduction (no heading): one or two short paragraphs."
+    elif kind == "conclusion":
+        task = f'Write the section "{heading}" (no heading): a <ul> of 3 to 5 one-sentence points.'
+    else:
+        task = f'Write the section "{heading}" (no heading): one to three paragraphs.'
+    points = "\n".join(f"- {point}" for point in part.get("points", []))
+    user = (
+        f"{_brief_lines(brief)}\nArticle title: {title}\n"
+        f"Sections before this one: {', '.join(previous_headings) or 'none'}\n"
+        f"Points to make:\n{points or '- (choose from the sources)'}\n\n"
+        f"Sources:\n{render_sources(sources)}\n\n"
+        f"{task} Answer with HTML only (<p>, <ul>, <li>, <strong>, <em>), citing sources as [n]."
+    )
+    return CompletionRequest(
+        task="section",
+        messages=[Message("system", SYSTEM), Message("user", user)],
+        brief=data,
+        sources=sources,
+        max_tokens=900,
+        temperature=0.4,
+    )
+
+
+def seo(brief: dict[str, Any], *, title: str, text: str, first_paragraph: str) -> CompletionRequest:
+    data = {**brief, "title": title, "text": text, "first_paragraph": first_paragraph}
+    user = (
+        f"{_brief_lines(brief)}\nTitle: {title}\n\nArticle:\n{text[:12000]}\n\n"
+        "Write its search metadata. Answer with one JSON object: "
+        '{"seo_title": "at most 60 characters, with the focus keyword", '
+        '"meta_description": "120 to 160 characters, with the focus keyword", '
+        '"slug": "lowercase-words-with-hyphens", "focus_keywords": ["1 to 5 phrases"], '
+        '"excerpt": "one or two sentences, at most 300 characters"}'
+    )
+    return CompletionRequest(
+        task="seo",
+        messages=[Message("system", SYSTEM), Message("user", user)],
+        brief=data,
+        max_tokens=400,
+        temperature=0.2,
+        json=True,
+    )

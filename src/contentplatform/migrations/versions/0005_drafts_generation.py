@@ -1,0 +1,138 @@
+"""Drafts, their revisions, and generation runs.
+
+Revision ID: 0005_drafts_generation
+Revises: 0004_search
+Create Date: 2026-11-22
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+from contentplatform.kit.db import UTCDateTime
+
+revision: str = "0005_drafts_generation"
+down_revision: str | None = "0004_search"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def _record() -> list[sa.Column[object]]:
+    return [
+        sa.Column("created_at", UTCDateTime(), nullable=False),
+        sa.Column("updated_at", UTCDateTime(), nullable=False),
+    ]
+
+
+def _tenant_key(table: str) -> sa.ForeignKeyConstraint:
+    return sa.ForeignKeyConstraint(
+        ["tenant_id"], ["tenants.id"], name=f"fk_{table}_tenant_id_tenants", ondelete="CASCADE"
+    )
+
+
+def upgrade() -> None:
+    op.create_table(
+        "drafts",
+        sa.Column("id", sa.Uuid(), nullable=False),
+        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        sa.Column("title", sa.String(500), nullable=False),
+        sa.Column("content", sa.Text(), nullable=False),
+        sa.Column("content_text", sa.Text(), nullable=False),
+        sa.Column("excerpt", sa.Text(), nullable=True),
+        sa.Column("seo_meta", sa.JSON(), nullable=False),
+        sa.Column("seo_score", sa.Integer(), nullable=True),
+        sa.Column("status", sa.String(20), nullable=False),
+        sa.Column("job_id", sa.Uuid(), nullable=True),
+        sa.Column("instance_id", sa.Uuid(), nullable=True),
+        sa.Column("run_id", sa.Uuid(), nullable=True),
+        sa.Column("assignee_id", sa.String(255), nullable=True),
+        sa.Column("rejection_reason", sa.Text(), nullable=True),
+        sa.Column("provenance", sa.JSON(), nullable=False),
+        sa.Column("version", sa.Integer(), nullable=False),
+        sa.Column("approved_at", UTCDateTime(), nullable=True),
+        sa.Column("published_at", UTCDateTime(), nullable=True),
+        sa.Column("deleted_at", UTCDateTime(), nullable=True),
+        *_record(),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_drafts")),
+        _tenant_key("drafts"),
+    )
+    op.create_index(op.f("ix_drafts_tenant_id"), "drafts", ["tenant_id"])
+    op.create_index("ix_drafts_tenant_id_created_at", "drafts", ["tenant_id", "created_at"])
+    op.create_index("ix_drafts_tenant_id_status", "drafts", ["tenant_id", "status"])
+    op.create_index("ix_drafts_tenant_id_job_id", "drafts", ["tenant_id", "job_id"])
+
+    op.create_table(
+        "draft_revisions",
+        sa.Column("id", sa.Uuid(), nullable=False),
+        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        sa.Column("draft_id", sa.Uuid(), nullable=False),
+        sa.Column("version", sa.Integer(), nullable=False),
+        sa.Column("title", sa.String(500), nullable=False),
+        sa.Column("content", sa.Text(), nullable=False),
+        sa.Column("excerpt", sa.Text(), nullable=True),
+        sa.Column("seo_meta", sa.JSON(), nullable=False),
+        sa.Column("seo_score", sa.Integer(), nullable=True),
+        sa.Column("author_type", sa.String(10), nullable=False),
+        sa.Column("author_id", sa.String(255), nullable=True),
+        sa.Column("change_summary", sa.String(500), nullable=False),
+        sa.Column("fields_changed", sa.JSON(), nullable=False),
+        sa.Column("provenance", sa.JSON(), nullable=True),
+        *_record(),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_draft_revisions")),
+        _tenant_key("draft_revisions"),
+        sa.ForeignKeyConstraint(
+            ["draft_id"],
+            ["drafts.id"],
+            name="fk_draft_revisions_draft_id_drafts",
+            ondelete="CASCADE",
+        ),
+        sa.UniqueConstraint("draft_id", "version", name="uq_draft_revisions_draft_id_version"),
+    )
+    op.create_index(op.f("ix_draft_revisions_tenant_id"), "draft_revisions", ["tenant_id"])
+
+    op.create_table(
+        "generation_runs",
+        sa.Column("id", sa.Uuid(), nullable=False),
+        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        sa.Column("kind", sa.String(20), nullable=False),
+        sa.Column("status", sa.String(20), nullable=False),
+        sa.Column("step", sa.String(20), nullable=True),
+        sa.Column("percent", sa.Integer(), nullable=False),
+        sa.Column("error", sa.JSON(), nullable=True),
+        sa.Column("draft_id", sa.Uuid(), nullable=False),
+        sa.Column("job_id", sa.Uuid(), nullable=True),
+        sa.Column("instance_id", sa.Uuid(), nullable=True),
+        sa.Column("idempotency_key", sa.String(255), nullable=False),
+        sa.Column("request", sa.JSON(), nullable=False),
+        sa.Column("reservation_id", sa.Uuid(), nullable=True),
+        sa.Column("credits_committed", sa.Integer(), nullable=True),
+        sa.Column("retry_of", sa.Uuid(), nullable=True),
+        sa.Column("created_by", sa.String(255), nullable=True),
+        sa.Column("started_at", UTCDateTime(), nullable=True),
+        sa.Column("finished_at", UTCDateTime(), nullable=True),
+        *_record(),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_generation_runs")),
+        _tenant_key("generation_runs"),
+        sa.ForeignKeyConstraint(
+            ["draft_id"],
+            ["drafts.id"],
+            name="fk_generation_runs_draft_id_drafts",
+            ondelete="CASCADE",
+        ),
+        sa.UniqueConstraint(
+            "tenant_id", "idempotency_key", name="uq_generation_runs_tenant_id_idempotency_key"
+        ),
+    )
+    op.create_index(op.f("ix_generation_runs_tenant_id"), "generation_runs", ["tenant_id"])
+    op.create_index(op.f("ix_generation_runs_draft_id"), "generation_runs", ["draft_id"])
+    op.create_index(
+        "ix_generation_runs_tenant_id_created_at", "generation_runs", ["tenant_id", "created_at"]
+    )
+    op.create_index("ix_generation_runs_status", "generation_runs", ["status"])
+
+
+def downgrade() -> None:
+    op.drop_table("generation_runs")
+    op.drop_table("draft_revisions")
+    op.drop_table("drafts")

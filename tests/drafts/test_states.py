@@ -1,0 +1,62 @@
+"""The draft state machine, move by move: every pair of statuses is either in the table or 409."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from contentplatform.drafts import states
+from contentplatform.drafts.states import Status
+from contentplatform.kit.errors import Conflict
+
+S = Status
+ALLOWED = {
+    (S.generating, S.reviewing),
+    (S.generating, S.rejected),
+    (S.reviewing, S.approved),
+    (S.reviewing, S.rejected),
+    (S.rejected, S.reviewing),
+    (S.approved, S.reviewing),
+    (S.approved, S.published),
+    (S.reviewing, S.archived),
+    (S.approved, S.archived),
+    (S.rejected, S.archived),
+    (S.published, S.archived),
+}
+ALL_PAIRS = list(itertools.product(Status, Status))
+
+
+@pytest.mark.parametrize(("current", "target"), sorted(ALLOWED))
+def test_an_allowed_move_returns_its_target(current: Status, target: Status) -> None:
+    assert states.check_move(current, target) is target
+
+
+@pytest.mark.parametrize(("current", "target"), [p for p in ALL_PAIRS if p not in ALLOWED])
+def test_any_other_move_is_a_conflict_naming_the_current_status(
+    current: Status, target: Status
+) -> None:
+    with pytest.raises(Conflict) as refused:
+        states.check_move(current, target)
+    assert f"The draft is {current.value};" in refused.value.detail
+
+
+@pytest.mark.parametrize(
+    ("current", "after"),
+    [
+        (S.reviewing, S.reviewing),
+        (S.rejected, S.reviewing),
+        (S.approved, S.reviewing),
+        (S.published, S.published),
+    ],
+)
+def test_an_edit_sends_rejected_and_approved_drafts_back_to_review(
+    current: Status, after: Status
+) -> None:
+    assert states.after_edit(current) is after
+
+
+@pytest.mark.parametrize("current", [S.generating, S.archived])
+def test_generating_and_archived_drafts_cannot_be_edited(current: Status) -> None:
+    with pytest.raises(Conflict, match=f"The draft is {current.value}; it cannot be edited"):
+        states.after_edit(current)

@@ -1,0 +1,263 @@
+"""Real `contentplatform serve` processes on backends of their own, for crash and recovery tests.
+
+A `Stack` is what one service instance runs on (data directory, our database, DBOS's, Redis under
+a prefix of its own): SQLite files in a temporary directory, or two PostgreSQL databases created
+for the test and dropped after when CONTENTPLATFORM_TEST_DATABASE_URL is set. `Services` starts,
+kills and stops service processes on it; `wait_for` polls with a bound and the log on failure.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import httpx
+import pytest
+import redis
+from dbos import DBOSClient
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+
+TIMEOUT = 60.0  # for any one thing to happen; normally it takes a second or two
+CLI = (sys.executable, "-m", "contentplatform.cli")
+
+T = TypeVar("T")
+
+
+# --- the service's backends ---------------------------------------------------------------------
+
+
+@dataclass
+class Stack:
+    """What one service instance runs on; it outlives the processes that use it."""
+
+    dir: Path
+    database_url: str
+    dbos_database_url: str
+    redis_url: str | None
+    redis_prefix: str
+    engine: Engine = field(init=False)
+
+    def __post_init__(self) -> None:
+        url = make_url(self.database_url)
+        if url.get_backend_name() == "postgresql":
+            url = url.set(drivername="postgresql+psycopg")
+        self.engine = create_engine(url)
+
+    @property
+    def data_dir(self) -> Path:
+        return self.dir / "data"
+
+    def env(self, **settings: str) -> dict[str, str]:
+        values = {
+            "CONTENTPLATFORM_ENV": "local",
+            "CONTENTPLATFORM_DATA_DIR": str(self.data_dir),
+            "CONTENTPLATFORM_DATABASE_URL": self.database_url,
+            "CONTENTPLATFORM_DBOS_DATABASE_URL": self.dbos_database_url,
+            "CONTENTPLATFORM_RECONCILE_INTERVAL_SECONDS": "0.5",
+            "CONTENTPLATFORM_RATE_LIMIT": "100000/minute",
+            "CONTENTPLATFORM_RATE_LIMIT_PUBLIC": "100000/minute",
+            "CONTENTPLATFORM_LOG_LEVEL": "INFO",
+            "CONTENTPLATFORM_REDIS_PREFIX": self.redis_prefix,
+        }
+        if self.redis_url:
+            values["CONTENTPLATFORM_REDIS_URL"] = self.redis_url
+        values.update({f"CONTENTPLATFORM_{key.upper()}": value for key, value in settings.items()})
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith("CONTENTPLATFORM_")}
+        return {**inherited, **values}
+
+    def workflow_status(self, workflow_id: str) -> str | None:
+        """DBOS's status of a workflow, read from its system database (None: never started)."""
+        client = DBOSClient(system_database_url=self.dbos_database_url)
+        try:
+            found = client.list_workflows(
+                workflow_ids=[workflow_id], load_input=False, load_output=False
+            )
+        finally:
+            client.destroy()
+        return found[0].status if found else None
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[Stack]:
+    redis_url = os.environ.get("CONTENTPLATFORM_TEST_REDIS_URL")
+    run = uuid.uuid4().hex[:10]
+    prefix = f"cptest:proc:{run}:"
+    with _databases(tmp_path, run) as (database_url, dbos_database_url):
+        found = Stack(tmp_path, database_url, dbos_database_url, redis_url, prefix)
+        try:
+            yield found
+        finally:
+            found.engine.dispose()
+            _clear_redis(redis_url, prefix)
+
+
+@contextmanager
+def _databases(tmp_path: Path, run: str) -> Iterator[tuple[str, str]]:
+    """Ours and DBOS's: SQLite files, or two PostgreSQL databases made for this test only."""
+    server_url = os.environ.get("CONTENTPLATFORM_TEST_DATABASE_URL")
+    if not server_url:
+        yield f"sqlite:///{tmp_path / 'app.db'}", f"sqlite:///{tmp_path / 'dbos.sqlite'}"
+        return
+    server = make_url(server_url).set(drivername="postgresql+psycopg")
+    names = [f"cp_test_proc_{run}", f"cp_test_proc_{run}_dbos"]
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            for name in names:
+                connection.execute(text(f'CREATE DATABASE "{name}"'))
+        yield (
+            server.set(drivername="postgresql", database=names[0]).render_as_string(False),
+            server.set(drivername="postgresql", database=names[1]).render_as_string(False),
+        )
+    finally:
+        with admin.connect() as connection:
+            for name in names:
+                connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def _clear_redis(url: str | None, prefix: str) -> None:
+    if not url:
+        return
+    client = redis.Redis.from_url(url)
+    try:
+        for key in client.scan_iter(match=f"{prefix}*", count=500):
+            client.delete(key)
+    finally:
+        client.close()
+
+
+# --- the service's processes --------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Service:
+    """One `contentplatform serve` process."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    log: Path
+
+    def tail(self, chars: int = 6000) -> str:
+        return self.log.read_text(errors="replace")[-chars:]
+
+    def check_alive(self) -> None:
+        if self.process.poll() is not None:
+            raise AssertionError(
+                f"the service exited early with {self.process.returncode}:\n{self.tail()}"
+            )
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hook runs, as when a machine or container dies."""
+        self.process.kill()
+        self.process.wait(TIMEOUT)
+
+    def stop(self) -> None:
+        """SIGTERM, as a deployment stops it."""
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            code = self.process.wait(TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the service ignored SIGTERM:\n{self.tail()}") from None
+        # uvicorn re-raises the signal once its graceful shutdown is over.
+        assert code in (0, -signal.SIGTERM), self.tail()
+        assert "Application shutdown complete" in self.tail(), self.tail()
+
+
+@dataclass
+class Services:
+    """Starts service processes on a stack; whatever is still running at the end is killed."""
+
+    stack: Stack
+    running: list[Service] = field(default_factory=list)
+
+    def start(self, **settings: str) -> Service:
+        number = len(self.running) + 1
+        log = self.stack.dir / f"service{number}.log"
+        port = free_port()
+        with log.open("wb") as sink:
+            process = subprocess.Popen(
+                [*CLI, "serve", "--port", str(port)],
+                cwd=self.stack.dir,  # no stray .env file is read
+                env=self.stack.env(**settings),
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+            )
+        service = Service(process, f"http://127.0.0.1:{port}", log)
+        self.running.append(service)
+
+        def ready() -> bool:
+            try:
+                return httpx.get(f"{service.url}/readyz", timeout=5).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_for("the service to be ready", ready, service, interval=0.1)
+        return service
+
+    def token(self, org: str, role: str = "editor") -> str:
+        """A token from `contentplatform dev-token`, on the same data directory."""
+        result = subprocess.run(
+            [*CLI, "dev-token", "--org", org, "--user", f"user_{org}", "--role", role],
+            cwd=self.stack.dir,
+            env=self.stack.env(),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    def close(self) -> None:
+        for service in self.running:
+            if service.process.poll() is None:
+                service.process.kill()
+                service.process.wait(TIMEOUT)
+
+
+@pytest.fixture
+def services(stack: Stack) -> Iterator[Services]:
+    started = Services(stack)
+    try:
+        yield started
+    finally:
+        started.close()
+
+
+def wait_for(
+    what: str,
+    check: Callable[[], T | Literal[False] | None],
+    service: Service | None = None,
+    *,
+    timeout: float = TIMEOUT,
+    interval: float = 0.05,
+) -> T:
+    """Poll `check` until it returns something truthy; bounded, with the log on failure."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if service is not None:
+            service.check_alive()
+        found = check()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            detail = f"; the service's log ends with:\n{service.tail()}" if service else ""
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
+        time.sleep(interval)
