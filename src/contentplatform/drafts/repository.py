@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts.models import Draft, DraftRevision
 from contentplatform.drafts.schemas import ListDraftsInput
+from contentplatform.kit.db import lock_rows
 
 PUBLISHABLE_LIMIT = 100
 
@@ -22,6 +23,7 @@ async def get(
 ) -> Draft | None:
     statement = _live(tenant_id).where(Draft.id == draft_id)
     if for_update:
+        await lock_rows(session, Draft, Draft.tenant_id == tenant_id, Draft.id == draft_id)
         statement = statement.with_for_update()
     return (await session.execute(statement)).scalar_one_or_none()
 

@@ -266,7 +266,7 @@ async def approve(
 ) -> schemas.Draft:
     draft = await require(session, tenant_id, draft_id, for_update=True)
     draft.status = states.check_move(draft.status, Status.approved).value
-    draft.approved_at = utcnow()
+    draft.approved_at = draft.updated_at = utcnow()
     draft.rejection_reason = None
     return to_schema(draft)
 
@@ -275,8 +275,12 @@ async def reject(
     session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, reason: str
 ) -> schemas.Draft:
     draft = await require(session, tenant_id, draft_id, for_update=True)
+    if draft.status == Status.generating:
+        # generating -> rejected is the pipeline's move (a failed run), not a reviewer's.
+        raise Conflict("The draft is generating; it cannot be rejected.")
     draft.status = states.check_move(draft.status, Status.rejected).value
     draft.rejection_reason = reason
+    draft.updated_at = utcnow()
     return to_schema(draft)
 
 

@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.generation.models import GenerationRun
+from contentplatform.kit.db import lock_rows
 
 UNFINISHED = ("queued", "running")
 
@@ -19,6 +20,9 @@ async def get(
         GenerationRun.tenant_id == tenant_id, GenerationRun.id == run_id
     )
     if for_update:
+        await lock_rows(
+            session, GenerationRun, GenerationRun.tenant_id == tenant_id, GenerationRun.id == run_id
+        )
         statement = statement.with_for_update()
     return (await session.execute(statement)).scalar_one_or_none()
 

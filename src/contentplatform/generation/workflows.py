@@ -41,10 +41,11 @@ from contentplatform.credits import service as credits
 from contentplatform.documents import service as documents
 from contentplatform.drafts import html, seo
 from contentplatform.drafts import service as drafts
-from contentplatform.generation import prompts, repository
+from contentplatform.generation import passages, prompts, repository
 from contentplatform.generation.models import GenerationRun
 from contentplatform.kit import durable, runtime
 from contentplatform.kit.db import utcnow
+from contentplatform.kit.errors import Conflict
 from contentplatform.search import service as search
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 TOKENS_PER_CREDIT = 1000
 SEARCH_LIMIT = 10
 PRIMARY_LIMIT = 3
+MAX_SOURCES = 16
 SECTION_SOURCES = 4
 CONCLUSION_SOURCES = 6
 SEO_TITLE_MAX = 60
@@ -83,6 +85,10 @@ class NoSources(Exception):
 
 class InvalidModelOutput(Exception):
     """The model answered in a shape the pipeline cannot use."""
+
+
+class HoldExpired(Exception):
+    """The credits held for the run are no longer held (it outlived its reservation)."""
 
 
 # --- the workflow -------------------------------------------------------------------------------
@@ -145,6 +151,8 @@ def error_of(error: Exception) -> dict[str, Any]:
         return {"code": "PROVIDER_ERROR", "message": message, "retryable": False}
     if isinstance(error, InvalidModelOutput):
         return {"code": "MODEL_OUTPUT_INVALID", "message": str(error), "retryable": True}
+    if isinstance(error, HoldExpired):
+        return {"code": "CREDITS_EXPIRED", "message": str(error), "retryable": True}
     log.exception("generation failed", exc_info=error)
     message = (
         f"Generation failed unexpectedly ({type(error).__name__}); retry it or contact support."
@@ -170,7 +178,13 @@ async def _progress(
     run.step = step
     run.percent = max(run.percent, percent)
     if run.reservation_id is not None:
-        await credits.extend(session, tenant_id, run.reservation_id)
+        try:
+            await credits.extend(session, tenant_id, run.reservation_id)
+        except Conflict:
+            raise HoldExpired(
+                "The credits held for this run were released before it finished (it was "
+                "interrupted for longer than the hold lasts); generate it again."
+            ) from None
     return run
 
 
@@ -213,34 +227,39 @@ async def retrieve(
         hits = await search.search_chunks(
             session, tenant_id, query, document_ids=chosen, limit=SEARCH_LIMIT
         )
-        if not hits and chosen:
-            hits = await search.leading_chunks(session, tenant_id, chosen)
+        found = passages.relevant(hits, brief["topic"], brief["keywords"])
+        if not found and chosen:
+            found = passages.every(await search.leading_chunks(session, tenant_id, chosen))
         primary = await documents.primary_knowledge_id(session, tenant_id)
         if primary is not None:
-            hits += await search.search_chunks(
+            best = await search.search_chunks(
                 session, tenant_id, query, document_ids=[primary], limit=PRIMARY_LIMIT
             )
-    if not hits:
+            # The primary document's own passages come after the best matches, within the cap.
+            found = found[: MAX_SOURCES - PRIMARY_LIMIT] + passages.relevant(
+                best, brief["topic"], brief["keywords"], at_least_one=False
+            )
+    if not found:
         raise NoSources(
             "None of the organization's ready documents matches this topic. Ingest documents "
             "about it, or choose documentIds to write from."
         )
-    seen: set[uuid.UUID] = set()
     sources: list[dict[str, Any]] = []
-    for hit in hits:
-        if hit.chunk_id in seen:
+    seen: set[tuple[uuid.UUID, str]] = set()
+    for passage in found:
+        if (passage.hit.chunk_id, passage.text) in seen:
             continue
-        seen.add(hit.chunk_id)
+        seen.add((passage.hit.chunk_id, passage.text))
         source = Source(
             ref=len(sources) + 1,
-            chunk_id=str(hit.chunk_id),
-            document_id=str(hit.document_id),
-            document_name=hit.document_name,
-            heading=hit.heading,
-            text=hit.content,
+            chunk_id=str(passage.hit.chunk_id),
+            document_id=str(passage.hit.document_id),
+            document_name=passage.hit.document_name,
+            heading=passage.heading,
+            text=passage.text,
         )
         sources.append(asdict(source))
-    return sources
+    return sources[:MAX_SOURCES]
 
 
 @DBOS.step(name="generation.outline")
@@ -411,7 +430,7 @@ def assemble(
             "</li>"
             for ref in cited
         )
-        blocks.append(f'<h2 id="sources">Sources</h2><ol class="sources">{items}</ol>')
+        blocks.append(f'<h2 id="sources">Sources</h2><ol>{items}</ol>')
     return {
         "title": title,
         "content": "\n".join(blocks),

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import DateTime, ForeignKey, MetaData, TypeDecorator, Uuid, event, text
+from sqlalchemy import DateTime, ForeignKey, MetaData, TypeDecorator, Uuid, event, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
@@ -144,6 +144,23 @@ def after_commit(session: AsyncSession, hook: Callable[[], Awaitable[None]]) -> 
     session.info.setdefault(AFTER_COMMIT_KEY, []).append(hook)
 
 
+async def lock_rows(session: AsyncSession, model: type[Base], *criteria: Any) -> None:
+    """Make the SELECT ... FOR UPDATE that follows serialize on SQLite too.
+
+    SQLite ignores FOR UPDATE. A write that changes nothing takes its one write lock instead
+    and, as the transaction's first write, begins it, so what is read next is current. On
+    PostgreSQL the FOR UPDATE itself locks the rows; nothing is done here.
+    """
+    if session.get_bind().dialect.name != "sqlite":
+        return
+    await session.execute(
+        update(model)
+        .where(*criteria)
+        .values(updated_at=model.updated_at)  # type: ignore[attr-defined]
+        .execution_options(synchronize_session=False)
+    )
+
+
 def insert_ignoring_conflicts(session: AsyncSession, model: type[Base], **values: Any) -> Any:
     """INSERT ... ON CONFLICT DO NOTHING for the session's dialect."""
     dialect = session.get_bind().dialect.name
@@ -160,5 +177,6 @@ __all__ = [
     "UTCDateTime",
     "after_commit",
     "insert_ignoring_conflicts",
+    "lock_rows",
     "utcnow",
 ]

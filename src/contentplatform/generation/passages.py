@@ -1,0 +1,93 @@
+"""From retrieved chunks to the passages an article is written from.
+
+A chunk packs several small Markdown sections together, and its `heading` is only the heading
+path where it starts. Split at the heading lines inside it, each passage carries its own heading,
+so a section named after a heading is written from the text under that heading. Passages that
+share too few words with the topic and keywords are dropped: a chunk found by one common word
+("test") should not become a section of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from contentplatform.search.service import ChunkHit, query_terms
+
+_HEADING_LINE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_WORD = re.compile(r"\w+")
+# Words are compared by their first letters, a cheap stand-in for stemming
+# ("scheduling" ~ "schedules"), as the full-text index stems its matches.
+_STEM = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    hit: ChunkHit
+    heading: str | None
+    text: str
+
+
+def split(hit: ChunkHit) -> list[Passage]:
+    """The chunk's text cut at its heading lines; each part under its full heading path."""
+    path = hit.heading.split(" > ") if hit.heading else []
+    passages: list[Passage] = []
+    lines: list[str] = []
+
+    def flush() -> None:
+        text = "\n".join(lines).strip()
+        if text:
+            passages.append(Passage(hit, " > ".join(path) or None, text))
+        lines.clear()
+
+    for line in hit.content.splitlines():
+        found = _HEADING_LINE.match(line)
+        if found is None:
+            lines.append(line)
+            continue
+        flush()
+        level = len(found[1])
+        path = [*path[: level - 1], found[2].strip()]
+    flush()
+    return passages
+
+
+def _stems(text: str) -> set[str]:
+    return {word.casefold()[:_STEM] for word in _WORD.findall(text)}
+
+
+def relevant(
+    hits: Sequence[ChunkHit],
+    topic: str,
+    keywords: Sequence[str] = (),
+    *,
+    at_least_one: bool = True,
+) -> list[Passage]:
+    """The passages of `hits` (best first) that hold one of the `keywords` (all its words) or at
+    least two words of topic and keywords (the only word, when there is one); with
+    `at_least_one`, the best passage when none does."""
+    terms = _terms(" ".join([topic, *keywords]))
+    phrases = [phrase for keyword in keywords if (phrase := _terms(keyword))]
+    needed = min(2, len(terms))
+
+    def matches(passage: Passage) -> int:
+        words = _stems(f"{passage.heading or ''} {passage.text}")
+        if any(phrase <= words for phrase in phrases):
+            return len(terms) + 1
+        return len(terms & words)
+
+    found = [passage for hit in hits for passage in split(hit)]
+    kept = [passage for passage in found if matches(passage) >= needed]
+    if kept or not found or not at_least_one:
+        return kept
+    return [max(found, key=matches)]
+
+
+def _terms(text: str) -> set[str]:
+    return {term.casefold()[:_STEM] for term in query_terms(text)}
+
+
+def every(hits: Iterable[ChunkHit]) -> list[Passage]:
+    """All passages of `hits`, relevant or not (for documents the caller chose explicitly)."""
+    return [passage for hit in hits for passage in split(hit)]

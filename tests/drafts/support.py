@@ -1,0 +1,116 @@
+"""Helpers for the Drafts API tests: one organization's drafts seen through the API (one
+transport), and a direct hand on the database for the statuses no Drafts operation reaches."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+from sqlalchemy import update
+
+from contentplatform.drafts.models import Draft
+from contentplatform.kit.db import Database
+
+ROLES = ("member", "editor", "admin")
+
+
+def new_org() -> str:
+    return f"org_{uuid.uuid4().hex[:12]}"
+
+
+class Drafts:
+    """One organization's drafts through one transport (`call`), with a user and token per role.
+
+    Writes go as the editor unless told otherwise, reads as the member."""
+
+    def __init__(self, call: Any, client: httpx.Client, token: Any, org: str) -> None:
+        self.call = call
+        self.client = client
+        self.org = org
+        self.users = {role: f"{role}-{org}" for role in ROLES}
+        self.tokens = {role: token(org, self.users[role], role) for role in ROLES}
+        self._tenant_id: str | None = None
+
+    def request(
+        self, operation: str, data: dict[str, Any] | None = None, *, role: str = "editor"
+    ) -> httpx.Response:
+        return self.call(operation, data, token=self.tokens[role], org=self.org)
+
+    def ok(self, operation: str, data: dict[str, Any] | None = None, *, role: str = "editor"):
+        response = self.request(operation, data, role=role)
+        assert response.status_code == 200, (operation, response.text)
+        return response.json()
+
+    def whoami(self, role: str = "member") -> dict[str, Any]:
+        """Also makes the role's user a member of the organization (just in time)."""
+        headers = {"Authorization": f"Bearer {self.tokens[role]}", "x-idp-org-id": self.org}
+        response = self.client.get("/v1/system/whoami", headers=headers)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    @property
+    def tenant_id(self) -> str:
+        if self._tenant_id is None:
+            self._tenant_id = self.whoami()["tenant_id"]
+        return self._tenant_id
+
+    # --- the operations, answering 200 -------------------------------------------------------
+
+    def create(self, title: str = "A draft", content: str | None = None, **extra: Any):
+        data: dict[str, Any] = {"title": title, **extra}
+        if content is not None:
+            data["content"] = content
+        return self.ok("drafts.createDraft", data)
+
+    def get(self, draft_id: str) -> dict[str, Any]:
+        return self.ok("drafts.getById", {"id": draft_id}, role="member")
+
+    def update(self, draft_id: str, **changes: Any) -> dict[str, Any]:
+        return self.ok("drafts.update", {"id": draft_id, **changes})
+
+    def approve(self, draft_id: str) -> dict[str, Any]:
+        return self.ok("drafts.approve", {"id": draft_id})
+
+    def reject(self, draft_id: str, reason: str = "Needs sources.") -> dict[str, Any]:
+        return self.ok("drafts.reject", {"id": draft_id, "reason": reason})
+
+    def delete(self, draft_id: str) -> dict[str, Any]:
+        return self.ok("drafts.delete", {"id": draft_id}, role="admin")
+
+    def list(self, **query: Any) -> dict[str, Any]:
+        return self.ok("drafts.list", query, role="member")
+
+    def titles(self, **query: Any) -> list[str]:
+        return [draft["title"] for draft in self.list(**query)["data"]]
+
+    def stats(self) -> dict[str, Any]:
+        return self.ok("drafts.getStats", role="member")
+
+    def publishable(self) -> list[dict[str, Any]]:
+        return self.ok("drafts.publishable", role="member")
+
+    def versions(self, draft_id: str, **query: Any) -> dict[str, Any]:
+        return self.ok("drafts.listVersions", {"id": draft_id, **query}, role="member")
+
+    def version(self, draft_id: str, version: int) -> dict[str, Any]:
+        return self.ok("drafts.getVersion", {"id": draft_id, "version": version}, role="member")
+
+    def restore(self, draft_id: str, version: int, **extra: Any) -> dict[str, Any]:
+        return self.ok("drafts.restoreVersion", {"id": draft_id, "version": version, **extra})
+
+
+# --- behind the API ---------------------------------------------------------------------------
+
+
+def put_status(run: Any, draft_id: str, status: str, **fields: Any) -> None:
+    """Set a draft's status (and other columns) in the database, as generation or publishing
+    would: no Drafts operation moves a draft to generating, published or archived."""
+
+    async def scenario(db: Database) -> None:
+        async with db.unit_of_work() as session:
+            await session.execute(
+                update(Draft).where(Draft.id == uuid.UUID(draft_id)).values(status=status, **fields)
+            )
+
+    run(scenario)
