@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -51,6 +49,7 @@ from typing import Any
 
 import httpx
 from dbos import DBOSClient
+from serving import free_port, service_env, supervised
 
 SERVICE_TIMEOUT = 600.0  # for all the drafts to be written
 POLL_SECONDS = 0.05
@@ -140,12 +139,6 @@ def document(number: int) -> bytes:
 BIN = Path(sys.executable).parent
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass
 class Service:
     url: str
@@ -210,14 +203,7 @@ class Service:
 def running_service(directory: Path) -> Iterator[Service]:
     """`contentplatform serve` (through LAUNCHER) on a free loopback port, fresh data directory."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTENTPLATFORM_")}
-    env.update(
-        CONTENTPLATFORM_DATA_DIR=str(directory / "data"),
-        CONTENTPLATFORM_LOG_LEVEL="WARNING",
-        CONTENTPLATFORM_RATE_LIMIT="1000000/minute",
-        CONTENTPLATFORM_RATE_LIMIT_PUBLIC="1000000/minute",
-        CONTENTPLATFORM_LLM_PROVIDER="offline",
-    )
+    env = service_env(directory, llm_provider="offline")
     service = Service(f"http://127.0.0.1:{port}", env, directory, directory / "provider.tsv")
     service.sink.touch()
     with service.log.open("wb") as log:
@@ -228,27 +214,8 @@ def running_service(directory: Path) -> Iterator[Service]:
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"the service exited with {process.returncode}:\n{service.tail()}")
-            try:
-                if httpx.get(f"{service.url}/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit(f"the service did not get ready in 60 s:\n{service.tail()}")
-            time.sleep(0.1)
+    with supervised(process, service.url, service.tail):
         yield service
-    finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
 
 
 # --- the client ---------------------------------------------------------------------------------

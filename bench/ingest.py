@@ -29,9 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
-import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -48,6 +46,7 @@ from typing import Any
 import docx
 import httpx
 from fpdf import FPDF
+from serving import free_port, service_env, supervised
 
 from contentplatform.config import Settings
 from contentplatform.documents import chunking, parsing
@@ -318,12 +317,6 @@ class Options:
     concurrency: int = 4
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass
 class Service:
     url: str
@@ -357,13 +350,7 @@ class Service:
 def running_service(directory: Path) -> Iterator[Service]:
     """`contentplatform serve` on a free loopback port with a fresh data directory (SQLite)."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTENTPLATFORM_")}
-    env.update(
-        CONTENTPLATFORM_DATA_DIR=str(directory / "data"),
-        CONTENTPLATFORM_LOG_LEVEL="WARNING",
-        CONTENTPLATFORM_RATE_LIMIT="1000000/minute",
-        CONTENTPLATFORM_RATE_LIMIT_PUBLIC="1000000/minute",
-    )
+    env = service_env(directory)
     log = directory / "service.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
@@ -374,27 +361,8 @@ def running_service(directory: Path) -> Iterator[Service]:
             stderr=subprocess.STDOUT,
         )
     service = Service(f"http://127.0.0.1:{port}", env, log)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"the service exited with {process.returncode}:\n{service.tail()}")
-            try:
-                if httpx.get(f"{service.url}/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit(f"the service did not get ready in 60 s:\n{service.tail()}")
-            time.sleep(0.1)
+    with supervised(process, service.url, service.tail):
         yield service
-    finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
 
 
 async def upload(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -20,14 +19,9 @@ import time
 from pathlib import Path
 
 import httpx
+from serving import free_port
 
 BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def run(url: str, headers: dict[str, str], total: int, concurrency: int) -> list[float]:

@@ -23,7 +23,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-import httpx
 import pytest
 from sqlalchemy import Table, func, insert, select, update
 
@@ -32,7 +31,7 @@ from contentplatform.documents.models import Document
 from contentplatform.documents.service import INGEST_KIND, ingest_cost
 from contentplatform.search.models import DocumentChunk
 from tests.support.files import PROSE, pdf
-from tests.support.processes import TIMEOUT, Service, Services, Stack, wait_for
+from tests.support.processes import TIMEOUT, ServiceClient, Services, Stack, wait_for
 
 STALL_NOTICED_WITHIN = 15.0  # the reconciler runs every 0.5 s here
 BIG_PDF_PAGES = 1200  # about 1.5 s of extraction; doubled while ingestion outruns the poll
@@ -47,41 +46,8 @@ CHUNKS = cast(Table, DocumentChunk.__table__)
 # --- the API, as a client uses it ---------------------------------------------------------------
 
 
-class Api:
-    """A tenant's editor calling one running service over REST."""
-
-    def __init__(self, service: Service, token: str, org: str) -> None:
-        self.service = service
-        self.org = org
-        self.headers = {"Authorization": f"Bearer {token}", "x-idp-org-id": org}
-
-    def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        response = httpx.request(
-            method, f"{self.service.url}{path}", headers=self.headers, timeout=30, **kwargs
-        )
-        assert response.status_code == 200, (
-            f"{method} {path}: {response.status_code} {response.text}\n{self.service.tail()}"
-        )
-        return response.json()  # type: ignore[no-any-return]
-
-    def upload(self, filename: str, file_type: str, content: bytes) -> dict[str, Any]:
-        """createUploadUrl -> PUT -> confirmUpload; the confirmed document."""
-        target = self.request(
-            "POST",
-            "/v1/documents/upload-url",
-            json={"filename": filename, "fileType": file_type, "contentLength": len(content)},
-        )
-        put = httpx.put(target["uploadUrl"], content=content, headers=target["headers"], timeout=60)
-        assert put.status_code == 200, put.text
-        return self.request(
-            "POST",
-            "/v1/documents/confirm-upload",
-            json={
-                "filename": filename,
-                "fileType": file_type,
-                "storagePath": target["storagePath"],
-            },
-        )
+class Api(ServiceClient):
+    """A tenant's editor following its documents."""
 
     def get(self, document_id: str) -> dict[str, Any]:
         return self.request("GET", f"/v1/documents/{document_id}")

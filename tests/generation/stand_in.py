@@ -11,13 +11,12 @@ import threading
 import uuid
 from typing import Any, cast
 
-import httpx
 from sqlalchemy import Table, select
 
 from contentplatform.credits.models import CreditLedgerEntry, CreditReservation
 from contentplatform.documents.chunking import count_tokens
 from tests.support.llm import ChatServer, Failure, Reply
-from tests.support.processes import TIMEOUT, Service, Services, Stack, wait_for
+from tests.support.processes import TIMEOUT, Service, ServiceClient, Services, Stack, wait_for
 
 KEY = "sk-test"
 MODEL = "test-model"
@@ -260,22 +259,8 @@ def usage_of(answered: list[tuple[dict[str, Any], str]]) -> tuple[int, int]:
 # --- the API, as a client uses it ---------------------------------------------------------------
 
 
-class Api:
-    """A tenant's editor calling one running service over REST."""
-
-    def __init__(self, service: Service, token: str, org: str) -> None:
-        self.service = service
-        self.org = org
-        self.headers = {"Authorization": f"Bearer {token}", "x-idp-org-id": org}
-
-    def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        response = httpx.request(
-            method, f"{self.service.url}{path}", headers=self.headers, timeout=30, **kwargs
-        )
-        assert response.status_code == 200, (
-            f"{method} {path}: {response.status_code} {response.text}\n{self.service.tail()}"
-        )
-        return response.json()  # type: ignore[no-any-return]
+class Api(ServiceClient):
+    """A tenant's editor generating articles."""
 
     @property
     def tenant_id(self) -> uuid.UUID:
@@ -283,24 +268,8 @@ class Api:
 
     def ingest(self, filename: str, text: str) -> str:
         """createUploadUrl -> PUT -> confirmUpload, then wait until it is ready; its id."""
-        content = text.encode()
         file_type = filename.rsplit(".", 1)[-1]
-        target = self.request(
-            "POST",
-            "/v1/documents/upload-url",
-            json={"filename": filename, "fileType": file_type, "contentLength": len(content)},
-        )
-        put = httpx.put(target["uploadUrl"], content=content, headers=target["headers"], timeout=60)
-        assert put.status_code == 200, put.text
-        document_id: str = self.request(
-            "POST",
-            "/v1/documents/confirm-upload",
-            json={
-                "filename": filename,
-                "fileType": file_type,
-                "storagePath": target["storagePath"],
-            },
-        )["id"]
+        document_id: str = self.upload(filename, file_type, text.encode())["id"]
         document = wait_for(
             f"document {document_id} to be ingested",
             lambda: (

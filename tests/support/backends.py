@@ -37,15 +37,14 @@ def test_backends(data_dir: Path) -> Iterator[Backends]:
     server_url = os.environ.get("CONTENTPLATFORM_TEST_DATABASE_URL")
     redis_url = os.environ.get("CONTENTPLATFORM_TEST_REDIS_URL")
     prefix = f"cptest:{run}:"
-    with _postgres(server_url, run) if server_url else _sqlite(data_dir) as (db_url, dbos_url):
+    databases = (
+        postgres_databases(server_url, f"cp_test_{run}") if server_url else _sqlite(data_dir)
+    )
+    with databases as (db_url, dbos_url):
         try:
             yield Backends(db_url, dbos_url, redis_url, prefix)
         finally:
-            if redis_url:
-                client = redis.Redis.from_url(redis_url)
-                for key in client.scan_iter(match=f"{prefix}*", count=500):
-                    client.delete(key)
-                client.close()
+            clear_redis(redis_url, prefix)
 
 
 @contextmanager
@@ -54,20 +53,33 @@ def _sqlite(data_dir: Path) -> Iterator[tuple[str, str]]:
 
 
 @contextmanager
-def _postgres(server_url: str, run: str) -> Iterator[tuple[str, str]]:
+def postgres_databases(server_url: str, name: str) -> Iterator[tuple[str, str]]:
+    """Two new databases on the PostgreSQL server, `name` (ours) and `name_dbos`, dropped after."""
     server = make_url(server_url).set(drivername="postgresql+psycopg")
-    names = [f"cp_test_{run}", f"cp_test_{run}_dbos"]
+    names = [name, f"{name}_dbos"]
     admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        for name in names:
-            connection.execute(text(f'CREATE DATABASE "{name}"'))
     try:
+        with admin.connect() as connection:
+            for each in names:
+                connection.execute(text(f'CREATE DATABASE "{each}"'))
         yield (
             server.set(drivername="postgresql", database=names[0]).render_as_string(False),
             server.set(drivername="postgresql", database=names[1]).render_as_string(False),
         )
     finally:
         with admin.connect() as connection:
-            for name in names:
-                connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            for each in names:
+                connection.execute(text(f'DROP DATABASE IF EXISTS "{each}" WITH (FORCE)'))
         admin.dispose()
+
+
+def clear_redis(url: str | None, prefix: str) -> None:
+    """Delete every key under `prefix`."""
+    if not url:
+        return
+    client = redis.Redis.from_url(url)
+    try:
+        for key in client.scan_iter(match=f"{prefix}*", count=500):
+            client.delete(key)
+    finally:
+        client.close()

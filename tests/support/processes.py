@@ -19,14 +19,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 import pytest
-import redis
 from dbos import DBOSClient
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import make_url
+
+from tests.support.backends import clear_redis, postgres_databases
 
 TIMEOUT = 60.0  # for any one thing to happen; normally it takes a second or two
 CLI = (sys.executable, "-m", "contentplatform.cli")
@@ -99,7 +100,7 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
             yield found
         finally:
             found.engine.dispose()
-            _clear_redis(redis_url, prefix)
+            clear_redis(redis_url, prefix)
 
 
 @contextmanager
@@ -109,33 +110,8 @@ def _databases(tmp_path: Path, run: str) -> Iterator[tuple[str, str]]:
     if not server_url:
         yield f"sqlite:///{tmp_path / 'app.db'}", f"sqlite:///{tmp_path / 'dbos.sqlite'}"
         return
-    server = make_url(server_url).set(drivername="postgresql+psycopg")
-    names = [f"cp_test_proc_{run}", f"cp_test_proc_{run}_dbos"]
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            for name in names:
-                connection.execute(text(f'CREATE DATABASE "{name}"'))
-        yield (
-            server.set(drivername="postgresql", database=names[0]).render_as_string(False),
-            server.set(drivername="postgresql", database=names[1]).render_as_string(False),
-        )
-    finally:
-        with admin.connect() as connection:
-            for name in names:
-                connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
-def _clear_redis(url: str | None, prefix: str) -> None:
-    if not url:
-        return
-    client = redis.Redis.from_url(url)
-    try:
-        for key in client.scan_iter(match=f"{prefix}*", count=500):
-            client.delete(key)
-    finally:
-        client.close()
+    with postgres_databases(server_url, f"cp_test_proc_{run}") as urls:
+        yield urls
 
 
 # --- the service's processes --------------------------------------------------------------------
@@ -261,3 +237,40 @@ def wait_for(
             detail = f"; the service's log ends with:\n{service.tail()}" if service else ""
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
         time.sleep(interval)
+
+
+class ServiceClient:
+    """A member of one organization calling one running service over REST."""
+
+    def __init__(self, service: Service, token: str, org: str) -> None:
+        self.service = service
+        self.org = org
+        self.headers = {"Authorization": f"Bearer {token}", "x-idp-org-id": org}
+
+    def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        response = httpx.request(
+            method, f"{self.service.url}{path}", headers=self.headers, timeout=30, **kwargs
+        )
+        assert response.status_code == 200, (
+            f"{method} {path}: {response.status_code} {response.text}\n{self.service.tail()}"
+        )
+        return response.json()  # type: ignore[no-any-return]
+
+    def upload(self, filename: str, file_type: str, content: bytes) -> dict[str, Any]:
+        """createUploadUrl -> PUT -> confirmUpload, as a client sends a file; the document."""
+        target = self.request(
+            "POST",
+            "/v1/documents/upload-url",
+            json={"filename": filename, "fileType": file_type, "contentLength": len(content)},
+        )
+        put = httpx.put(target["uploadUrl"], content=content, headers=target["headers"], timeout=60)
+        assert put.status_code == 200, put.text
+        return self.request(
+            "POST",
+            "/v1/documents/confirm-upload",
+            json={
+                "filename": filename,
+                "fileType": file_type,
+                "storagePath": target["storagePath"],
+            },
+        )

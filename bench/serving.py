@@ -1,0 +1,60 @@
+"""What the benchmarks share: a `contentplatform serve` child process on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def service_env(directory: Path, **settings: str) -> dict[str, str]:
+    """The environment of a service with a fresh data directory (SQLite) and no rate limits."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTENTPLATFORM_")}
+    env.update(
+        CONTENTPLATFORM_DATA_DIR=str(directory / "data"),
+        CONTENTPLATFORM_LOG_LEVEL="WARNING",
+        CONTENTPLATFORM_RATE_LIMIT="1000000/minute",
+        CONTENTPLATFORM_RATE_LIMIT_PUBLIC="1000000/minute",
+    )
+    env.update({f"CONTENTPLATFORM_{key.upper()}": value for key, value in settings.items()})
+    return env
+
+
+@contextmanager
+def supervised(
+    process: subprocess.Popen[bytes], url: str, tail: Callable[[], str]
+) -> Iterator[None]:
+    """Wait (at most 60 s) until the service answers /readyz; terminate it afterwards."""
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"the service exited with {process.returncode}:\n{tail()}")
+            try:
+                if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the service did not get ready in 60 s:\n{tail()}")
+            time.sleep(0.1)
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
