@@ -27,9 +27,19 @@ ALLOWED = {
 ALL_PAIRS = list(itertools.product(Status, Status))
 
 
-@pytest.mark.parametrize(("current", "target"), sorted(ALLOWED))
+PIPELINE = {(S.generating, S.reviewing), (S.generating, S.rejected)}
+
+
+@pytest.mark.parametrize(("current", "target"), sorted(ALLOWED - PIPELINE))
 def test_an_allowed_move_returns_its_target(current: Status, target: Status) -> None:
     assert states.check_move(current, target) is target
+
+
+@pytest.mark.parametrize(("current", "target"), sorted(PIPELINE))
+def test_only_the_pipeline_moves_a_draft_out_of_generating(current: Status, target: Status) -> None:
+    assert states.check_move(current, target, by_pipeline=True) is target
+    with pytest.raises(Conflict, match="The draft is generating;"):
+        states.check_move(current, target)
 
 
 @pytest.mark.parametrize(("current", "target"), [p for p in ALL_PAIRS if p not in ALLOWED])
@@ -37,7 +47,7 @@ def test_any_other_move_is_a_conflict_naming_the_current_status(
     current: Status, target: Status
 ) -> None:
     with pytest.raises(Conflict) as refused:
-        states.check_move(current, target)
+        states.check_move(current, target, by_pipeline=True)
     assert f"The draft is {current.value};" in refused.value.detail
 
 

@@ -275,9 +275,6 @@ async def reject(
     session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, reason: str
 ) -> schemas.Draft:
     draft = await require(session, tenant_id, draft_id, for_update=True)
-    if draft.status == Status.generating:
-        # generating -> rejected is the pipeline's move (a failed run), not a reviewer's.
-        raise Conflict("The draft is generating; it cannot be rejected.")
     draft.status = states.check_move(draft.status, Status.rejected).value
     draft.rejection_reason = reason
     draft.updated_at = utcnow()
@@ -413,11 +410,11 @@ def finish_generation(
     changes = {"title": title, "content": content, "excerpt": excerpt, "seo_meta": seo_meta}
     _write(session, draft, Author("ai", None), summary, changes, provenance)
     draft.provenance = provenance
-    draft.status = states.check_move(draft.status, Status.reviewing).value
+    draft.status = states.check_move(draft.status, Status.reviewing, by_pipeline=True).value
 
 
 def fail_generation(draft: Draft, reason: str) -> None:
     """A failed generation never leaves a draft generating: it is rejected with the reason."""
-    draft.status = states.check_move(draft.status, Status.rejected).value
+    draft.status = states.check_move(draft.status, Status.rejected, by_pipeline=True).value
     draft.rejection_reason = reason
     draft.updated_at = utcnow()

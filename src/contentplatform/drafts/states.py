@@ -11,7 +11,8 @@
 
 Editing a published draft keeps it published: it is live on the target, the edit is a new
 revision, and republishing sends it. Generating and archived drafts cannot be edited.
-Any other move is a 409 CONFLICT naming the current status.
+The two moves out of generating are the pipeline's alone. Any other move is a 409 CONFLICT naming
+the current status.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ MOVES: frozenset[tuple[Status, Status]] = frozenset(
     }
 )
 
+# Moves only the generation pipeline makes: a person cannot approve or reject a draft mid-writing.
+PIPELINE_MOVES: frozenset[tuple[Status, Status]] = frozenset(
+    {(S.generating, S.reviewing), (S.generating, S.rejected)}
+)
+
 # Where an edit of the content takes a draft; statuses missing here cannot be edited.
 AFTER_EDIT: dict[Status, Status] = {
     S.reviewing: S.reviewing,
@@ -63,13 +69,14 @@ _VERBS = {
 }
 
 
-def allowed(current: Status | str, target: Status | str) -> bool:
-    return (Status(current), Status(target)) in MOVES
+def allowed(current: Status | str, target: Status | str, *, by_pipeline: bool = False) -> bool:
+    move = (Status(current), Status(target))
+    return move in MOVES and (by_pipeline or move not in PIPELINE_MOVES)
 
 
-def check_move(current: Status | str, target: Status | str) -> Status:
-    """The target status, or Conflict when the table has no such move."""
-    if not allowed(current, target):
+def check_move(current: Status | str, target: Status | str, *, by_pipeline: bool = False) -> Status:
+    """The target status, or Conflict when the table has no such move (for this mover)."""
+    if not allowed(current, target, by_pipeline=by_pipeline):
         raise Conflict(f"The draft is {current}; it cannot be {_VERBS[Status(target)]}.")
     return Status(target)
 
