@@ -1,1 +1,0 @@
-"""Jobs: scheduled content generation, their instances and the scheduler."""
