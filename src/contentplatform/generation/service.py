@@ -118,7 +118,12 @@ async def start_blog(
     session.add(run)
     await session.flush()
     durable.start_after_commit(
-        session, workflows.generate_blog, workflows.workflow_id(run.id), str(tenant_id), str(run.id)
+        session,
+        workflows.generate_blog,
+        workflows.workflow_id(run.id),
+        str(tenant_id),
+        str(run.id),
+        queue=workflows.QUEUE,
     )
     return draft, run
 

@@ -16,9 +16,10 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from dbos import DBOS, DBOSConfig, SetWorkflowID
+from dbos import DBOS, DBOSConfig, Queue, ScheduleInput, SetWorkflowID
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform import __version__
@@ -44,10 +45,63 @@ def dbos_config(settings: Settings) -> DBOSConfig:
 
 
 def launch(settings: Settings) -> None:
-    """Start DBOS in this process (call it from the running event loop that serves the app)."""
+    """Start DBOS in this process (call it from the running event loop that serves the app),
+    then `await configure(settings)`."""
     DBOS(config=dbos_config(settings))
     logs.adopt("dbos")
     DBOS.launch()
+
+
+# Queues by name -> the most workflows of that queue one process runs at once.
+_queue_limits: dict[str, int] = {}
+_queues: dict[str, Queue] = {}
+# Schedules by name -> (workflow taking (scheduled_at, context), seconds between runs; 0 is off).
+ScheduledWorkflow = Callable[[datetime, Any], Coroutine[Any, Any, None]]
+_schedules: dict[str, tuple[ScheduledWorkflow, Callable[[Settings], int]]] = {}
+
+
+def declare_queue(name: str, *, worker_concurrency: int) -> str:
+    """A queue workflows can be started on (`start(..., queue=name)`); DBOS keeps its entries,
+    so what was enqueued survives a crash and any worker process takes it."""
+    _queue_limits[name] = worker_concurrency
+    return name
+
+
+def every(
+    name: str, seconds: Callable[[Settings], int]
+) -> Callable[[ScheduledWorkflow], ScheduledWorkflow]:
+    """Run a DBOS workflow every `seconds(settings)` seconds (1-59; 0 turns it off). DBOS gives
+    each firing one workflow id, so however many processes run, each firing runs once."""
+
+    def register(workflow: ScheduledWorkflow) -> ScheduledWorkflow:
+        _schedules[name] = (workflow, seconds)
+        return workflow
+
+    return register
+
+
+async def configure(settings: Settings) -> None:
+    """Register the declared queues and schedules with the launched DBOS."""
+    for name, limit in _queue_limits.items():
+        _queues[name] = await DBOS.register_queue_async(
+            name, worker_concurrency=limit, polling_interval_sec=0.5
+        )
+    wanted: list[ScheduleInput] = []
+    for name, (workflow, seconds_of) in _schedules.items():
+        seconds = seconds_of(settings)
+        if seconds:
+            wanted.append(
+                {
+                    "schedule_name": name,
+                    "workflow_fn": workflow,
+                    "schedule": f"*/{seconds} * * * * *",
+                }
+            )
+        elif await DBOS.get_schedule_async(name) is not None:
+            # Switched off here: a schedule left in the system database would still fire.
+            await DBOS.delete_schedule_async(name)
+    if wanted:
+        await DBOS.apply_schedules_async(wanted)
 
 
 def shutdown(wait_seconds: int = 10) -> None:
@@ -57,17 +111,27 @@ def shutdown(wait_seconds: int = 10) -> None:
 Workflow = Callable[..., Coroutine[Any, Any, Any]]
 
 
-async def start(workflow: Workflow, workflow_id: str, *args: Any) -> None:
-    """Start `workflow` under `workflow_id`; if that id already ran or runs, nothing new starts."""
+async def start(workflow: Workflow, workflow_id: str, *args: Any, queue: str | None = None) -> None:
+    """Start `workflow` under `workflow_id`; if that id already ran or runs, nothing new starts.
+
+    With a `queue` it is enqueued instead: any worker process runs it when the queue's
+    concurrency allows, and it survives a crash before it began."""
     with SetWorkflowID(workflow_id):
-        await DBOS.start_workflow_async(workflow, *args)
+        if queue is None:
+            await DBOS.start_workflow_async(workflow, *args)
+        else:
+            await _queues[queue].enqueue_async(workflow, *args)
 
 
 def start_after_commit(
-    session: AsyncSession, workflow: Workflow, workflow_id: str, *args: Any
+    session: AsyncSession,
+    workflow: Workflow,
+    workflow_id: str,
+    *args: Any,
+    queue: str | None = None,
 ) -> None:
     async def begin() -> None:
-        await start(workflow, workflow_id, *args)
+        await start(workflow, workflow_id, *args, queue=queue)
 
     after_commit(session, begin)
 
