@@ -62,6 +62,8 @@ def make_settings(
         "rate_limit": "100000/minute",
         "rate_limit_public": "100000/minute",
         "reconcile_interval_seconds": 1,
+        # Tests tick the scheduler themselves, at the instants they choose.
+        "scheduler_interval_seconds": 0,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

@@ -19,6 +19,9 @@ from contentplatform.config import Settings
 from contentplatform.documents.procedures import router as documents_router
 from contentplatform.drafts.procedures import router as drafts_router
 from contentplatform.generation.procedures import router as generation_router
+from contentplatform.jobs import workflows as jobs_workflows  # noqa: F401  (the scheduler)
+from contentplatform.jobs.instance_procedures import router as job_instances_router
+from contentplatform.jobs.procedures import router as jobs_router
 from contentplatform.kit import durable, runtime
 from contentplatform.kit.errors import InternalError, NotFound
 from contentplatform.kit.http import (
@@ -37,6 +40,8 @@ log = logging.getLogger(__name__)
 ROUTERS: tuple[ProcedureRouter, ...] = (
     system_router,
     documents_router,
+    jobs_router,
+    job_instances_router,
     drafts_router,
     generation_router,
 )
@@ -74,6 +79,7 @@ def create_app(
             # Workflows reach the database through the process runtime, as DBOS is process-wide.
             runtime.install(current)
             durable.launch(settings)
+            await durable.configure(settings)
             reconciler = asyncio.create_task(
                 durable.reconcile_forever(current.db, settings.reconcile_interval_seconds)
             )

@@ -79,6 +79,7 @@ async def run_worker(settings: Settings) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     durable.launch(settings)
+    await durable.configure(settings)
     reconciler = asyncio.create_task(
         durable.reconcile_forever(current.db, settings.reconcile_interval_seconds)
     )

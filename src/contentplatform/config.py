@@ -51,6 +51,10 @@ class Settings(BaseSettings):
     rate_limit_public: str = "120/minute"
 
     reconcile_interval_seconds: float = 30
+    # The job scheduler ticks this often (seconds, 1-59; 0 turns it off in this deployment).
+    scheduler_interval_seconds: int = Field(5, ge=0, le=59)
+    # The most jobs one tick starts; the rest wait for the next tick.
+    scheduler_batch: int = Field(10_000, ge=1)
     # Object storage: local files in the data directory by default, or s3://bucket/prefix
     # (credentials and endpoint from the usual AWS_* variables, e.g. AWS_ENDPOINT_URL).
     storage_url: str | None = None

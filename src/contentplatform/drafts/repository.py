@@ -72,6 +72,51 @@ async def publishable(session: AsyncSession, tenant_id: uuid.UUID) -> list[Draft
     return list(result.scalars())
 
 
+async def of_job(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, limit: int
+) -> list[Draft]:
+    result = await session.execute(
+        _live(tenant_id)
+        .where(Draft.job_id == job_id)
+        .order_by(Draft.created_at.desc(), Draft.id)
+        .limit(limit)
+    )
+    return list(result.scalars())
+
+
+async def job_figures(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID
+) -> tuple[dict[str, int], float | None]:
+    """The job's live drafts counted by status, and their mean SEO score."""
+    where = (Draft.tenant_id == tenant_id, Draft.deleted_at.is_(None), Draft.job_id == job_id)
+    counts = await session.execute(
+        select(Draft.status, func.count()).where(*where).group_by(Draft.status)
+    )
+    mean = await session.scalar(select(func.avg(Draft.seo_score)).where(*where))
+    return dict(counts.tuples()), None if mean is None else float(mean)
+
+
+async def unclaimed_approved(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID
+) -> Draft | None:
+    """The approved draft a select_existing day takes: not yet taken by another instance, the
+    job's own first, then the oldest approved."""
+    statement = (
+        _live(tenant_id)
+        .where(Draft.status == "approved", Draft.instance_id.is_(None))
+        .order_by((Draft.job_id == job_id).desc(), Draft.approved_at, Draft.id)
+        .limit(1)
+    )
+    await lock_rows(
+        session,
+        Draft,
+        Draft.tenant_id == tenant_id,
+        Draft.status == "approved",
+        Draft.instance_id.is_(None),
+    )
+    return (await session.execute(statement.with_for_update())).scalar_one_or_none()
+
+
 async def revisions(
     session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, limit: int, offset: int
 ) -> tuple[list[DraftRevision], int]:

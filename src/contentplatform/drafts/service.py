@@ -94,6 +94,31 @@ async def publishable(session: AsyncSession, tenant_id: uuid.UUID) -> list[schem
     return [to_schema(row) for row in await repository.publishable(session, tenant_id)]
 
 
+async def of_job(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, limit: int
+) -> list[schemas.Draft]:
+    """A job's drafts, newest first."""
+    return [to_schema(row) for row in await repository.of_job(session, tenant_id, job_id, limit)]
+
+
+async def job_figures(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID
+) -> tuple[dict[str, int], float | None]:
+    """A job's drafts counted by status, and their mean SEO score (None: none scored)."""
+    return await repository.job_figures(session, tenant_id, job_id)
+
+
+async def take_approved(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, instance_id: uuid.UUID
+) -> Draft | None:
+    """Give a job instance an approved draft no other instance took (its job's own first)."""
+    draft = await repository.unclaimed_approved(session, tenant_id, job_id)
+    if draft is not None:
+        draft.instance_id = instance_id
+        draft.updated_at = utcnow()
+    return draft
+
+
 # --- writing ----------------------------------------------------------------------------------
 
 

@@ -14,6 +14,10 @@ class Tenant(RecordMixin, Base):
     idp_org_id: Mapped[str] = mapped_column(String(255), unique=True, nullable=False)
     name: Mapped[str] = mapped_column(String(255), nullable=False)
     status: Mapped[str] = mapped_column(String(20), nullable=False, default="active")
+    # The IANA time zone job schedules are read in (jobs.schedulingConfig).
+    timezone: Mapped[str] = mapped_column(
+        String(64), nullable=False, default="UTC", server_default="UTC"
+    )
 
 
 class User(RecordMixin, Base):

@@ -1,0 +1,1 @@
+"""Jobs: scheduled content generation, their instances and the scheduler."""

@@ -1,0 +1,152 @@
+"""The scheduler's tick: start every job whose next run has come, exactly once.
+
+Each due job is claimed in its own short transaction (tenant locked first, then the job with
+SKIP LOCKED, so concurrent ticks on PostgreSQL share the work instead of waiting on each
+other): the instance of the occurrence is inserted under the unique key (job_id,
+scheduled_date), its run is started (queued: the model is called later by the pipeline, never
+while the tick holds a lock), and next_run_at moves past now in the tenant's time zone.
+Occurrences missed during downtime are coalesced: the latest runs, the earlier ones are
+recorded as skipped. A tick retried after a crash finds the instances it already made and
+does nothing twice.
+
+Instances planned ahead by hand (jobInstances.create) are started when their date comes.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.jobs import instances, repository, schedule, service
+from contentplatform.jobs.models import Job, JobInstance
+from contentplatform.kit.runtime import Runtime
+from contentplatform.tenants import repository as tenants
+
+log = logging.getLogger(__name__)
+
+BATCH = 500
+
+
+@dataclass
+class TickReport:
+    started: int = 0  # instances whose run started (or that took an approved draft)
+    skipped: int = 0  # instances recorded as skipped
+    failed: int = 0  # instances that could not start, with the reason recorded
+    errors: int = 0  # jobs the tick could not handle (logged; retried on the next tick)
+
+    def count(self, instance: JobInstance) -> None:
+        if instance.status == "skipped":
+            self.skipped += 1
+        elif instance.status == "failed":
+            self.failed += 1
+        else:
+            self.started += 1
+
+
+async def tick(runtime: Runtime, now: datetime, *, limit: int | None = None) -> TickReport:
+    """Start what is due at `now`: at most `limit` jobs (default: settings.scheduler_batch)."""
+    report = TickReport()
+    budget = limit or runtime.settings.scheduler_batch
+    seen: set[uuid.UUID] = set()
+    zones: dict[uuid.UUID, str] = {}
+    while budget > 0:
+        async with runtime.db.unit_of_work() as session:
+            due = await repository.due_jobs(session, now, min(BATCH, budget) + len(seen))
+        fresh = [(tenant_id, job_id) for tenant_id, job_id in due if job_id not in seen]
+        if not fresh:
+            break
+        for tenant_id, job_id in fresh[:budget]:
+            seen.add(job_id)
+            budget -= 1
+            try:
+                async with runtime.db.unit_of_work() as session:
+                    await _fire(session, runtime, tenant_id, job_id, now, zones, report)
+            except Exception:
+                report.errors += 1
+                log.exception("the scheduler could not start job %s", job_id)
+    await _start_waiting(runtime, now, report)
+    return report
+
+
+async def _fire(
+    session: AsyncSession,
+    runtime: Runtime,
+    tenant_id: uuid.UUID,
+    job_id: uuid.UUID,
+    now: datetime,
+    zones: dict[uuid.UUID, str],
+    report: TickReport,
+) -> None:
+    await tenants.lock_tenant(session, tenant_id)
+    job = await repository.claim_due_job(session, tenant_id, job_id, now)
+    if job is None or job.next_run_at is None:
+        return  # another tick took it, or it changed since it was read
+    if tenant_id not in zones:
+        zones[tenant_id] = await service.timezone_of(session, tenant_id)
+    try:
+        plan = schedule.due(service.spec_of(job), zones[tenant_id], job.next_run_at, now)
+    except schedule.InvalidSchedule as error:
+        # Cannot happen for a schedule that passed validation; never retry it every tick.
+        job.next_run_at = None
+        job.status = "error"
+        job.last_error = f"The schedule cannot be used: {error}"
+        return
+    job.next_run_at = plan.next_run_at
+    latest = plan.run_at.isoformat() if plan.run_at else "?"
+    missed = f"Missed while the scheduler was not running; the run at {latest} ran instead."
+    for moment in plan.skipped:
+        values = instances.new_instance(job, moment, status="skipped", error=missed)
+        if await repository.add_instance_once(session, **values):
+            report.skipped += 1
+    if plan.run_at is not None:
+        await _run_occurrence(session, runtime, job, plan.run_at, now, report)
+    if job.next_run_at is None and job.job_type != "recurring" and job.status == "active":
+        job.status = "completed"
+
+
+async def _run_occurrence(
+    session: AsyncSession,
+    runtime: Runtime,
+    job: Job,
+    moment: datetime,
+    now: datetime,
+    report: TickReport,
+) -> None:
+    """The occurrence's instance, made once (or planned ahead by hand), and its run."""
+    created = await repository.add_instance_once(session, **instances.new_instance(job, moment))
+    instance = await repository.instance_at(session, job.tenant_id, job.id, moment)
+    assert instance is not None
+    if not created and (instance.status != "pending" or instance.run_id is not None):
+        return  # this occurrence was handled already (a retried tick)
+    await instances.start(session, runtime, job, instance, now)
+    report.count(instance)
+
+
+async def _start_waiting(runtime: Runtime, now: datetime, report: TickReport) -> None:
+    """Instances planned by hand whose date has come (or whose tick crashed before starting
+    them): start them, or skip them when their job is paused or deleted."""
+    async with runtime.db.unit_of_work() as session:
+        waiting = await repository.waiting_instances(session, now, BATCH)
+    for tenant_id, instance_id in waiting:
+        try:
+            async with runtime.db.unit_of_work() as session:
+                await tenants.lock_tenant(session, tenant_id)
+                instance = await repository.claim_waiting_instance(
+                    session, tenant_id, instance_id, now
+                )
+                if instance is None:
+                    continue
+                job = await repository.get(session, tenant_id, instance.job_id, for_update=True)
+                if job is None or job.status == "paused":
+                    reason = instances.JOB_PAUSED if job else "The job was deleted."
+                    instances.skip(instance, reason)
+                else:
+                    await instances.start(session, runtime, job, instance, now)
+                report.count(instance)
+        except Exception:
+            report.errors += 1
+            log.exception("the scheduler could not start job instance %s", instance_id)

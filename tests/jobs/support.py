@@ -1,0 +1,100 @@
+"""Helpers for the Jobs and Job instances tests: one organization's jobs through one transport,
+and the scheduler's tick run at an instant the test chooses."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+
+from contentplatform.config import Settings
+from contentplatform.jobs import scheduler
+from contentplatform.jobs.models import Job, JobInstance
+from contentplatform.kit.db import Database
+from contentplatform.kit.runtime import Runtime
+from tests.generation.support import HANDBOOK, Writer
+from tests.support.database import run_on
+
+RUN_TIMEOUT = 30.0
+FINISHED = ("completed", "failed", "skipped")
+
+
+class Planner(Writer):
+    """One organization's jobs through one transport (`call`), with a user per role. Writes go
+    as the admin unless told otherwise."""
+
+    def job(self, role: str = "editor", **fields: Any) -> dict[str, Any]:
+        """jobs.create, which must succeed; a one-off manual job unless told otherwise."""
+        data: dict[str, Any] = {"name": "Weekly garden notes", "topics": ["Watering schedules"]}
+        data.update(fields)
+        return self.ok("jobs.create", data, role=role)
+
+    def handbook(self) -> dict[str, Any]:
+        """The irrigation handbook, ingested and ready to write from."""
+        return self.ingest("handbook.md", HANDBOOK)
+
+    def wait_instance(self, instance_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Poll getProgress until the instance finishes (bounded): the last instance, and every
+        progress seen on the way."""
+        deadline = time.monotonic() + RUN_TIMEOUT
+        seen: list[dict[str, Any]] = []
+        while True:
+            progress = self.ok("jobInstances.getProgress", {"id": instance_id}, role="member")
+            seen.append(progress)
+            if progress["status"] in FINISHED:
+                return self.ok("jobInstances.getById", {"id": instance_id}, role="member"), seen
+            assert time.monotonic() < deadline, f"still {progress}"
+            time.sleep(0.02)
+
+
+def tick(settings: Settings, now: datetime, limit: int | None = None) -> scheduler.TickReport:
+    """One scheduler tick at `now`, in this process (the service's DBOS runs what it starts)."""
+
+    async def scenario(_: Database) -> scheduler.TickReport:
+        runtime = Runtime.create(settings)
+        try:
+            return await scheduler.tick(runtime, now, limit=limit)
+        finally:
+            await runtime.close()
+
+    return run_on(settings, scenario)
+
+
+def set_next_run(settings: Settings, job_id: str, when: datetime | None) -> None:
+    """Move a job's next run, as if time had passed (or the scheduler had been down)."""
+
+    async def scenario(db: Database) -> None:
+        async with db.unit_of_work() as session:
+            await session.execute(
+                update(Job).where(Job.id == uuid.UUID(job_id)).values(next_run_at=when)
+            )
+
+    run_on(settings, scenario)
+
+
+def instances_of(settings: Settings, job_id: str) -> list[dict[str, Any]]:
+    """The job's instances straight from the database, oldest first."""
+
+    async def scenario(db: Database) -> list[dict[str, Any]]:
+        async with db.unit_of_work() as session:
+            rows = await session.execute(
+                select(JobInstance)
+                .where(JobInstance.job_id == uuid.UUID(job_id))
+                .order_by(JobInstance.scheduled_date)
+            )
+            return [
+                {
+                    "id": str(row.id),
+                    "scheduled_date": row.scheduled_date,
+                    "status": row.status,
+                    "error": row.error,
+                    "run_id": row.run_id,
+                    "topic": row.topic,
+                }
+                for row in rows.scalars()
+            ]
+
+    return run_on(settings, scenario)
