@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -115,12 +116,21 @@ async def start(workflow: Workflow, workflow_id: str, *args: Any, queue: str | N
     """Start `workflow` under `workflow_id`; if that id already ran or runs, nothing new starts.
 
     With a `queue` it is enqueued instead: any worker process runs it when the queue's
-    concurrency allows, and it survives a crash before it began."""
-    with SetWorkflowID(workflow_id):
-        if queue is None:
-            await DBOS.start_workflow_async(workflow, *args)
-        else:
-            await _queues[queue].enqueue_async(workflow, *args)
+    concurrency allows, and it survives a crash before it began.
+
+    The workflow is always one of its own, never the child of a workflow or step this is called
+    from (the scheduler's tick starts runs inside a step, where DBOS refuses children): its
+    record in our tables and the reconciler make it durable, not the caller's checkpoints."""
+
+    async def begin() -> None:
+        with SetWorkflowID(workflow_id):
+            if queue is None:
+                await DBOS.start_workflow_async(workflow, *args)
+            else:
+                await _queues[queue].enqueue_async(workflow, *args)
+
+    # A fresh context holds no DBOS workflow or step.
+    await asyncio.get_running_loop().create_task(begin(), context=contextvars.Context())
 
 
 def start_after_commit(
