@@ -66,6 +66,16 @@ class Drafts:
     def get(self, draft_id: str) -> dict[str, Any]:
         return self.ok("drafts.getById", {"id": draft_id}, role="member")
 
+    def job(self, name: str = "Weekly notes") -> str:
+        """A paused job of the organization (its drafts name it): its id."""
+        data = {"name": name, "topics": ["Notes"], "status": "paused"}
+        return str(self.ok("jobs.create", data)["id"])
+
+    def instance(self, job_id: str, scheduled_date: str = "2030-01-01T09:00:00Z") -> str:
+        """An instance planned for the job: its id."""
+        data = {"jobId": job_id, "scheduledDate": scheduled_date}
+        return str(self.ok("jobInstances.create", data)["id"])
+
     def update(self, draft_id: str, **changes: Any) -> dict[str, Any]:
         return self.ok("drafts.update", {"id": draft_id, **changes})
 

@@ -84,7 +84,8 @@ def checks(draft: dict) -> dict[str, dict]:
 
 
 def test_create_draft_starts_in_review_as_version_1_by_its_author(drafts):
-    job, instance = str(uuid.uuid4()), str(uuid.uuid4())
+    job = drafts.job()
+    instance = drafts.instance(job)
     content = "<h2>Why</h2><p>Because the sun is free.</p>"
     draft = drafts.create("Solar panels at home", content, jobId=job, instanceId=instance)
 
@@ -438,8 +439,27 @@ def test_each_role_is_refused_what_it_may_not_do(drafts):
     assert drafts.delete(draft["id"]) == {"success": True}
 
 
+def test_create_draft_names_only_jobs_and_instances_of_its_organization(drafts, other):
+    job, their_job = drafts.job(), other.job()
+    instance = drafts.instance(job)
+
+    # An instance alone names its job too.
+    assert drafts.create("By instance", instanceId=instance)["job_id"] == job
+    for link in (
+        {"jobId": their_job},
+        {"jobId": str(uuid.uuid4())},
+        {"instanceId": other.instance(their_job)},
+        {"instanceId": str(uuid.uuid4())},
+    ):
+        problem(drafts.request("drafts.createDraft", {"title": "Linked", **link}), 404, "NOT_FOUND")
+    mismatch = {"title": "Linked", "jobId": drafts.job("Another"), "instanceId": instance}
+    body = problem(drafts.request("drafts.createDraft", mismatch), 400, "BAD_REQUEST")
+    assert [error["path"] for error in body["errors"]] == ["instanceId"]
+    assert drafts.titles() == ["By instance"]
+
+
 def test_a_second_tenant_sees_nothing_of_the_first_tenants_drafts(drafts, other):
-    job = str(uuid.uuid4())
+    job = drafts.job()
     secret = drafts.create("Secret plan", "<p>The secret is smoked paprika.</p>", jobId=job)
     approved = drafts.approve(drafts.create("Approved plan", jobId=job)["id"])
     rejected = drafts.reject(drafts.create("Rejected plan")["id"])
@@ -503,7 +523,7 @@ def test_only_a_member_of_this_organization_can_be_assigned(drafts, other):
 
 
 def test_list_is_newest_first_paginated_and_filtered(drafts):
-    job = str(uuid.uuid4())
+    job = drafts.job()
     first = drafts.create("First", jobId=job)
     second = drafts.create("Second")
     third = drafts.create("Third", jobId=job)

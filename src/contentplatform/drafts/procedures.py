@@ -5,6 +5,7 @@ from __future__ import annotations
 from contentplatform.auth.context import Access
 from contentplatform.drafts import schemas, service
 from contentplatform.drafts.service import Author
+from contentplatform.jobs import service as jobs
 from contentplatform.kit.procedures import Context, Empty, ProcedureRouter
 
 router = ProcedureRouter("drafts", tag="Drafts")
@@ -43,9 +44,15 @@ async def list_drafts(ctx: Context, data: schemas.ListDraftsInput) -> schemas.Dr
     output=schemas.Draft,
     summary="Write a draft by hand; it starts in reviewing as version 1.",
     description="Content is HTML, sanitized (scripts, event handlers and javascript: URLs are "
-    "removed). `jobId` and `instanceId` are stored as given.",
+    "removed). `jobId` and `instanceId`, when given, must be a job and an instance of it of the "
+    "organization (404 / 400); an instanceId alone sets jobId to its job.",
+    errors=[404],
 )
 async def create_draft(ctx: Context, data: schemas.CreateDraftInput) -> schemas.Draft:
+    job_id, instance_id = await jobs.check_draft_links(
+        ctx.session, ctx.tenant.tenant_id, data.job_id, data.instance_id
+    )
+    data = data.model_copy(update={"job_id": job_id, "instance_id": instance_id})
     return await service.create(ctx.session, ctx.tenant.tenant_id, _author(ctx), data)
 
 

@@ -300,7 +300,8 @@ async def resume(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID)
     job = await require(session, tenant_id, job_id, for_update=True)
     if job.status not in ("paused", "error"):
         raise Conflict(f"The job is {job.status}; it cannot be resumed.")
-    job.status = "active"
+    in_flight = await repository.in_flight(session, tenant_id, job.id)
+    job.status = "processing" if in_flight else "active"
     job.last_error = None
     plan_next_run(job, await timezone_of(session, tenant_id), utcnow())
     job.updated_at = utcnow()
@@ -443,6 +444,8 @@ async def bulk(
 ) -> schemas.BulkOutcome:
     """Apply one action to each id; an id that fails (another tenant's or missing: NOT_FOUND,
     a wrong status: CONFLICT) is reported and leaves the others untouched."""
+    # The tenant before any job, as every transaction that locks both does.
+    await tenants.lock_tenant(session, tenant_id)
     results = []
     for job_id in dict.fromkeys(data.job_ids):
         try:
@@ -503,3 +506,22 @@ async def generate_instance(
         raise Conflict("The instance's job was deleted.")
     await instances.start(session, runtime, job, instance, utcnow(), by_hand=True)
     return instances.to_schema(instance)
+
+
+async def check_draft_links(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    job_id: uuid.UUID | None,
+    instance_id: uuid.UUID | None,
+) -> tuple[uuid.UUID | None, uuid.UUID | None]:
+    """The job and instance a draft written by hand names: this organization's (else 404), the
+    instance of that job (else 400); naming only the instance names its job too."""
+    if instance_id is not None:
+        instance = await instances.require(session, tenant_id, instance_id)
+        if job_id is not None and job_id != instance.job_id:
+            message = "The instance belongs to another job."
+            raise BadRequest(message, errors=[FieldError("instanceId", message)])
+        job_id = instance.job_id
+    if job_id is not None:
+        await require(session, tenant_id, job_id)
+    return job_id, instance_id
