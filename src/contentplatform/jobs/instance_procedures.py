@@ -109,7 +109,7 @@ async def skip(ctx: Context, data: schemas.InstanceIdInput) -> schemas.JobInstan
     "generate",
     "POST",
     "/v1/job-instances/{id}/generate",
-    access=Access.editor,
+    access=Access.member,
     input=schemas.InstanceIdInput,
     output=schemas.JobInstance,
     summary="Run an instance now with its own overrides; returns it.",

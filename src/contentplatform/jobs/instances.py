@@ -293,7 +293,8 @@ async def follow_run(session: AsyncSession, run: GenerationRun) -> None:
     if status == "failed":
         failure = (run.error or {}).get("message") or "Generation failed."
     _finish(instance, status, failure, now)
-    job = await repository.get(session, run.tenant_id, instance.job_id)
+    # Locked: a pause committed meanwhile must not be overwritten.
+    job = await repository.get(session, run.tenant_id, instance.job_id, for_update=True)
     if job is not None:
         _settle(job, failure=failure)
 

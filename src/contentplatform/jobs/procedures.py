@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from contentplatform.auth.context import Access, Role
+from contentplatform.auth.context import Access
 from contentplatform.drafts.schemas import Draft
 from contentplatform.jobs import schemas, service
-from contentplatform.kit.errors import Forbidden
 from contentplatform.kit.procedures import Context, Empty, ProcedureRouter
 
 router = ProcedureRouter("jobs", tag="Jobs")
@@ -179,7 +178,7 @@ async def clone(ctx: Context, data: schemas.CloneJobInput) -> schemas.Job:
     "pause",
     "POST",
     "/v1/jobs/{id}/pause",
-    access=Access.editor,
+    access=Access.admin,
     input=schemas.JobIdInput,
     output=schemas.Job,
     summary="Stop scheduling a job; returns it. A run in flight finishes.",
@@ -194,7 +193,7 @@ async def pause(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     "resume",
     "POST",
     "/v1/jobs/{id}/resume",
-    access=Access.editor,
+    access=Access.admin,
     input=schemas.JobIdInput,
     output=schemas.Job,
     summary="Schedule a paused or failed job again from now; returns it with its next run.",
@@ -209,7 +208,7 @@ async def resume(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     "trigger",
     "POST",
     "/v1/jobs/{id}/trigger",
-    access=Access.editor,
+    access=Access.member,
     input=schemas.JobIdInput,
     output=schemas.JobInstance,
     summary="Run a job now: returns the new pending instance, whose generation run has started.",
@@ -267,7 +266,7 @@ async def list_instances(ctx: Context, data: schemas.JobIdInput) -> list[schemas
     "bulk",
     "POST",
     "/v1/jobs/bulk/{action}",
-    access=Access.editor,
+    access=Access.admin,
     input=schemas.BulkJobsInput,
     output=schemas.BulkOutcome,
     summary="Pause, resume, trigger or delete up to 50 jobs at once.",
@@ -275,11 +274,8 @@ async def list_instances(ctx: Context, data: schemas.JobIdInput) -> list[schemas
         "Each id is handled on its own: `results` says, per id, whether it changed and if not "
         "why (a problem code: NOT_FOUND for a missing id or another organization's, CONFLICT "
         "for a status that does not allow the action, PAYMENT_REQUIRED for a trigger without "
-        "credits). `delete` needs the admin role."
+        "credits)."
     ),
-    errors=[403],
 )
 async def bulk(ctx: Context, data: schemas.BulkJobsInput) -> schemas.BulkOutcome:
-    if data.action == "delete" and not ctx.tenant.role.includes(Role.admin):
-        raise Forbidden("Deleting jobs needs the admin role.")
     return await service.bulk(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data)
