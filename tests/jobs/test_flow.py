@@ -79,7 +79,7 @@ def test_calendar_pause_and_skip(call, client, token, org) -> None:
     )
     assert len(entries) == 7
     assert {e["status"] for e in entries} == {"planned"}
-    paused = planner.ok("jobs.pause", {"id": job["id"]}, role="editor")
+    paused = planner.ok("jobs.pause", {"id": job["id"]}, role="admin")
     assert paused["status"] == "paused" and paused["next_run_at"] is None
     planned = planner.ok(
         "jobInstances.create",

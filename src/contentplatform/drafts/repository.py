@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts.models import Draft, DraftRevision
@@ -104,7 +104,8 @@ async def unclaimed_approved(
     statement = (
         _live(tenant_id)
         .where(Draft.status == "approved", Draft.instance_id.is_(None))
-        .order_by((Draft.job_id == job_id).desc(), Draft.approved_at, Draft.id)
+        # case(): a draft without a job must not sort as NULL (first or last by dialect).
+        .order_by(case((Draft.job_id == job_id, 0), else_=1), Draft.approved_at, Draft.id)
         .limit(1)
     )
     await lock_rows(

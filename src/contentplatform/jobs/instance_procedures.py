@@ -17,12 +17,13 @@ router = ProcedureRouter("jobInstances", tag="Job instances")
     input=schemas.ListInstancesInput,
     output=list[schemas.JobInstance],
     summary="Job instances by scheduled date, filtered by window, job and status.",
-    description="startDate is inclusive, endDate exclusive. limit defaults to 50.",
+    description="startDate is inclusive, endDate exclusive; a date without an offset is read "
+    "in the organization's time zone. limit defaults to 50.",
 )
 async def list_instances(
     ctx: Context, data: schemas.ListInstancesInput
 ) -> list[schemas.JobInstance]:
-    return await instances.list_instances(ctx.session, ctx.tenant.tenant_id, data)
+    return await service.find_instances(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.procedure(

@@ -376,6 +376,19 @@ async def analytics(
     )
 
 
+async def find_instances(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListInstancesInput
+) -> list[schemas.JobInstance]:
+    """jobInstances.list; a window date without an offset is read in the organization's zone."""
+    timezone = await timezone_of(session, tenant_id)
+    window = {
+        name: in_zone(value, timezone)
+        for name in ("start_date", "end_date")
+        if (value := getattr(data, name)) is not None
+    }
+    return await instances.list_instances(session, tenant_id, data.model_copy(update=window))
+
+
 async def list_instances(
     session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID
 ) -> list[schemas.JobInstance]:
