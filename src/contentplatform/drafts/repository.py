@@ -93,7 +93,8 @@ async def job_figures(
         select(Draft.status, func.count()).where(*where).group_by(Draft.status)
     )
     mean = await session.scalar(select(func.avg(Draft.seo_score)).where(*where))
-    return dict(counts.tuples()), None if mean is None else float(mean)
+    by_status = {status: count for status, count in counts.tuples()}
+    return by_status, None if mean is None else float(mean)
 
 
 async def unclaimed_approved(

@@ -119,6 +119,26 @@ async def update_timezone(
     return await service.update_timezone(ctx.session, ctx.tenant.tenant_id, data.timezone)
 
 
+# Before the /v1/jobs/{id}/... routes: REST takes the first path that matches.
+@router.procedure(
+    "bulk",
+    "POST",
+    "/v1/jobs/bulk/{action}",
+    access=Access.admin,
+    input=schemas.BulkJobsInput,
+    output=schemas.BulkOutcome,
+    summary="Pause, resume, trigger or delete up to 50 jobs at once.",
+    description=(
+        "Each id is handled on its own: `results` says, per id, whether it changed and if not "
+        "why (a problem code: NOT_FOUND for a missing id or another organization's, CONFLICT "
+        "for a status that does not allow the action, PAYMENT_REQUIRED for a trigger without "
+        "credits)."
+    ),
+)
+async def bulk(ctx: Context, data: schemas.BulkJobsInput) -> schemas.BulkOutcome:
+    return await service.bulk(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data)
+
+
 @router.procedure(
     "getById",
     "GET",
@@ -260,22 +280,3 @@ async def get_analytics(ctx: Context, data: schemas.JobIdInput) -> schemas.JobAn
 )
 async def list_instances(ctx: Context, data: schemas.JobIdInput) -> list[schemas.JobInstance]:
     return await service.list_instances(ctx.session, ctx.tenant.tenant_id, data.id)
-
-
-@router.procedure(
-    "bulk",
-    "POST",
-    "/v1/jobs/bulk/{action}",
-    access=Access.admin,
-    input=schemas.BulkJobsInput,
-    output=schemas.BulkOutcome,
-    summary="Pause, resume, trigger or delete up to 50 jobs at once.",
-    description=(
-        "Each id is handled on its own: `results` says, per id, whether it changed and if not "
-        "why (a problem code: NOT_FOUND for a missing id or another organization's, CONFLICT "
-        "for a status that does not allow the action, PAYMENT_REQUIRED for a trigger without "
-        "credits)."
-    ),
-)
-async def bulk(ctx: Context, data: schemas.BulkJobsInput) -> schemas.BulkOutcome:
-    return await service.bulk(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data)
