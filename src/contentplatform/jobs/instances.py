@@ -34,6 +34,7 @@ from contentplatform.search import service as search
 BUSY = "A run of this job was still in flight; one run at a time per job."
 JOB_PAUSED = "The job was paused when this occurrence came."
 SKIPPED_BY_HAND = "Skipped by hand."
+MISSED_FOR_LATER = "Missed while the scheduler was not running; a later instance ran instead."
 NOTHING_TO_SELECT = "No approved draft is left to select; approve one, or generate instead."
 MAX_KNOWLEDGE_TOPICS = 100
 MAX_LISTED = 1000

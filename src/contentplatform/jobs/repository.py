@@ -236,6 +236,19 @@ async def waiting_instances(
     ]
 
 
+async def later_waiting(session: AsyncSession, instance: JobInstance, now: datetime) -> bool:
+    """Whether a later instance of the same job, planned by hand, is also due by now."""
+    statement = select(JobInstance.id).where(
+        JobInstance.tenant_id == instance.tenant_id,
+        JobInstance.job_id == instance.job_id,
+        JobInstance.status == "pending",
+        JobInstance.run_id.is_(None),
+        JobInstance.scheduled_date > instance.scheduled_date,
+        JobInstance.scheduled_date <= now,
+    )
+    return (await session.execute(statement.limit(1))).first() is not None
+
+
 async def claim_waiting_instance(
     session: AsyncSession, tenant_id: uuid.UUID, instance_id: uuid.UUID, now: datetime
 ) -> JobInstance | None:

@@ -102,6 +102,11 @@ async def _fire(
         values = instances.new_instance(job, moment, status="skipped", error=missed)
         if await repository.add_instance_once(session, **values):
             report.skipped += 1
+            continue
+        planned = await repository.instance_at(session, job.tenant_id, job.id, moment)
+        if planned is not None and planned.status == "pending" and planned.run_id is None:
+            instances.skip(planned, missed)  # planned by hand, and missed all the same
+            report.skipped += 1
     if plan.run_at is not None:
         await _run_occurrence(session, runtime, job, plan.run_at, now, report)
     if job.next_run_at is None and job.job_type != "recurring" and job.status == "active":
@@ -144,6 +149,9 @@ async def _start_waiting(runtime: Runtime, now: datetime, report: TickReport) ->
                 if job is None or job.status == "paused":
                     reason = instances.JOB_PAUSED if job else "The job was deleted."
                     instances.skip(instance, reason)
+                elif await repository.later_waiting(session, instance, now):
+                    # Coalesced as the schedule's occurrences are: only the latest one runs.
+                    instances.skip(instance, instances.MISSED_FOR_LATER)
                 else:
                     await instances.start(session, runtime, job, instance, now)
                 report.count(instance)
