@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     scheduler_interval_seconds: int = Field(5, ge=0, le=59)
     # The most jobs one tick starts; the rest wait for the next tick.
     scheduler_batch: int = Field(10_000, ge=1)
+    # Jobs of different tenants a tick starts at once on PostgreSQL (SQLite: one at a time).
+    scheduler_concurrency: int = Field(4, ge=1, le=32)
     # Object storage: local files in the data directory by default, or s3://bucket/prefix
     # (credentials and endpoint from the usual AWS_* variables, e.g. AWS_ENDPOINT_URL).
     storage_url: str | None = None

@@ -92,6 +92,18 @@ async def balance(
     )
 
 
+async def _available(
+    session: AsyncSession, tenant_id: uuid.UUID, *, monthly_grant: int | None, now: datetime
+) -> int:
+    """`balance(...).available` without the month's figures a hold does not need (the
+    scheduler holds credits for thousands of runs in one tick)."""
+    grant = configured_monthly_grant() if monthly_grant is None else monthly_grant
+    await _settle_months(session, tenant_id, grant, now)
+    return await repository.ledger_total(session, tenant_id) - await repository.held(
+        session, tenant_id, now
+    )
+
+
 async def _settle_months(
     session: AsyncSession, tenant_id: uuid.UUID, monthly_grant: int, now: datetime
 ) -> None:
@@ -148,12 +160,12 @@ async def reserve(
     now = now or utcnow()
     found = await repository.reservation_by_key(session, tenant_id, kind, idempotency_key)
     if found is None:
-        funds = await balance(session, tenant_id, monthly_grant=monthly_grant, now=now)
+        available = await _available(session, tenant_id, monthly_grant=monthly_grant, now=now)
         # Read again under the tenant's lock: a racing request may have made it meanwhile.
         found = await repository.reservation_by_key(session, tenant_id, kind, idempotency_key)
         if found is None:
-            if funds.available < amount:
-                raise PaymentRequired(_shortfall(amount, funds.available))
+            if available < amount:
+                raise PaymentRequired(_shortfall(amount, available))
             found = await repository.add_reservation_once(
                 session,
                 tenant_id,

@@ -14,6 +14,7 @@ Instances planned ahead by hand (jobInstances.create) are started when their dat
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
@@ -53,23 +54,60 @@ async def tick(runtime: Runtime, now: datetime, *, limit: int | None = None) -> 
     budget = limit or runtime.settings.scheduler_batch
     seen: set[uuid.UUID] = set()
     zones: dict[uuid.UUID, str] = {}
+    # Tenants side by side on PostgreSQL (each tenant's jobs in turn: they share its lock);
+    # SQLite has one writer, so one job at a time.
+    workers = 1 if runtime.db.dialect == "sqlite" else runtime.settings.scheduler_concurrency
     while budget > 0:
         async with runtime.db.unit_of_work() as session:
             due = await repository.due_jobs(session, now, min(BATCH, budget) + len(seen))
-        fresh = [(tenant_id, job_id) for tenant_id, job_id in due if job_id not in seen]
+        fresh = [(tenant_id, job_id) for tenant_id, job_id in due if job_id not in seen][:budget]
         if not fresh:
             break
-        for tenant_id, job_id in fresh[:budget]:
-            seen.add(job_id)
-            budget -= 1
-            try:
-                async with runtime.db.unit_of_work() as session:
-                    await _fire(session, runtime, tenant_id, job_id, now, zones, report)
-            except Exception:
-                report.errors += 1
-                log.exception("the scheduler could not start job %s", job_id)
+        seen.update(job_id for _, job_id in fresh)
+        budget -= len(fresh)
+        by_tenant: dict[uuid.UUID, list[uuid.UUID]] = {}
+        for tenant_id, job_id in fresh:
+            by_tenant.setdefault(tenant_id, []).append(job_id)
+        gate = asyncio.Semaphore(workers)
+        await asyncio.gather(
+            *(
+                _fire_tenant(gate, runtime, tenant_id, job_ids, now, zones, report)
+                for tenant_id, job_ids in by_tenant.items()
+            )
+        )
     await _start_waiting(runtime, now, report)
     return report
+
+
+async def _fire_tenant(
+    gate: asyncio.Semaphore,
+    runtime: Runtime,
+    tenant_id: uuid.UUID,
+    job_ids: list[uuid.UUID],
+    now: datetime,
+    zones: dict[uuid.UUID, str],
+    report: TickReport,
+) -> None:
+    async with gate:
+        for job_id in job_ids:
+            await _fire_logged(runtime, tenant_id, job_id, now, zones, report)
+
+
+async def _fire_logged(
+    runtime: Runtime,
+    tenant_id: uuid.UUID,
+    job_id: uuid.UUID,
+    now: datetime,
+    zones: dict[uuid.UUID, str],
+    report: TickReport,
+) -> None:
+    """One job in its own transaction; a failure is logged and the job retried next tick."""
+    try:
+        async with runtime.db.unit_of_work() as session:
+            await _fire(session, runtime, tenant_id, job_id, now, zones, report)
+    except Exception:
+        report.errors += 1
+        log.exception("the scheduler could not start job %s", job_id)
 
 
 async def _fire(

@@ -1,0 +1,584 @@
+"""The scheduler's tick: how long one tick takes to claim and start N due jobs, and that it
+started each exactly once.
+
+    .venv/bin/python bench/schedule.py [--jobs 10000] [--tenants 100] [--schedulers 1]
+                                       [--database-url postgresql://postgres@127.0.0.1:5432/test]
+    .venv/bin/python bench/schedule.py --sqlite --jobs 500
+    .venv/bin/python bench/schedule.py --spans          # + where the tick's time goes
+
+Creates two fresh databases on the PostgreSQL server of `--database-url` (a maintenance
+database there, as the test suite's CONTENTPLATFORM_TEST_DATABASE_URL): ours and its DBOS
+system database, both dropped at the end (`--sqlite`: two SQLite files in a temporary data
+directory instead). Migrates ours, then seeds it directly through SQLAlchemy (bulk inserts, no
+HTTP): `--tenants` tenants spread over a few time zones (whole, half and three-quarter hour
+offsets) and `--jobs` recurring jobs among them (cron `*/5 * * * *`, topic source manual with
+three topics, active, no documents). Each job's next_run_at is the latest occurrence of its
+cron, in its tenant's zone, at or before the instant T the benchmark picks: every job is due
+at T with exactly one occurrence, so nothing is coalesced or skipped.
+
+Then launches DBOS in this process as the service does (every workflow and queue registered,
+the scheduler's own DBOS schedule off: scheduler_interval_seconds 0), except that this process
+listens to no queue: the generation workflows the tick enqueues stay ENQUEUED and no pipeline
+runs beside the tick (without documents they would fail NO_SOURCES anyway). It times one call
+of `scheduler.tick(runtime, T, limit=jobs)` with `perf_counter` (`--schedulers N`: N ticks at
+once, as N tasks on this event loop sharing one engine; the figure is until the last returns),
+and prints the tick's report, seconds, jobs/s and ms per job, and the CPU time this process
+spent meanwhile (`time.process_time`, every thread): what is not CPU is waiting for the
+databases, or for a CPU when the machine is busy. Per job, the tick commits one
+transaction that locks the tenant, claims the job (FOR UPDATE SKIP LOCKED), inserts the
+occurrence's instance, holds credits, creates a draft and a generation run, advances
+next_run_at; after the commit it enqueues the DBOS workflow `generation:<run id>`.
+
+Then it checks, and prints as findings, that each job was started exactly once:
+
+- instances per job: every job has exactly one instance, at its due occurrence, pending with a
+  run;
+- generation runs per instance: exactly one, the one the instance names, with one draft in
+  `generating` and one credit hold;
+- DBOS workflows: one `generation:<run id>` per run, distinct, ENQUEUED on the queue
+  `generation` (read with `DBOS.list_workflows`);
+- next_run_at: every job's is now after T (and the job is `processing`).
+
+It asserts nothing timed; it exits 1 only when one of these counts shows a job started other
+than exactly once (or not at all).
+
+`--spans` wraps the functions one job's transaction goes through (in this process only; src/
+is not changed) and prints the wall time spent in each, per job: where the tick's time goes.
+Spans nest (indented under their caller) and include the awaits inside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import os
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, func, insert, select, text
+from sqlalchemy.engine import make_url
+
+# The benchmark's settings are its own: nothing from the shell's environment or a .env file.
+for _name in [name for name in os.environ if name.startswith("CONTENTPLATFORM_")]:
+    del os.environ[_name]
+
+import contentplatform.app  # noqa: E402, F401  (every workflow, queue and schedule, as served)
+from contentplatform.config import Settings  # noqa: E402
+from contentplatform.credits.models import CreditReservation  # noqa: E402
+from contentplatform.drafts.models import Draft  # noqa: E402
+from contentplatform.generation import workflows as generation_workflows  # noqa: E402
+from contentplatform.generation.models import GenerationRun  # noqa: E402
+from contentplatform.jobs import schedule, scheduler  # noqa: E402
+from contentplatform.jobs.models import Job, JobInstance  # noqa: E402
+from contentplatform.kit import durable, logs, migrations, runtime  # noqa: E402
+from contentplatform.kit.db import Database, utcnow  # noqa: E402
+from contentplatform.tenants.models import Tenant  # noqa: E402
+
+MAINTENANCE_URL = "postgresql://postgres@127.0.0.1:5432/test"
+CRON = "*/5 * * * *"
+TOPICS = ["Watering in a heat wave", "Composting for beginners", "Saving seeds"]
+# Whole, half and three-quarter hour offsets, both hemispheres; `*/5` fires at the same UTC
+# instants in all of them.
+ZONES = [
+    "UTC",
+    "Europe/Berlin",
+    "America/New_York",
+    "America/Los_Angeles",
+    "America/Sao_Paulo",
+    "Asia/Kolkata",
+    "Asia/Kathmandu",
+    "Asia/Tokyo",
+    "Australia/Adelaide",
+    "Pacific/Auckland",
+]
+SEED_BATCH = 2000
+EXPECTED_WORKFLOW_STATUS = "ENQUEUED"
+
+
+# --- databases ----------------------------------------------------------------------------------
+
+
+@contextmanager
+def postgres_databases(server_url: str, name: str) -> Iterator[tuple[str, str]]:
+    """Two new databases on the server, `name` (ours) and `name_dbos`, dropped after (as
+    tests/support/backends.py does)."""
+    server = make_url(server_url).set(drivername="postgresql+psycopg")
+    names = [name, f"{name}_dbos"]
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            for each in names:
+                connection.execute(text(f'CREATE DATABASE "{each}"'))
+        yield (
+            server.set(drivername="postgresql", database=names[0]).render_as_string(False),
+            server.set(drivername="postgresql", database=names[1]).render_as_string(False),
+        )
+    finally:
+        with admin.connect() as connection:
+            for each in names:
+                connection.execute(text(f'DROP DATABASE IF EXISTS "{each}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@contextmanager
+def bench_settings(args: argparse.Namespace, scratch: Path) -> Iterator[Settings]:
+    common: dict[str, Any] = {
+        "data_dir": scratch / "data",
+        "log_level": "WARNING",
+        "scheduler_interval_seconds": 0,  # DBOS's own schedule never ticks during the run
+        "scheduler_batch": max(args.jobs, 1),
+        # Each job holds generation_credit_hold (40) once: ten times what a tenant's jobs hold.
+        "credits_monthly_grant": (args.jobs // args.tenants + 1) * 40 * 10,
+        "reconcile_interval_seconds": 3600,
+    }
+    if args.sqlite:
+        yield Settings(_env_file=None, **common)  # type: ignore[call-arg]
+        return
+    with postgres_databases(args.database_url, f"cp_bench_{uuid.uuid4().hex[:10]}") as urls:
+        database_url, dbos_url = urls
+        yield Settings(
+            _env_file=None,  # type: ignore[call-arg]
+            database_url=database_url,
+            dbos_database_url=dbos_url,
+            **common,
+        )
+
+
+# --- seeding ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Seeded:
+    at: datetime  # T: every job is due at it with one occurrence
+    due: dict[uuid.UUID, datetime]  # job id -> its due occurrence (its next_run_at)
+    zones: int
+    seconds: float
+
+
+async def seed(db: Database, tenants: int, jobs: int) -> Seeded:
+    started = time.perf_counter()
+    at = utcnow()
+    # The latest occurrence at or before `at` in each zone: the one occurrence in (at - 5 min, at].
+    occurrence = {zone: schedule.next_cron(CRON, zone, at - timedelta(minutes=5)) for zone in ZONES}
+    tenant_rows = [
+        {
+            "id": uuid.uuid4(),
+            "idp_org_id": f"bench-org-{number}",
+            "name": f"Bench tenant {number}",
+            "status": "active",
+            "timezone": ZONES[number % len(ZONES)],
+            "created_at": at,
+            "updated_at": at,
+        }
+        for number in range(tenants)
+    ]
+    due: dict[uuid.UUID, datetime] = {}
+    job_rows: list[dict[str, Any]] = []
+    for number in range(jobs):
+        tenant = tenant_rows[number % tenants]
+        next_run_at = occurrence[tenant["timezone"]]
+        assert next_run_at is not None and next_run_at <= at
+        job_id = uuid.uuid4()
+        due[job_id] = next_run_at
+        job_rows.append(
+            {
+                "id": job_id,
+                "tenant_id": tenant["id"],
+                "name": f"Garden notes {number}",
+                "job_type": "recurring",
+                "status": "active",
+                "cron_expression": CRON,
+                "scheduled_dates": [],
+                "topics": TOPICS,
+                "topic_source": "manual",
+                "topic_cursor": number % len(TOPICS),
+                "keywords": ["garden"],
+                "content_instructions": None,
+                "document_ids": [],
+                "auto_publish": False,
+                "next_run_at": next_run_at,
+                "created_by": "bench",
+                "created_at": at,
+                "updated_at": at,
+            }
+        )
+    async with db.unit_of_work() as session:
+        await session.execute(insert(Tenant), tenant_rows)
+        for offset in range(0, len(job_rows), SEED_BATCH):
+            await session.execute(insert(Job), job_rows[offset : offset + SEED_BATCH])
+    if db.dialect == "postgresql":
+        async with db.engine.connect() as connection:
+            await connection.execute(text("ANALYZE"))
+    return Seeded(at, due, len(set(occurrence.values())), time.perf_counter() - started)
+
+
+# --- where the time goes (--spans) --------------------------------------------------------------
+
+
+@dataclass
+class Spans:
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    calls: Counter[str] = field(default_factory=Counter)
+    order: list[tuple[str, int]] = field(default_factory=list)  # (label, depth) as installed
+
+    def wrap(self, owner: Any, attribute: str, label: str, depth: int) -> None:
+        inner: Callable[..., Awaitable[Any]] = getattr(owner, attribute)
+
+        @functools.wraps(inner)
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await inner(*args, **kwargs)
+            finally:
+                self.seconds[label] += time.perf_counter() - started
+                self.calls[label] += 1
+
+        setattr(owner, attribute, timed)
+        self.order.append((label, depth))
+
+    def wrap_sync(self, owner: Any, attribute: str, label: str, depth: int) -> None:
+        inner: Callable[..., Any] = getattr(owner, attribute)
+
+        @functools.wraps(inner)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                self.seconds[label] += time.perf_counter() - started
+                self.calls[label] += 1
+
+        setattr(owner, attribute, timed)
+        self.order.append((label, depth))
+
+
+def install_spans() -> Spans:
+    """Time what one job's transaction calls, by replacing module attributes in this process
+    (each module looks them up at call time)."""
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from contentplatform.credits import repository as credits_repository
+    from contentplatform.credits import service as credits
+    from contentplatform.drafts import service as drafts
+    from contentplatform.generation import service as generation
+    from contentplatform.jobs import instances
+    from contentplatform.jobs import repository as jobs
+    from contentplatform.jobs import service as jobs_service
+    from contentplatform.tenants import repository as tenants
+
+    spans = Spans()
+    spans.wrap(jobs, "due_jobs", "repository.due_jobs (the batch's read)", 0)
+    spans.wrap(scheduler, "_fire", "scheduler._fire (one job, before its commit)", 0)
+    spans.wrap(tenants, "lock_tenant", "tenants.lock_tenant (tick and start_blog)", 1)
+    spans.wrap(jobs, "claim_due_job", "repository.claim_due_job", 1)
+    spans.wrap(jobs_service, "timezone_of", "service.timezone_of (once per tenant)", 1)
+    spans.wrap_sync(schedule, "due", "schedule.due (cron, in Python)", 1)
+    spans.wrap(jobs, "add_instance_once", "repository.add_instance_once", 1)
+    spans.wrap(jobs, "instance_at", "repository.instance_at", 1)
+    spans.wrap(instances, "start", "instances.start", 1)
+    spans.wrap(jobs, "in_flight", "repository.in_flight", 2)
+    spans.wrap(generation, "start_blog", "generation.start_blog", 2)
+    spans.wrap(generation.repository, "by_key", "generation repository.by_key", 3)
+    spans.wrap(credits, "reserve", "credits.reserve", 3)
+    spans.wrap(credits, "balance", "credits.balance", 4)
+    spans.wrap(credits_repository, "lock_tenant", "credits lock_tenant (advisory)", 5)
+    spans.wrap(credits_repository, "add_entry", "credits add_entry (the month's grant)", 5)
+    spans.wrap(credits_repository, "grants_to_expire", "credits grants_to_expire", 5)
+    spans.wrap(credits_repository, "ledger_total", "credits ledger_total", 5)
+    spans.wrap(credits_repository, "held", "credits held", 5)
+    spans.wrap(credits_repository, "added", "credits added", 5)
+    spans.wrap(credits_repository, "debited", "credits debited", 5)
+    spans.wrap(credits_repository, "reservation_by_key", "credits reservation_by_key (x2)", 4)
+    spans.wrap(credits_repository, "add_reservation_once", "credits add_reservation_once", 4)
+    spans.wrap(drafts, "start_generating", "drafts.start_generating", 3)
+    spans.wrap(AsyncSession, "flush", "AsyncSession.flush (explicit)", 2)
+    spans.wrap(AsyncSession, "commit", "AsyncSession.commit (flushes the job and instance)", 0)
+    spans.wrap(durable, "start", "durable.start (enqueue, after the commit)", 0)
+    return spans
+
+
+def print_spans(spans: Spans, jobs: int, total: float) -> None:
+    print(f"  where the time goes ({jobs:,} jobs; per job, wall, including awaits):")
+    for label, depth in spans.order:
+        seconds, calls = spans.seconds.get(label, 0.0), spans.calls.get(label, 0)
+        if not calls:
+            continue
+        print(
+            f"    {'  ' * depth}{label}: {seconds / jobs * 1000:.3f} ms "
+            f"({seconds / total * 100:.0f}% of the tick, {calls:,} calls)"
+        )
+
+
+# --- the tick -----------------------------------------------------------------------------------
+
+
+def launch_dbos(settings: Settings) -> None:
+    """durable.launch, listening to no queue: what the tick enqueues stays ENQUEUED."""
+    from dbos import DBOS
+
+    DBOS(config=durable.dbos_config(settings))
+    logs.adopt("dbos")
+    DBOS.listen_queues([])
+    DBOS.launch()
+
+
+@dataclass
+class Timed:
+    reports: list[scheduler.TickReport]
+    finished: list[float]  # seconds from the start to each scheduler's return
+    seconds: float
+    cpu: float  # CPU seconds of this process (every thread) meanwhile
+
+
+async def measure(current: runtime.Runtime, at: datetime, jobs: int, schedulers: int) -> Timed:
+    finished: list[float] = [0.0] * schedulers
+    cpu = time.process_time()
+    started = time.perf_counter()
+
+    async def one(number: int) -> scheduler.TickReport:
+        report = await scheduler.tick(current, at, limit=jobs)
+        finished[number] = time.perf_counter() - started
+        return report
+
+    reports = await asyncio.gather(*(one(number) for number in range(schedulers)))
+    seconds = time.perf_counter() - started
+    return Timed(list(reports), finished, seconds, time.process_time() - cpu)
+
+
+# --- exactly once -------------------------------------------------------------------------------
+
+
+@dataclass
+class Findings:
+    lines: list[str] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+
+    def check(self, ok: bool, line: str, violation: str) -> None:
+        self.lines.append(f"{'ok  ' if ok else 'FAIL'} {line}")
+        if not ok:
+            self.violations.append(violation)
+
+
+def spread(counter: Counter[int], what: str) -> str:
+    return ", ".join(f"{count:,} {what} with {n}" for n, count in sorted(counter.items()))
+
+
+async def verify(db: Database, seeded: Seeded) -> Findings:
+    from dbos import DBOS
+
+    found = Findings()
+    jobs = len(seeded.due)
+    async with db.unit_of_work() as session:
+        instance_rows = (
+            await session.execute(
+                select(
+                    JobInstance.id,
+                    JobInstance.job_id,
+                    JobInstance.scheduled_date,
+                    JobInstance.status,
+                    JobInstance.run_id,
+                    JobInstance.draft_id,
+                )
+            )
+        ).all()
+        run_rows = (
+            await session.execute(
+                select(
+                    GenerationRun.id,
+                    GenerationRun.instance_id,
+                    GenerationRun.draft_id,
+                    GenerationRun.reservation_id,
+                    GenerationRun.status,
+                )
+            )
+        ).all()
+        drafts_generating = await session.scalar(
+            select(func.count()).select_from(Draft).where(Draft.status == "generating")
+        )
+        holds = Counter(
+            key
+            for (key,) in await session.execute(
+                select(CreditReservation.idempotency_key).where(
+                    CreditReservation.kind == "generation.blog"
+                )
+            )
+        )
+        job_rows = (await session.execute(select(Job.id, Job.next_run_at, Job.status))).all()
+
+    per_job = Counter(row.job_id for row in instance_rows)
+    per_job_spread = Counter(per_job.get(job_id, 0) for job_id in seeded.due)
+    found.check(
+        per_job_spread == Counter({1: jobs}),
+        f"instances per job: {spread(per_job_spread, 'jobs')}",
+        "a job has no instance or several",
+    )
+    at_due = sum(1 for row in instance_rows if seeded.due.get(row.job_id) == row.scheduled_date)
+    statuses = Counter(row.status for row in instance_rows)
+    found.check(
+        at_due == len(instance_rows) == jobs and statuses == Counter({"pending": jobs}),
+        f"instances at their due occurrence: {at_due:,} of {len(instance_rows):,}; statuses: "
+        + ", ".join(f"{status} {count:,}" for status, count in statuses.most_common()),
+        "an instance is not at its job's due occurrence, or did not start",
+    )
+    per_instance = Counter(row.instance_id for row in run_rows)
+    per_instance_spread = Counter(per_instance.get(row.id, 0) for row in instance_rows)
+    runs_by_id = {row.id: row for row in run_rows}
+    named = sum(
+        1
+        for row in instance_rows
+        if row.run_id in runs_by_id
+        and runs_by_id[row.run_id].instance_id == row.id
+        and runs_by_id[row.run_id].draft_id == row.draft_id
+    )
+    found.check(
+        per_instance_spread == Counter({1: jobs}) and named == jobs and len(run_rows) == jobs,
+        f"generation runs per instance: {spread(per_instance_spread, 'instances')} "
+        f"({len(run_rows):,} runs; {named:,} instances name their run and its draft)",
+        "an instance has no generation run or several",
+    )
+    run_statuses = Counter(row.status for row in run_rows)
+    held_once = sum(1 for count in holds.values() if count == 1)
+    found.check(
+        drafts_generating == jobs and len(holds) == jobs and held_once == jobs,
+        f"drafts in generating: {drafts_generating:,}; credit holds: {sum(holds.values()):,} "
+        f"under {len(holds):,} keys; runs "
+        + ", ".join(f"{status} {count:,}" for status, count in run_statuses.most_common()),
+        "a run has no draft or credit hold, or several",
+    )
+
+    workflows = await DBOS.list_workflows_async(
+        workflow_id_prefix="generation:", load_input=False, load_output=False
+    )
+    ids = Counter(w.workflow_id for w in workflows)
+    expected = {generation_workflows.workflow_id(row.id) for row in run_rows}
+    state = Counter((w.status, w.queue_name) for w in workflows)
+    found.check(
+        set(ids) == expected
+        and all(count == 1 for count in ids.values())
+        and state == Counter({(EXPECTED_WORKFLOW_STATUS, generation_workflows.QUEUE): jobs}),
+        f"DBOS workflows generation:<run id>: {len(workflows):,} rows, {len(ids):,} distinct, "
+        f"{len(expected & set(ids)):,} of {len(expected):,} runs have theirs; "
+        + ", ".join(f"{s} on {q} {count:,}" for (s, q), count in state.most_common()),
+        "a run has no DBOS workflow, or a workflow is not a run's",
+    )
+    future = sum(
+        1 for row in job_rows if row.next_run_at is not None and row.next_run_at > seeded.at
+    )
+    job_statuses = Counter(row.status for row in job_rows)
+    found.check(
+        future == jobs,
+        f"next_run_at after the tick's instant: {future:,} of {len(job_rows):,} jobs; job "
+        "statuses: " + ", ".join(f"{s} {count:,}" for s, count in job_statuses.most_common()),
+        "a job is still due after the tick",
+    )
+    return found
+
+
+# --- main ---------------------------------------------------------------------------------------
+
+
+async def run(args: argparse.Namespace, settings: Settings) -> int:
+    await asyncio.to_thread(migrations.upgrade, settings)
+    current = runtime.Runtime.create(settings)
+    runtime.install(current)
+    try:
+        seeded = await seed(current.db, args.tenants, args.jobs)
+        launch_dbos(settings)
+        try:
+            await durable.configure(settings)
+            spans = install_spans() if args.spans else None
+            timed = await measure(current, seeded.at, args.jobs, args.schedulers)
+            findings = await verify(current.db, seeded)
+        finally:
+            # Nothing runs in this process (it listens to no queue): no need to wait.
+            await asyncio.to_thread(durable.shutdown, 0)
+        async with current.db.engine.connect() as connection:
+            version = (
+                (await connection.execute(text("SHOW server_version"))).scalar()
+                if current.db.dialect == "postgresql"
+                else (await connection.execute(text("SELECT sqlite_version()"))).scalar()
+            )
+    finally:
+        await current.close()
+        runtime.install(None)
+
+    backend = "PostgreSQL" if current.db.dialect == "postgresql" else "SQLite"
+    total = scheduler.TickReport()
+    for report in timed.reports:
+        total.started += report.started
+        total.skipped += report.skipped
+        total.failed += report.failed
+        total.errors += report.errors
+    print(
+        f"scheduler.tick on {backend} {version}: {args.jobs:,} due jobs across {args.tenants:,} "
+        f"tenants (cron {CRON!r}, {len(ZONES)} time zones), {args.schedulers} scheduler"
+        f"{'s' if args.schedulers > 1 else ''} at once"
+    )
+    print(f"  seeded in {seeded.seconds:.2f} s (bulk inserts)")
+    print(
+        f"  tick: {total.started:,} started, {total.skipped:,} skipped, {total.failed:,} failed, "
+        f"{total.errors:,} errors in {timed.seconds:.2f} s: {total.started / timed.seconds:,.0f} "
+        f"jobs/s, {timed.seconds / max(total.started, 1) * 1000:.2f} ms per job"
+    )
+    print(
+        f"  CPU of this process meanwhile: {timed.cpu:.2f} s, "
+        f"{timed.cpu / max(total.started, 1) * 1000:.2f} ms per job "
+        f"({timed.cpu / timed.seconds * 100:.0f}% of the wall time; the rest is waiting for the "
+        "databases, or for a CPU on a busy machine)"
+    )
+    if args.schedulers > 1:
+        for number, (report, seconds) in enumerate(
+            zip(timed.reports, timed.finished, strict=True), 1
+        ):
+            print(
+                f"    scheduler {number}: {report.started:,} started, {report.skipped:,} skipped, "
+                f"{report.failed:,} failed, {report.errors:,} errors; returned after "
+                f"{seconds:.2f} s"
+            )
+    if spans is not None:
+        print_spans(spans, max(total.started, 1), timed.seconds)
+    print("  exactly once:")
+    for line in findings.lines:
+        print(f"    {line}")
+    if total.started != args.jobs or total.errors or total.failed or total.skipped:
+        findings.violations.append("the tick's report does not count every job started once")
+    if findings.violations:
+        print(f"  VIOLATED: {'; '.join(findings.violations)}")
+        return 1
+    print(f"  each of the {args.jobs:,} due jobs was started exactly once")
+    return 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", type=int, default=10_000, help="due jobs")
+    parser.add_argument("--tenants", type=int, default=100, help="tenants the jobs belong to")
+    parser.add_argument("--schedulers", type=int, default=1, help="ticks at once, one event loop")
+    parser.add_argument(
+        "--database-url",
+        default=MAINTENANCE_URL,
+        help="a maintenance database on the PostgreSQL server to create the bench's databases on",
+    )
+    parser.add_argument("--sqlite", action="store_true", help="SQLite files in a temp directory")
+    parser.add_argument("--spans", action="store_true", help="print where the tick's time goes")
+    args = parser.parse_args()
+    if args.jobs < 1 or not 1 <= args.tenants <= args.jobs or args.schedulers < 1:
+        parser.error("need jobs >= tenants >= 1 and schedulers >= 1")
+    logs.configure("WARNING", False)
+    with tempfile.TemporaryDirectory() as scratch, bench_settings(args, Path(scratch)) as settings:
+        status = asyncio.run(run(args, settings))
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()
