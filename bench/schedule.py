@@ -65,12 +65,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, func, insert, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import func, insert, select, text
 
 # The benchmark's settings are its own: nothing from the shell's environment or a .env file.
 for _name in [name for name in os.environ if name.startswith("CONTENTPLATFORM_")]:
     del os.environ[_name]
+
+# The repository root, for the test suite's throwaway PostgreSQL databases.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import contentplatform.app  # noqa: E402, F401  (every workflow, queue and schedule, as served)
 from contentplatform.config import Settings  # noqa: E402
@@ -83,6 +85,7 @@ from contentplatform.jobs.models import Job, JobInstance  # noqa: E402
 from contentplatform.kit import durable, logs, migrations, runtime  # noqa: E402
 from contentplatform.kit.db import Database, utcnow  # noqa: E402
 from contentplatform.tenants.models import Tenant  # noqa: E402
+from tests.support.backends import postgres_databases  # noqa: E402
 
 MAINTENANCE_URL = "postgresql://postgres@127.0.0.1:5432/test"
 CRON = "*/5 * * * *"
@@ -106,28 +109,6 @@ EXPECTED_WORKFLOW_STATUS = "ENQUEUED"
 
 
 # --- databases ----------------------------------------------------------------------------------
-
-
-@contextmanager
-def postgres_databases(server_url: str, name: str) -> Iterator[tuple[str, str]]:
-    """Two new databases on the server, `name` (ours) and `name_dbos`, dropped after (as
-    tests/support/backends.py does)."""
-    server = make_url(server_url).set(drivername="postgresql+psycopg")
-    names = [name, f"{name}_dbos"]
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            for each in names:
-                connection.execute(text(f'CREATE DATABASE "{each}"'))
-        yield (
-            server.set(drivername="postgresql", database=names[0]).render_as_string(False),
-            server.set(drivername="postgresql", database=names[1]).render_as_string(False),
-        )
-    finally:
-        with admin.connect() as connection:
-            for each in names:
-                connection.execute(text(f'DROP DATABASE IF EXISTS "{each}" WITH (FORCE)'))
-        admin.dispose()
 
 
 @contextmanager

@@ -18,7 +18,7 @@ from contentplatform.generation.models import GenerationRun
 from contentplatform.jobs import instances as rules
 from contentplatform.jobs.models import JobInstance
 from contentplatform.kit.db import Database
-from tests.documents.support import hold_all_but, new_org
+from tests.documents.support import hold_all_but
 from tests.jobs.support import Planner, tick
 from tests.support.database import run_on
 from tests.support.problems import problem
@@ -52,17 +52,6 @@ MEMBER_OPERATIONS = (
     "jobInstances.getProgress",
     "jobInstances.generate",
 )
-
-
-@pytest.fixture
-def planner(call, client, token, org) -> Planner:
-    return Planner(call, client, token, org)
-
-
-@pytest.fixture
-def other(call, client, token) -> Planner:
-    """A second organization, through the same transport."""
-    return Planner(call, client, token, new_org())
 
 
 # --- helpers ----------------------------------------------------------------------------------

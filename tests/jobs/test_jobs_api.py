@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.documents.support import hold_all_but, new_org
+from tests.documents.support import hold_all_but
 from tests.jobs.support import Planner
 from tests.support.problems import problem
 
@@ -50,17 +50,6 @@ MISSING = "<missing>"
 DAILY = {"jobType": "recurring", "cronExpression": "0 9 * * *"}
 PAST = "2020-03-01T09:00:00Z"
 FUTURE = datetime(2030, 1, 1, 9, tzinfo=UTC)
-
-
-@pytest.fixture
-def planner(call, client, token, org) -> Planner:
-    return Planner(call, client, token, org)
-
-
-@pytest.fixture
-def other(call, client, token) -> Planner:
-    """A second tenant, through the same transport."""
-    return Planner(call, client, token, new_org())
 
 
 def at(value: str) -> datetime:
