@@ -195,6 +195,10 @@ def test_each_kind_of_schedule_plans_its_next_run(planner):
     # A date list with nothing left is complete from the start.
     done = planner.job(name="Done", jobType="scheduled", scheduledDates=[PAST])
     assert (done["status"], done["next_run_at"]) == ("completed", None)
+    # So is a one-off whose date has passed; one without a date waits to be triggered.
+    spent = planner.job(name="Spent", scheduledDates=[PAST])
+    assert (spent["status"], spent["next_run_at"]) == ("completed", None)
+    assert (planner.job(name="By hand")["status"], planner.job()["next_run_at"]) == ("active", None)
 
 
 def test_knowledge_jobs_need_no_topics(planner):

@@ -76,13 +76,15 @@ def spec_of(job: Job) -> schedule.ScheduleSpec:
 
 def plan_next_run(job: Job, timezone: str, now: datetime) -> None:
     """next_run_at from now for a scheduled job (active, processing or error: a failed run does
-    not stop the schedule); none for a paused or completed one. A date list with nothing left
-    completes the job once no run is in flight."""
+    not stop the schedule); none for a paused or completed one. Dates with none left (a date
+    list, or a one-off's date) complete the job once no run is in flight; a one-off without a
+    date stays active, to be triggered."""
     if job.status in ("paused", "completed"):
         job.next_run_at = None
         return
     job.next_run_at = schedule.next_run(spec_of(job), timezone, now)
-    if job.next_run_at is None and job.job_type == "scheduled" and job.status != "processing":
+    dated = job.job_type != "recurring" and bool(job.scheduled_dates)
+    if job.next_run_at is None and dated and job.status != "processing":
         job.status = "completed"
 
 
