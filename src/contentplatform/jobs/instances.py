@@ -344,11 +344,22 @@ async def check_documents(
     return [str(i) for i in ids]
 
 
+def is_waiting(instance: JobInstance) -> bool:
+    """Pending, and no run took it yet."""
+    return instance.status == "pending" and instance.run_id is None
+
+
+def state_of(instance: JobInstance) -> str:
+    """Its status as a person reads it: a pending instance whose run is queued is `queued`."""
+    return (
+        "queued" if instance.status == "pending" and not is_waiting(instance) else instance.status
+    )
+
+
 def check_waiting(instance: JobInstance, what: str) -> None:
     """Only a pending instance that no run took can be changed, skipped or run."""
-    if instance.status != "pending" or instance.run_id is not None:
-        state = "queued" if instance.status == "pending" else instance.status
-        raise Conflict(f"The instance is {state}; only a pending one can be {what}.")
+    if not is_waiting(instance):
+        raise Conflict(f"The instance is {state_of(instance)}; only a pending one can be {what}.")
 
 
 def clean_keywords(keywords: list[str] | None) -> list[str] | None:

@@ -13,6 +13,8 @@ from contentplatform.jobs.models import Job, JobInstance
 from contentplatform.kit.db import insert_ignoring_conflicts, lock_rows
 
 IN_FLIGHT = ("pending", "running")
+# A pending instance no run took yet (planned by hand, or its tick crashed before the start).
+WAITING = (JobInstance.status == "pending", JobInstance.run_id.is_(None))
 
 
 def _live(tenant_id: uuid.UUID) -> Select[Job]:
@@ -67,11 +69,6 @@ async def count_by_status(session: AsyncSession, tenant_id: uuid.UUID) -> dict[s
         .group_by(Job.status)
     )
     return {status: count for status, count in result.tuples()}
-
-
-async def active(session: AsyncSession, tenant_id: uuid.UUID) -> list[Job]:
-    result = await session.execute(_live(tenant_id).where(Job.status == "active"))
-    return list(result.scalars())
 
 
 async def many(session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]) -> list[Job]:
@@ -224,8 +221,7 @@ async def waiting_instances(
     statement = (
         select(JobInstance.tenant_id, JobInstance.id)
         .where(
-            JobInstance.status == "pending",
-            JobInstance.run_id.is_(None),
+            *WAITING,
             JobInstance.scheduled_date <= now,
         )
         .order_by(JobInstance.scheduled_date)
@@ -241,8 +237,7 @@ async def later_waiting(session: AsyncSession, instance: JobInstance, now: datet
     statement = select(JobInstance.id).where(
         JobInstance.tenant_id == instance.tenant_id,
         JobInstance.job_id == instance.job_id,
-        JobInstance.status == "pending",
-        JobInstance.run_id.is_(None),
+        *WAITING,
         JobInstance.scheduled_date > instance.scheduled_date,
         JobInstance.scheduled_date <= now,
     )
@@ -255,8 +250,7 @@ async def claim_waiting_instance(
     criteria = (
         JobInstance.tenant_id == tenant_id,
         JobInstance.id == instance_id,
-        JobInstance.status == "pending",
-        JobInstance.run_id.is_(None),
+        *WAITING,
         JobInstance.scheduled_date <= now,
     )
     await lock_rows(session, JobInstance, *criteria)

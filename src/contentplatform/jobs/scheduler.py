@@ -142,7 +142,7 @@ async def _fire(
             report.skipped += 1
             continue
         planned = await repository.instance_at(session, job.tenant_id, job.id, moment)
-        if planned is not None and planned.status == "pending" and planned.run_id is None:
+        if planned is not None and instances.is_waiting(planned):
             instances.skip(planned, missed)  # planned by hand, and missed all the same
             report.skipped += 1
     if plan.run_at is not None:
@@ -163,7 +163,7 @@ async def _run_occurrence(
     created = await repository.add_instance_once(session, **instances.new_instance(job, moment))
     instance = await repository.instance_at(session, job.tenant_id, job.id, moment)
     assert instance is not None
-    if not created and (instance.status != "pending" or instance.run_id is not None):
+    if not created and not instances.is_waiting(instance):
         return  # this occurrence was handled already (a retried tick)
     await instances.start(session, runtime, job, instance, now)
     report.count(instance)

@@ -22,9 +22,6 @@ from contentplatform.kit.errors import BadRequest, Conflict, FieldError, NotFoun
 from contentplatform.kit.runtime import Runtime
 from contentplatform.tenants import repository as tenants
 
-# Fields of a job that a schedule is made of; changing one recomputes next_run_at.
-SCHEDULE_FIELDS = ("cron_expression", "scheduled_dates")
-
 
 def to_schema(job: Job) -> schemas.Job:
     return schemas.Job(
@@ -511,10 +508,8 @@ async def generate_instance(
     """Run a planned instance now, or again after it failed or was skipped."""
     await tenants.lock_tenant(session, tenant_id)
     instance = await instances.require(session, tenant_id, instance_id, for_update=True)
-    if instance.status in ("running", "completed") or (
-        instance.status == "pending" and instance.run_id is not None
-    ):
-        state = "queued" if instance.status == "pending" else instance.status
+    state = instances.state_of(instance)
+    if state in ("queued", "running", "completed"):
         raise Conflict(f"The instance is {state}; it cannot be generated again.")
     job = await repository.get(session, tenant_id, instance.job_id, for_update=True)
     if job is None:
