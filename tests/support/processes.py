@@ -66,6 +66,8 @@ class Stack:
             "CONTENTPLATFORM_DATABASE_URL": self.database_url,
             "CONTENTPLATFORM_DBOS_DATABASE_URL": self.dbos_database_url,
             "CONTENTPLATFORM_RECONCILE_INTERVAL_SECONDS": "0.5",
+            # No job scheduler ticking beside what a test watches, unless it asks for one.
+            "CONTENTPLATFORM_SCHEDULER_INTERVAL_SECONDS": "0",
             "CONTENTPLATFORM_RATE_LIMIT": "100000/minute",
             "CONTENTPLATFORM_RATE_LIMIT_PUBLIC": "100000/minute",
             "CONTENTPLATFORM_LOG_LEVEL": "INFO",
