@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.jobs.models import Job, JobInstance
@@ -185,15 +185,17 @@ async def instances_between(
 # --- the scheduler: across tenants --------------------------------------------------------------
 
 
+def _due(now: datetime) -> tuple[ColumnElement[bool], ...]:
+    """A live job whose next run has come."""
+    return (Job.deleted_at.is_(None), Job.next_run_at.is_not(None), Job.next_run_at <= now)
+
+
 async def due_jobs(
     session: AsyncSession, now: datetime, limit: int
 ) -> list[tuple[uuid.UUID, uuid.UUID]]:
     """(tenant_id, job_id) of jobs whose next run has come, oldest first."""
     statement = (
-        select(Job.tenant_id, Job.id)
-        .where(Job.deleted_at.is_(None), Job.next_run_at.is_not(None), Job.next_run_at <= now)
-        .order_by(Job.next_run_at)
-        .limit(limit)
+        select(Job.tenant_id, Job.id).where(*_due(now)).order_by(Job.next_run_at).limit(limit)
     )
     return [(tenant_id, job_id) for tenant_id, job_id in (await session.execute(statement))]
 
@@ -205,9 +207,7 @@ async def claim_due_job(
     criteria = (
         Job.tenant_id == tenant_id,
         Job.id == job_id,
-        Job.deleted_at.is_(None),
-        Job.next_run_at.is_not(None),
-        Job.next_run_at <= now,
+        *_due(now),
     )
     await lock_rows(session, Job, *criteria)
     statement = select(Job).where(*criteria).with_for_update(skip_locked=True)
