@@ -1,0 +1,312 @@
+"""The one way to reach a URL a user gave us (a CMS, a webhook): guarded against SSRF.
+
+- https only (http where `Policy.allow_http`), no credentials in the URL;
+- the host is resolved here and every address checked: loopback (unless `allow_loopback`),
+  private, link-local, CGNAT, multicast, reserved, unspecified and cloud metadata addresses are
+  refused, in their IPv4-mapped, NAT64 and 6to4 IPv6 forms too;
+- the connection goes to the address that was checked (the Host header and TLS name stay the
+  host's), so a second DNS answer cannot swap it;
+- redirects are followed by hand, each hop checked again, at most `max_redirects`;
+- proxies from the environment are ignored; timeouts and a response-size cap always apply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json as jsonlib
+import socket
+import zlib
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# Local-use NAT64 (RFC 8215) embeds the IPv4 address in other bits, and only ever reaches
+# networks of the operator's: refused outright.
+_LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
+# Instance metadata endpoints of the clouds (AWS, GCP, Azure, OpenStack; AWS IPv6; Alibaba;
+# Oracle). Most are link-local already; named so the refusal says what they are.
+_METADATA = frozenset(
+    ipaddress.ip_address(a)
+    for a in ("169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200", "192.0.0.192")
+)
+_REDIRECTS = {301, 302, 303, 307, 308}
+# Headers that may follow a redirect to another origin; any other (Authorization, Cookie,
+# X-Shopify-Access-Token, API keys) is a credential for the origin it was given for.
+_SAFE_ACROSS_ORIGINS = frozenset({"accept", "accept-language", "content-type", "user-agent"})
+# Encodings decoded here, in bounded steps (zlib wbits: gzip header, zlib header).
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+@dataclass(frozen=True)
+class Policy:
+    allow_http: bool = False
+    # For local development and tests only: lets loopback addresses through (nothing else).
+    allow_loopback: bool = False
+    connect_timeout: float = 5.0
+    timeout: float = 30.0
+    max_response_bytes: int = 5 * 1024 * 1024
+    max_redirects: int = 3
+
+
+class OutboundError(Exception):
+    """A request that could not be made or finished; `str()` is safe to show the user."""
+
+
+class Refused(OutboundError):
+    """The URL or an address it resolves to is not allowed. Nothing was sent."""
+
+
+class Unreachable(OutboundError):
+    """DNS failed, the connection failed or timed out: worth trying again later."""
+
+
+class TooLarge(OutboundError):
+    """The response was larger than the policy allows."""
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    headers: httpx.Headers
+    body: bytes
+    url: str
+
+    def json(self) -> Any:
+        return jsonlib.loads(self.body)
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+def refusal(address: IPAddress, *, allow_loopback: bool = False) -> str | None:
+    """Why `address` may not be reached, or None when it may."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address in _LOCAL_NAT64:
+            return "a private address"
+        embedded = _embedded_ipv4(address)
+        if embedded is not None:
+            return refusal(embedded, allow_loopback=allow_loopback)
+    if address.is_loopback:
+        return None if allow_loopback else "a loopback address"
+    if address in _METADATA:
+        return "a cloud metadata address"
+    if address.is_link_local:
+        return "a link-local address"
+    if isinstance(address, ipaddress.IPv4Address) and address in _CGNAT:
+        return "a shared (CGNAT) address"
+    if address.is_multicast:
+        return "a multicast address"
+    if isinstance(address, ipaddress.IPv6Address) and address.is_site_local:
+        return "a private address"
+    if address.is_unspecified or address.is_reserved:
+        return "a reserved address"
+    if address.is_private or not address.is_global:
+        return "a private address"
+    return None
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in _NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.sixtofour is not None:
+        return address.sixtofour
+    return None
+
+
+def check_url(url: str, policy: Policy) -> httpx.URL:
+    """The parsed URL when its form is allowed (scheme, no credentials, a host); else Refused.
+    Addresses are checked when it is requested, as they may change."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        # Not quoted back: an unparseable URL may still carry a password.
+        raise Refused("The URL is not valid.") from None
+    allowed = ("https", "http") if policy.allow_http else ("https",)
+    if parsed.scheme not in allowed:
+        raise Refused(f"Only {' or '.join(allowed)} URLs are allowed, not {parsed.scheme!r}.")
+    if parsed.userinfo:
+        raise Refused("URLs may not carry credentials; give them as the connection's credentials.")
+    if not parsed.host:
+        raise Refused(f"{url!r} has no host.")
+    return parsed
+
+
+async def system_resolve(host: str, port: int) -> list[str]:
+    loop = asyncio.get_running_loop()
+    try:
+        answers = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as error:
+        raise Unreachable(f"{host} could not be resolved ({error.strerror}).") from None
+    except UnicodeError:  # a label longer than 63 characters, say
+        raise Refused(f"{host!r} is not a valid host name.") from None
+    return list(dict.fromkeys(str(info[4][0]) for info in answers))
+
+
+# Looked up at each request, so tests can swap in a resolver of their own.
+resolve: Resolver = system_resolve
+
+
+async def checked_address(url: httpx.URL, policy: Policy, resolver: Resolver | None = None) -> str:
+    """The address to connect to for `url`: every address its host resolves to must be allowed
+    (one bad answer refuses the lot, so a mixed answer cannot sneak through)."""
+    port = url.port or (443 if url.scheme == "https" else 80)
+    # The ASCII (IDNA) form: the name the Host header and the TLS check use too.
+    addresses = await (resolver or resolve)(url.raw_host.decode("ascii"), port)
+    if not addresses:
+        raise Unreachable(f"{url.host} has no address.")
+    for text in addresses:
+        address = ipaddress.ip_address(text.split("%", 1)[0])
+        reason = refusal(address, allow_loopback=policy.allow_loopback)
+        if reason is not None:
+            named = url.host if url.host == text else f"{url.host} resolves to {text}, which is"
+            raise Refused(f"{named} {'is ' if url.host == text else ''}{reason}; not allowed.")
+    return addresses[0]
+
+
+class GuardedClient:
+    """An HTTP client for user-supplied URLs; see the module docstring for its rules."""
+
+    def __init__(self, policy: Policy, *, resolver: Resolver | None = None) -> None:
+        self.policy = policy
+        self.resolver = resolver
+        self._client = httpx.AsyncClient(
+            trust_env=False,
+            follow_redirects=False,
+            # No keep-alive: the pool is keyed by address, so a kept connection would serve
+            # another host name on that address without a TLS check for that name.
+            limits=httpx.Limits(max_keepalive_connections=0),
+            headers={"accept-encoding": ", ".join(_WBITS)},
+            timeout=httpx.Timeout(policy.timeout, connect=policy.connect_timeout),
+        )
+
+    async def __aenter__(self) -> GuardedClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, str | int] | None = None,
+        json: Any = None,
+        content: bytes | None = None,
+    ) -> Response:
+        if json is not None:
+            content = jsonlib.dumps(json).encode()
+            headers = {"content-type": "application/json", **(headers or {})}
+        target = check_url(url, self.policy)
+        if params:
+            target = target.copy_merge_params(dict(params))
+        sent_headers = dict(headers or {})
+        for _ in range(self.policy.max_redirects + 1):
+            response = await self._send(method, target, sent_headers, content)
+            location = response.headers.get("location")
+            if response.status not in _REDIRECTS or not location:
+                return response
+            following = check_url(str(target.join(location)), self.policy)
+            if (following.scheme, following.host, following.port) != (
+                target.scheme,
+                target.host,
+                target.port,
+            ):
+                # Credentials are for the origin they were given for.
+                sent_headers = {
+                    k: v for k, v in sent_headers.items() if k.lower() in _SAFE_ACROSS_ORIGINS
+                }
+            if (response.status == 303 and method != "HEAD") or (
+                response.status in (301, 302) and method not in ("GET", "HEAD")
+            ):
+                method, content = "GET", None
+                sent_headers = {
+                    k: v for k, v in sent_headers.items() if k.lower() != "content-type"
+                }
+            target = following
+        raise Refused(f"More than {self.policy.max_redirects} redirects from {url}.")
+
+    async def _send(
+        self, method: str, url: httpx.URL, headers: dict[str, str], content: bytes | None
+    ) -> Response:
+        # The read timeout bounds each read; this bounds the whole exchange, so a server
+        # dripping its answer cannot hold a worker.
+        try:
+            async with asyncio.timeout(self.policy.timeout):
+                return await self._exchange(method, url, headers, content)
+        except TimeoutError:
+            raise Unreachable(f"{url.host} did not finish answering in time.") from None
+
+    async def _exchange(
+        self, method: str, url: httpx.URL, headers: dict[str, str], content: bytes | None
+    ) -> Response:
+        address = await checked_address(url, self.policy, self.resolver)
+        request = self._client.build_request(
+            method,
+            url.copy_with(host=address),
+            # netloc is ASCII, with the port and, for IPv6, the brackets.
+            headers={**headers, "host": url.netloc.decode("ascii")},
+            content=content,
+            # TLS checks the certificate against the host name, not the address.
+            extensions={"sni_hostname": url.raw_host.decode("ascii")}
+            if url.scheme == "https"
+            else {},
+        )
+        try:
+            response = await self._client.send(request, stream=True)
+        except httpx.TimeoutException:
+            raise Unreachable(f"{url.host} did not answer in time.") from None
+        except httpx.HTTPError as error:
+            raise Unreachable(
+                f"{url.host} could not be reached ({type(error).__name__})."
+            ) from None
+        try:
+            body = await self._read(url, response)
+        except httpx.TimeoutException:
+            raise Unreachable(f"{url.host} did not finish answering in time.") from None
+        except httpx.HTTPError as error:
+            raise Unreachable(
+                f"{url.host} broke off its answer ({type(error).__name__})."
+            ) from None
+        finally:
+            await response.aclose()
+        return Response(response.status_code, response.headers, body, str(url))
+
+    async def _read(self, url: httpx.URL, response: httpx.Response) -> bytes:
+        """The decoded body; never holds more than the cap, however well it is compressed."""
+        limit = self.policy.max_response_bytes
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding in ("", "identity"):
+            inflater = None
+        elif encoding in _WBITS:
+            inflater = zlib.decompressobj(_WBITS[encoding])
+        else:
+            raise Unreachable(f"{url.host} answered in an encoding not asked for ({encoding}).")
+        body = bytearray()
+        async for chunk in response.aiter_raw():
+            if inflater is None:
+                body += chunk
+            else:
+                try:
+                    # At most one byte past the cap: enough to know it is too large.
+                    body += inflater.decompress(chunk, limit + 1 - len(body))
+                except zlib.error:
+                    raise Unreachable(f"{url.host} sent a corrupt {encoding} body.") from None
+            if len(body) > limit:
+                raise TooLarge(f"{url.host} answered with more than {limit} bytes.")
+        return bytes(body)
