@@ -1,0 +1,1 @@
+"""Publisher connections, publish attempts and one strategy per target."""

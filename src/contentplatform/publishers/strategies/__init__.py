@@ -1,0 +1,21 @@
+"""One strategy per publishing target, by connection type."""
+
+from __future__ import annotations
+
+from contentplatform.publishers.strategies import ghost, shopify, webflow, webhook, wordpress
+from contentplatform.publishers.strategies.base import Strategy
+
+STRATEGIES: dict[str, type[Strategy]] = {
+    strategy.type: strategy
+    for strategy in (
+        wordpress.WordPress,
+        ghost.Ghost,
+        shopify.Shopify,
+        webflow.Webflow,
+        webhook.Webhook,
+    )
+}
+
+
+def of(type: str) -> type[Strategy]:
+    return STRATEGIES[type]

@@ -1,0 +1,199 @@
+"""What every publishing target implements, and the typed errors it raises.
+
+A strategy is built per use from a connection's validated config and decrypted credentials and a
+guarded HTTP client (kit/outbound.py: it refuses private addresses, follows no proxies, caps
+responses). It speaks its target's real protocol and never touches our database: the publishers
+service records attempts and results.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from contentplatform.kit.outbound import GuardedClient
+
+# `publish` makes the article live; `draft` puts it on the target unpublished (for a last look
+# in the CMS). Scheduling is ours: a scheduled attempt waits, then publishes.
+Mode = Literal["publish", "draft"]
+RemoteStatus = Literal["published", "draft", "unpublished"]
+
+
+class Settings(BaseModel):
+    """Base of each strategy's Config and Credentials models: camelCase on the wire, unknown
+    fields refused, so a typo in a field name is a 400 rather than a silently ignored setting."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+
+@dataclass(frozen=True)
+class Article:
+    """A draft as it goes out. `html` is already sanitized."""
+
+    draft_id: uuid.UUID
+    version: int
+    title: str
+    html: str
+    excerpt: str | None
+    slug: str
+    seo_title: str | None = None
+    meta_description: str | None = None
+    tags: list[str] = field(default_factory=list)
+    canonical_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Remote:
+    """What we know of a copy already on the target (from an earlier successful attempt)."""
+
+    external_id: str
+    remote_version: str | None = None
+    external_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Result:
+    external_id: str
+    external_url: str | None
+    # The target's version marker of the item (Ghost updated_at, Webflow lastUpdated, ...).
+    remote_version: str | None
+    status: RemoteStatus
+    published_at: datetime | None
+
+
+@dataclass(frozen=True)
+class TestResult:
+    ok: bool
+    account_label: str | None
+    capabilities: list[str]
+    warnings: list[str] = field(default_factory=list)
+
+
+ErrorCode = Literal[
+    "auth_failed",
+    "invalid",
+    "not_found",
+    "conflict",
+    "rate_limited",
+    "transient",
+    "ambiguous",
+    "refused",
+]
+
+
+class PublishError(Exception):
+    """A target's refusal or failure. `message` is safe to show a user (never a credential);
+    `retryable` says whether trying the same thing again later may succeed."""
+
+    code: ClassVar[ErrorCode]
+    retryable: ClassVar[bool] = False
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+    def as_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "retryable": self.retryable}
+
+
+class AuthFailed(PublishError):
+    """The credentials were refused (401) or lack a right (403)."""
+
+    code = "auth_failed"
+
+
+class Invalid(PublishError):
+    """The target refused what we sent (422, userErrors, a field mapping that does not fit)."""
+
+    code = "invalid"
+
+
+class RemoteNotFound(PublishError):
+    """The item (or blog, collection) we addressed does not exist on the target."""
+
+    code = "not_found"
+
+
+class RemoteConflict(PublishError):
+    """The target refused the write as conflicting (an edit there since our last read)."""
+
+    code = "conflict"
+
+
+class RateLimited(PublishError):
+    """429 or a throttle: try again after `retry_after` seconds."""
+
+    code = "rate_limited"
+    retryable = True
+
+
+class Transient(PublishError):
+    """5xx, timeouts, a dropped connection: nothing was written, try again."""
+
+    code = "transient"
+    retryable = True
+
+
+class Ambiguous(PublishError):
+    """The write may or may not have happened (a timeout after sending a create). Retrying is
+    safe only after checking the target, which the strategy does on its next try."""
+
+    code = "ambiguous"
+    retryable = True
+
+
+class Refused(PublishError):
+    """Our outbound guard refused the URL (a private address, http where https is required)."""
+
+    code = "refused"
+
+
+class Strategy(Protocol):
+    """One publishing target. Config and Credentials are the strategy's Pydantic models
+    (`Settings` subclasses); `credentials_hint` masks credentials for display."""
+
+    # Declared before `type`, which would otherwise shadow the builtin in this class body.
+    Config: ClassVar[type[Settings]]
+    Credentials: ClassVar[type[Settings] | None]
+    type: ClassVar[str]
+
+    @staticmethod
+    def urls(config: Any) -> list[str]:
+        """Every user-supplied URL in a config, checked by the guard before a config is stored."""
+        ...
+
+    @staticmethod
+    def credentials_hint(credentials: Any) -> str | None: ...
+
+    def __init__(
+        self, config: Any, credentials: Any, client: GuardedClient, *, signing_secret: str | None
+    ) -> None: ...
+
+    async def test_connection(self) -> TestResult: ...
+
+    async def publish(self, article: Article, mode: Mode) -> Result:
+        """Create the item. After an `Ambiguous` failure the next call must find an item an
+        earlier try created (by slug, idempotency key) instead of making a second one."""
+        ...
+
+    async def update(self, remote: Remote, article: Article, mode: Mode) -> Result:
+        """Update the item `remote` names; `RemoteNotFound` when it is gone there."""
+        ...
+
+    async def unpublish(self, remote: Remote) -> Result:
+        """Take the item down (back to a draft where the target has drafts)."""
+        ...
+
+
+def mask(secret: str, *, keep: int = 4) -> str:
+    """`••••abcd`: enough to tell two credentials apart, never enough to use one."""
+    tail = secret[-keep:] if len(secret) > keep * 3 else ""
+    return "••••" + tail

@@ -1,0 +1,284 @@
+"""Ghost through its Admin API (v5), with a custom integration's Admin API key.
+
+Every request carries a JWT minted for it (HS256 with the key's hex secret, `kid` the key's id,
+`aud` "/admin/", valid for 5 minutes) and `Accept-Version: v5.0`. Posts are sent as HTML
+(`?source=html`) inside an HTML card, so Ghost keeps our markup as it is instead of converting
+it to its editor's blocks. Ghost refuses an update that does not carry the post's current
+`updated_at` (409 UPDATE_COLLISION): an update sends the one we last saw, and when someone saved
+the post in Ghost since, reads the post again and writes once more.
+
+Ghost has no idempotency key, so every create first looks for a post of ours with the article's
+slug and updates it when found: a retry after an ambiguous create (a timeout, a 5xx) then updates
+the post the lost try made instead of adding a second one. "Of ours" means its footer code
+injection carries the draft's marker comment (Ghost keeps no comment inside an HTML card), so a
+post someone wrote in Ghost with the same slug is never taken over: ours is created beside it,
+Ghost giving it a `-2` slug. Updates leave the code injection as it is.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+import jwt
+from pydantic import ConfigDict, Field, HttpUrl, field_validator
+
+from contentplatform.kit.outbound import GuardedClient, Response
+from contentplatform.publishers.strategies import http
+from contentplatform.publishers.strategies.base import (
+    Article,
+    Invalid,
+    Mode,
+    Remote,
+    RemoteConflict,
+    RemoteNotFound,
+    RemoteStatus,
+    Result,
+    Settings,
+    TestResult,
+    mask,
+)
+
+TARGET = "Ghost"
+API_VERSION = "v5.0"
+TOKEN_LIFETIME = 5 * 60  # seconds; Ghost refuses tokens valid for longer
+# Ghost refuses longer values (422); an over-long excerpt should not stop a post going out.
+MAX_LENGTHS = {"custom_excerpt": 300, "meta_title": 300, "meta_description": 500}
+_KEY = re.compile(r"(?P<id>[0-9a-f]+):(?P<secret>(?:[0-9a-f]{2})+)")
+
+
+class GhostConfig(Settings):
+    # The site's address, as Ghost shows it beside the Admin API key ("API URL").
+    admin_url: HttpUrl
+
+    @field_validator("admin_url")
+    @classmethod
+    def _site_address(cls, url: HttpUrl) -> HttpUrl:
+        if url.query or url.fragment:
+            raise ValueError("give the site's address, without a ?query or #fragment")
+        return url
+
+
+class GhostCredentials(Settings):
+    model_config = ConfigDict(hide_input_in_errors=True)
+
+    admin_api_key: str = Field(repr=False)
+
+    @field_validator("admin_api_key")
+    @classmethod
+    def _key_form(cls, key: str) -> str:
+        if not _KEY.fullmatch(key.strip()):
+            raise ValueError(
+                "an Admin API key has the form id:secret (both hex), as Ghost shows it "
+                "under Settings > Integrations"
+            )
+        return key.strip()
+
+
+class Ghost:
+    # Config and Credentials come before `type`: below it, `type` names the attribute.
+    Config: ClassVar[type[Settings]] = GhostConfig
+    Credentials: ClassVar[type[Settings] | None] = GhostCredentials
+    type: ClassVar[str] = "ghost"
+
+    @staticmethod
+    def urls(config: GhostConfig) -> list[str]:
+        return [str(config.admin_url)]
+
+    @staticmethod
+    def credentials_hint(credentials: GhostCredentials) -> str | None:
+        return mask(credentials.admin_api_key)
+
+    def __init__(
+        self,
+        config: GhostConfig,
+        credentials: GhostCredentials,
+        client: GuardedClient,
+        *,
+        signing_secret: str | None,
+    ) -> None:
+        self.client = client
+        # Also accept the address of Ghost's admin screens (https://site/ghost/).
+        site = str(config.admin_url).rstrip("/").removesuffix("/ghost")
+        self.api = f"{site}/ghost/api/admin"
+        self.key_id, secret = credentials.admin_api_key.split(":", 1)
+        self.secret = bytes.fromhex(secret)
+
+    async def test_connection(self) -> TestResult:
+        site = _object(await self._call("GET", "/site/")).get("site")
+        title = site.get("title") if isinstance(site, dict) else None
+        # Ghost serves /site/ without a key: reading a post is what proves the key works.
+        await self._call("GET", "/posts/", params={"limit": 1, "fields": "id"})
+        return TestResult(
+            ok=True,
+            account_label=str(title) if title else None,
+            # An integration's key may do anything with posts; reading one proved it is valid.
+            capabilities=["read_posts", "edit_posts", "publish_posts"],
+        )
+
+    async def publish(self, article: Article, mode: Mode) -> Result:
+        ours = await self._find_ours(article)
+        if ours is not None:
+            return await self._save(str(ours["id"]), _fields(article, mode), ours["updated_at"])
+        fields = _fields(article, mode) | {"codeinjection_foot": _marker(article)}
+        response = await self._call(
+            "POST", "/posts/", params={"source": "html"}, json={"posts": [fields]}, creates=True
+        )
+        return _result(_post(response))
+
+    async def update(self, remote: Remote, article: Article, mode: Mode) -> Result:
+        return await self._save(remote.external_id, _fields(article, mode), remote.remote_version)
+
+    async def unpublish(self, remote: Remote) -> Result:
+        result = await self._save(remote.external_id, {"status": "draft"}, remote.remote_version)
+        return Result(
+            external_id=result.external_id,
+            external_url=result.external_url,
+            remote_version=result.remote_version,
+            status="unpublished",
+            published_at=None,
+        )
+
+    async def _find_ours(self, article: Article) -> dict[str, Any] | None:
+        """The post an earlier try made for this draft, if there is one."""
+        try:
+            response = await self._call("GET", f"/posts/slug/{quote(article.slug, safe='')}/")
+        except RemoteNotFound:
+            return None
+        post = _post(response)
+        injected = post.get("codeinjection_foot")
+        if isinstance(injected, str) and _marker(article) in injected:
+            return post
+        return None
+
+    async def _save(self, post_id: str, fields: dict[str, Any], updated_at: str | None) -> Result:
+        """Writes `fields` over the post whose `updated_at` we last saw (None: not known)."""
+        if updated_at is None:
+            updated_at = (await self._read(post_id))["updated_at"]
+        try:
+            return _result(await self._put(post_id, fields, updated_at))
+        except RemoteConflict:
+            # Saved in Ghost since we read it: ours is the newer version, so write it once more
+            # over the latest. A second collision means someone is saving it right now.
+            latest = await self._read(post_id)
+            return _result(await self._put(post_id, fields, latest["updated_at"]))
+
+    async def _read(self, post_id: str) -> dict[str, Any]:
+        return _post(await self._call("GET", f"/posts/{quote(post_id, safe='')}/"))
+
+    async def _put(self, post_id: str, fields: dict[str, Any], updated_at: str) -> dict[str, Any]:
+        response = await self._call(
+            "PUT",
+            f"/posts/{quote(post_id, safe='')}/",
+            params={"source": "html"},
+            json={"posts": [fields | {"updated_at": updated_at}]},
+        )
+        return _post(response)
+
+    def _token(self) -> str:
+        """A JWT for one request, as Ghost's Admin API wants it."""
+        now = int(time.time())
+        claims = {"iat": now, "exp": now + TOKEN_LIFETIME, "aud": "/admin/"}
+        return jwt.encode(claims, self.secret, algorithm="HS256", headers={"kid": self.key_id})
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, str | int] | None = None,
+        json: Any = None,
+        creates: bool = False,
+    ) -> Response:
+        headers = {
+            "authorization": f"Ghost {self._token()}",
+            "accept-version": API_VERSION,
+            "accept": "application/json",
+        }
+        return await http.call(
+            self.client,
+            method,
+            f"{self.api}{path}",
+            target=TARGET,
+            headers=headers,
+            params=params,
+            json=json,
+            creates=creates,
+        )
+
+
+def _fields(article: Article, mode: Mode) -> dict[str, Any]:
+    return {
+        "title": article.title,
+        # An HTML card: Ghost keeps what is inside as it is.
+        "html": f"<!--kg-card-begin: html-->\n{article.html}\n<!--kg-card-end: html-->",
+        "slug": article.slug,
+        "status": "published" if mode == "publish" else "draft",
+        "custom_excerpt": _clip(article.excerpt, MAX_LENGTHS["custom_excerpt"]),
+        "meta_title": _clip(article.seo_title, MAX_LENGTHS["meta_title"]),
+        "meta_description": _clip(article.meta_description, MAX_LENGTHS["meta_description"]),
+        "canonical_url": article.canonical_url,
+        "tags": [{"name": tag} for tag in article.tags],
+    }
+
+
+def _clip(text: str | None, limit: int) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
+
+
+def _marker(article: Article) -> str:
+    """Marks a post as this draft's copy: a comment in its footer, unseen by readers."""
+    return f"<!-- contentplatform:draft={article.draft_id} -->"
+
+
+def _result(post: dict[str, Any]) -> Result:
+    published = post.get("status") == "published"
+    status: RemoteStatus = "published" if published else "draft"
+    url, updated, date = post.get("url"), post.get("updated_at"), post.get("published_at")
+    return Result(
+        external_id=str(post["id"]),
+        external_url=url if isinstance(url, str) else None,
+        remote_version=updated if isinstance(updated, str) else None,
+        status=status,
+        published_at=_time(date) if published and isinstance(date, str) else None,
+    )
+
+
+def _time(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _object(response: Response) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise _not_the_api()
+    return body
+
+
+def _post(response: Response) -> dict[str, Any]:
+    """The one post of a `{"posts": [...]}` answer."""
+    posts = _object(response).get("posts")
+    if not (isinstance(posts, list) and posts and isinstance(posts[0], dict)):
+        raise _not_the_api()
+    post: dict[str, Any] = posts[0]
+    if "id" not in post or "updated_at" not in post:
+        raise _not_the_api()
+    return post
+
+
+def _not_the_api() -> Invalid:
+    # A URL that is not a Ghost site's answers 200 with an HTML page.
+    return Invalid(
+        f"{TARGET} did not answer with its Admin API: is adminUrl the address of a Ghost site?"
+    )

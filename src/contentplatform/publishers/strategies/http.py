@@ -1,0 +1,127 @@
+"""One request to a target through the guarded client, its failures as typed publish errors."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from contentplatform.kit import outbound
+from contentplatform.publishers.strategies.base import (
+    Ambiguous,
+    AuthFailed,
+    Invalid,
+    PublishError,
+    RateLimited,
+    Refused,
+    RemoteConflict,
+    RemoteNotFound,
+    Transient,
+)
+
+MAX_MESSAGE = 300
+
+
+async def call(
+    client: outbound.GuardedClient,
+    method: str,
+    url: str,
+    *,
+    target: str,
+    headers: Mapping[str, str] | None = None,
+    params: Mapping[str, str | int] | None = None,
+    json: Any = None,
+    content: bytes | None = None,
+    creates: bool = False,
+) -> outbound.Response:
+    """The response when its status is 2xx; else the matching PublishError, its message naming
+    `target` ("WordPress") and what the target said. With `creates`, a failure after the request
+    may have reached the target (a timeout, a 5xx) is Ambiguous rather than Transient."""
+    try:
+        response = await client.request(
+            method, url, headers=headers, params=params, json=json, content=content
+        )
+    except outbound.Refused as error:
+        raise Refused(str(error)) from None
+    except (outbound.Unreachable, outbound.TooLarge) as error:
+        raise (Ambiguous if creates else Transient)(f"{target}: {error}") from None
+    if 200 <= response.status < 300:
+        return response
+    raise error_for(response, target=target, creates=creates)
+
+
+def error_for(response: outbound.Response, *, target: str, creates: bool = False) -> PublishError:
+    status = response.status
+    message = f"{target} answered {status}: {said(response)}"
+    if status in (401, 403):
+        return AuthFailed(message)
+    if status in (404, 410):
+        return RemoteNotFound(message)
+    if status in (409, 412):
+        return RemoteConflict(message)
+    if status == 429:
+        return RateLimited(message, retry_after=retry_after(response))
+    if status >= 500 or status == 408:
+        kind = Ambiguous if creates and status != 503 else Transient
+        return kind(message, retry_after=retry_after(response))
+    return Invalid(message)
+
+
+def said(response: outbound.Response) -> str:
+    """The target's own words: the message field of a JSON error body, else the start of it."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:MAX_MESSAGE].strip() or "(no message)"
+    return _message_in(body)[:MAX_MESSAGE] or "(no message)"
+
+
+def _message_in(body: Any) -> str:
+    if isinstance(body, dict):
+        for key in ("message", "msg", "error_description", "detail"):
+            if isinstance(body.get(key), str):
+                return (
+                    str(body[key]) + _context(body.get("context")) + _details(body.get("details"))
+                )
+        for key in ("errors", "error"):
+            if key in body:
+                return _message_in(body[key])
+    if isinstance(body, list) and body:
+        return _message_in(body[0])
+    if isinstance(body, str):
+        return body
+    return ""
+
+
+def _context(context: Any) -> str:
+    """Ghost says what was wrong in `context` ("Value in [posts.title] exceeds ...")."""
+    return f" ({context})" if isinstance(context, str) and context.strip() else ""
+
+
+def _details(details: Any) -> str:
+    """Field-level details some targets add (Webflow: [{param, description}])."""
+    if not isinstance(details, list):
+        return ""
+    parts = [
+        f"{item.get('param')}: {item.get('description')}"
+        for item in details
+        if isinstance(item, dict) and item.get("param")
+    ]
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def retry_after(response: outbound.Response) -> float | None:
+    """Seconds from a Retry-After header (seconds or an HTTP date), if any."""
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

@@ -1,0 +1,327 @@
+"""Webflow CMS collection items through the Data API v2.
+
+Items are written to the staged collection (`POST /v2/collections/{id}/items`, `PATCH
+.../items/{item_id}`) and then, in `publish` mode, published one by one with `POST
+.../items/publish`. We use the staged endpoints rather than the `/live` ones because the live
+endpoints change only what visitors see and leave the copy the site's editors work on behind;
+writing the staged item first also means a publish that fails leaves an item the next try finds.
+
+`draft` mode writes the staged item with `isDraft: true` (a site-wide publish skips drafts) and
+takes any live copy down with `DELETE .../items/{item_id}/live`, as Webflow no longer does that
+for a draft; `unpublish` does the same without new content.
+
+The article's parts go into the collection's fields named by `fieldMapping` (Webflow's own
+`name` and `slug` by default; the rich-text body field has no default). Tags are not sent:
+Webflow keeps them as references to items of another collection.
+
+Duplicates: before every create the collection is searched for the slug, so a create whose
+answer was lost (Ambiguous) is found and updated on the next try. Only an item with our slug and
+our title is taken over; any other item already holding the slug is a RemoteConflict.
+
+Errors are Webflow's `{code, message, details}` bodies, mapped by status (429 with Retry-After).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from pydantic import Field, field_validator, model_validator
+
+from contentplatform.kit import outbound
+from contentplatform.kit.outbound import GuardedClient
+from contentplatform.publishers.strategies import http
+from contentplatform.publishers.strategies.base import (
+    Article,
+    Invalid,
+    Mode,
+    Remote,
+    RemoteConflict,
+    RemoteNotFound,
+    Result,
+    Settings,
+    TestResult,
+    mask,
+)
+
+TARGET = "Webflow"
+DEFAULT_API_BASE_URL = "https://api.webflow.com"
+CAPABILITIES = ["publish", "draft", "update", "unpublish"]
+# Webflow ids are 24 hexadecimal digits (MongoDB object ids).
+_WEBFLOW_ID = re.compile(r"[0-9a-f]{24}")
+_FIELD_SLUG = re.compile(r"[a-z0-9][a-z0-9_-]*")
+
+
+class FieldMapping(Settings):
+    """Which collection field (by its slug) gets each part of the article."""
+
+    title: str = "name"
+    slug: str = "slug"
+    content: str = Field(description="The rich-text field for the body, e.g. post-body.")
+    excerpt: str | None = None
+    seo_title: str | None = None
+    meta_description: str | None = None
+
+    @field_validator("*")
+    @classmethod
+    def _field_slug(cls, value: str | None) -> str | None:
+        if value is not None and not _FIELD_SLUG.fullmatch(value):
+            raise ValueError(f"{value!r} is not a field slug (lowercase letters, digits, -)")
+        return value
+
+    @model_validator(mode="after")
+    def _distinct(self) -> FieldMapping:
+        slugs = list(self.fields().values())
+        if len(set(slugs)) != len(slugs):
+            raise ValueError("each article part needs a field of its own")
+        return self
+
+    def fields(self) -> dict[str, str]:
+        """Article part -> collection field slug, for the parts that are mapped."""
+        parts = self.model_dump(exclude_none=True)
+        return {part: str(slug) for part, slug in parts.items()}
+
+
+class WebflowConfig(Settings):
+    collection_id: str
+    # Only used for the account label in a connection test.
+    site_id: str | None = None
+    field_mapping: FieldMapping
+    api_base_url: str = DEFAULT_API_BASE_URL
+    # Where a published item can be read, e.g. https://www.example.com/blog/{slug}. Webflow's
+    # API does not say (the collection's page path is the site's design), so without it the
+    # result has no URL. Never requested by us, so not subject to the outbound check.
+    public_url_pattern: str | None = None
+
+    @field_validator("collection_id", "site_id")
+    @classmethod
+    def _webflow_id(cls, value: str | None) -> str | None:
+        if value is not None and not _WEBFLOW_ID.fullmatch(value):
+            raise ValueError("expected a Webflow id (24 hexadecimal digits)")
+        return value
+
+    @field_validator("api_base_url")
+    @classmethod
+    def _api_base_url(cls, value: str) -> str:
+        try:
+            parsed = outbound.check_url(value, outbound.Policy(allow_http=True))
+        except outbound.Refused as error:
+            raise ValueError(str(error)) from None
+        if parsed.query or parsed.fragment:
+            raise ValueError("the API address may not have a query")
+        return str(parsed).rstrip("/")
+
+    @field_validator("public_url_pattern")
+    @classmethod
+    def _public_url_pattern(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if "{slug}" not in value:
+            raise ValueError("the pattern must contain {slug}")
+        try:
+            outbound.check_url(value.replace("{slug}", "slug"), outbound.Policy(allow_http=True))
+        except outbound.Refused as error:
+            raise ValueError(str(error)) from None
+        return value
+
+
+class WebflowCredentials(Settings):
+    # A site API token (or OAuth token) with the CMS:read and CMS:write scopes.
+    api_token: str = Field(min_length=1, repr=False)
+
+
+class Webflow:
+    # Config and Credentials come before `type`: below it, `type` names the attribute.
+    Config: ClassVar[type[Settings]] = WebflowConfig
+    Credentials: ClassVar[type[Settings] | None] = WebflowCredentials
+    type: ClassVar[str] = "webflow"
+
+    @staticmethod
+    def urls(config: WebflowConfig) -> list[str]:
+        return [config.api_base_url]
+
+    @staticmethod
+    def credentials_hint(credentials: WebflowCredentials) -> str | None:
+        return mask(credentials.api_token)
+
+    def __init__(
+        self,
+        config: WebflowConfig,
+        credentials: WebflowCredentials,
+        client: GuardedClient,
+        *,
+        signing_secret: str | None = None,
+    ) -> None:
+        self.config = config
+        self.credentials = credentials
+        self.client = client
+        self.collection_url = f"{config.api_base_url}/v2/collections/{config.collection_id}"
+
+    async def test_connection(self) -> TestResult:
+        """ok when the token may read the collection and every mapped field exists in it; what
+        is wrong otherwise is in `warnings`. A refused token raises AuthFailed, a collection
+        that is not there RemoteNotFound (the service reports them as a failed test)."""
+        collection = (await self._call("GET", self.collection_url)).json()
+        site_name = None
+        if self.config.site_id:
+            site_url = f"{self.config.api_base_url}/v2/sites/{self.config.site_id}"
+            site_name = (await self._call("GET", site_url)).json().get("displayName")
+        problems = self._mapping_problems(collection.get("fields") or [])
+        name = collection.get("displayName")
+        label = " / ".join(str(part) for part in (site_name, name) if part) or None
+        return TestResult(
+            ok=not problems, account_label=label, capabilities=CAPABILITIES, warnings=problems
+        )
+
+    async def publish(self, article: Article, mode: Mode) -> Result:
+        found = await self._call(
+            "GET", f"{self.collection_url}/items", params={"slug": article.slug}
+        )
+        items = [
+            item
+            for item in found.json().get("items") or []
+            if (item.get("fieldData") or {}).get(self._field("slug")) == article.slug
+        ]
+        if items:
+            existing = items[0]
+            if (existing.get("fieldData") or {}).get(self._field("title")) != article.title:
+                raise RemoteConflict(
+                    f"The collection already has an item with the slug {article.slug!r} that was "
+                    "not published from here; give the draft another slug."
+                )
+            # Our own item from a try whose answer was lost: finish it rather than copy it.
+            return await self.update(Remote(external_id=str(existing["id"])), article, mode)
+        created = await self._call(
+            "POST",
+            f"{self.collection_url}/items",
+            json=self._item(article, mode),
+            creates=True,
+        )
+        # A new item cannot be live yet: nothing to take down in draft mode.
+        return await self._settle(created.json(), article, mode, may_be_live=False)
+
+    async def update(self, remote: Remote, article: Article, mode: Mode) -> Result:
+        updated = await self._call(
+            "PATCH", self._item_url(remote.external_id), json=self._item(article, mode)
+        )
+        return await self._settle(updated.json(), article, mode)
+
+    async def unpublish(self, remote: Remote) -> Result:
+        # Marked a draft first, so a later site-wide publish does not bring it back.
+        updated = await self._call(
+            "PATCH", self._item_url(remote.external_id), json={"isDraft": True}
+        )
+        await self._take_down(remote.external_id)
+        return Result(
+            external_id=remote.external_id,
+            external_url=None,
+            remote_version=updated.json().get("lastUpdated"),
+            status="unpublished",
+            published_at=None,
+        )
+
+    async def _settle(
+        self, item: dict[str, Any], article: Article, mode: Mode, *, may_be_live: bool = True
+    ) -> Result:
+        """Publish the written item (`publish`) or take its live copy down (`draft`)."""
+        item_id = str(item["id"])
+        if mode == "draft":
+            if may_be_live:
+                await self._take_down(item_id)
+            return Result(
+                external_id=item_id,
+                external_url=None,
+                remote_version=item.get("lastUpdated"),
+                status="draft",
+                published_at=None,
+            )
+        answer = await self._call(
+            "POST", f"{self.collection_url}/items/publish", json={"itemIds": [item_id]}
+        )
+        body = answer.json()
+        if item_id not in (body.get("publishedItemIds") or []):
+            errors = body.get("errors") or "no reason given"
+            raise Invalid(f"{TARGET} did not publish the item: {str(errors)[: http.MAX_MESSAGE]}")
+        url = None
+        if self.config.public_url_pattern:
+            url = self.config.public_url_pattern.replace("{slug}", article.slug)
+        return Result(
+            external_id=item_id,
+            external_url=url,
+            remote_version=item.get("lastUpdated"),
+            status="published",
+            # The publish answer carries no item; it went live now.
+            published_at=datetime.now(UTC),
+        )
+
+    async def _take_down(self, item_id: str) -> None:
+        with contextlib.suppress(RemoteNotFound):  # not live: already down
+            await self._call("DELETE", f"{self._item_url(item_id)}/live")
+
+    def _item(self, article: Article, mode: Mode) -> dict[str, Any]:
+        values = {
+            "title": article.title,
+            "slug": article.slug,
+            "content": article.html,
+            "excerpt": article.excerpt,
+            "seo_title": article.seo_title,
+            "meta_description": article.meta_description,
+        }
+        field_data = {
+            field: values[part]
+            for part, field in self.config.field_mapping.fields().items()
+            if values[part] is not None
+        }
+        return {"isArchived": False, "isDraft": mode == "draft", "fieldData": field_data}
+
+    def _mapping_problems(self, fields: list[dict[str, Any]]) -> list[str]:
+        by_slug = {str(field.get("slug")): field for field in fields}
+        mapped = self.config.field_mapping.fields()
+        problems = [
+            f"The collection has no field {slug!r} (mapped from {part})."
+            for part, slug in mapped.items()
+            if slug not in by_slug
+        ]
+        content = by_slug.get(mapped["content"])
+        if content is not None and content.get("type") != "RichText":
+            problems.append(
+                f"The field {mapped['content']!r} is {content.get('type')}, not RichText: "
+                "the article's HTML would show as text."
+            )
+        problems += [
+            f"The collection requires the field {slug!r}, which no article part is mapped to."
+            for slug, field in by_slug.items()
+            if field.get("isRequired") and slug not in mapped.values()
+        ]
+        return problems
+
+    def _field(self, part: str) -> str:
+        return self.config.field_mapping.fields()[part]
+
+    def _item_url(self, item_id: str) -> str:
+        return f"{self.collection_url}/items/{item_id}"
+
+    async def _call(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: dict[str, str | int] | None = None,
+        json: Any = None,
+        creates: bool = False,
+    ) -> outbound.Response:
+        return await http.call(
+            self.client,
+            method,
+            url,
+            target=TARGET,
+            headers={
+                "authorization": f"Bearer {self.credentials.api_token}",
+                "accept": "application/json",
+            },
+            params=params,
+            json=json,
+            creates=creates,
+        )

@@ -1,0 +1,250 @@
+"""WordPress through its REST API (v2), signed in with an Application Password.
+
+Posts are created at `{siteUrl}/wp-json/wp/v2/posts` and updated at `.../posts/{id}`; taking a
+post down makes it a draft again. WordPress has no idempotency key, so every create first looks
+for a post of ours with the article's slug (`?slug=&status=any&context=edit`) and updates it
+when found: a retry after an ambiguous create (a timeout, a 5xx) then updates the post the lost
+try made instead of adding a second one. "Of ours" means its content carries the draft's marker
+comment, so a post someone wrote in WordPress with the same slug is never taken over (ours is
+created beside it, and WordPress gives a published one a `-2` slug).
+
+Not sent: the article's tags (WordPress wants term ids, which it would take a lookup and maybe a
+create per tag to get; `tags` in the config gives fixed ones), the SEO title and meta
+description (core WordPress has no fields for them; SEO plugins add their own).
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+from pydantic import ConfigDict, Field, HttpUrl, PositiveInt, field_validator
+
+from contentplatform.kit.outbound import GuardedClient, Response
+from contentplatform.publishers.strategies import http
+from contentplatform.publishers.strategies.base import (
+    Article,
+    Invalid,
+    Mode,
+    Remote,
+    RemoteStatus,
+    Result,
+    Settings,
+    TestResult,
+    mask,
+)
+
+TARGET = "WordPress"
+# What a user may do with posts, as WordPress names it; reported by test_connection.
+CAPABILITIES = ("edit_posts", "publish_posts", "edit_published_posts", "edit_others_posts")
+
+
+class WordPressConfig(Settings):
+    site_url: HttpUrl
+    categories: list[PositiveInt] = Field(default_factory=list)
+    tags: list[PositiveInt] = Field(default_factory=list)
+    author_id: PositiveInt | None = None
+
+    @field_validator("site_url")
+    @classmethod
+    def _site_address(cls, url: HttpUrl) -> HttpUrl:
+        if url.query or url.fragment:
+            raise ValueError("give the site's address, without a ?query or #fragment")
+        return url
+
+
+class WordPressCredentials(Settings):
+    model_config = ConfigDict(hide_input_in_errors=True)
+
+    username: str = Field(min_length=1)
+    # As WordPress shows it ("abcd EFGH 1234 ..."); it ignores the spaces.
+    application_password: str = Field(min_length=1, repr=False)
+
+
+class WordPress:
+    # Config and Credentials come before `type`: below it, `type` names the attribute.
+    Config: ClassVar[type[Settings]] = WordPressConfig
+    Credentials: ClassVar[type[Settings] | None] = WordPressCredentials
+    type: ClassVar[str] = "wordpress"
+
+    @staticmethod
+    def urls(config: WordPressConfig) -> list[str]:
+        return [str(config.site_url)]
+
+    @staticmethod
+    def credentials_hint(credentials: WordPressCredentials) -> str | None:
+        return f"{credentials.username} {mask(credentials.application_password)}"
+
+    def __init__(
+        self,
+        config: WordPressConfig,
+        credentials: WordPressCredentials,
+        client: GuardedClient,
+        *,
+        signing_secret: str | None,
+    ) -> None:
+        self.config = config
+        self.client = client
+        self.api = f"{str(config.site_url).rstrip('/')}/wp-json/wp/v2"
+        pair = f"{credentials.username}:{credentials.application_password}"
+        self.headers = {
+            "authorization": f"Basic {base64.b64encode(pair.encode()).decode()}",
+            "accept": "application/json",
+        }
+
+    async def test_connection(self) -> TestResult:
+        me = _object(await self._call("GET", "/users/me", params={"context": "edit"}))
+        granted = me.get("capabilities")
+        granted = granted if isinstance(granted, dict) else {}
+        capabilities = [name for name in CAPABILITIES if granted.get(name) is True]
+        warnings = []
+        if "edit_posts" not in capabilities:
+            warnings.append("This user cannot create posts (it lacks edit_posts).")
+        elif "publish_posts" not in capabilities:
+            warnings.append(
+                "This user can save drafts but not publish them (it lacks publish_posts)."
+            )
+        elif "edit_published_posts" not in capabilities:
+            warnings.append(
+                "This user cannot update or take down a post once it is published "
+                "(it lacks edit_published_posts)."
+            )
+        label = me.get("name") or me.get("slug")
+        return TestResult(
+            ok="edit_posts" in capabilities,
+            account_label=str(label) if label else None,
+            capabilities=capabilities,
+            warnings=warnings,
+        )
+
+    async def publish(self, article: Article, mode: Mode) -> Result:
+        ours = await self._find_ours(article)
+        if ours is not None:
+            return await self._save(ours, self._fields(article, mode))
+        response = await self._call(
+            "POST", "/posts", json=self._fields(article, mode), creates=True
+        )
+        return _result(_object(response))
+
+    async def update(self, remote: Remote, article: Article, mode: Mode) -> Result:
+        return await self._save(remote.external_id, self._fields(article, mode))
+
+    async def unpublish(self, remote: Remote) -> Result:
+        result = await self._save(remote.external_id, {"status": "draft"})
+        return Result(
+            external_id=result.external_id,
+            external_url=result.external_url,
+            remote_version=result.remote_version,
+            status="unpublished",
+            published_at=None,
+        )
+
+    async def _find_ours(self, article: Article) -> str | None:
+        """The id of the post an earlier try made for this draft, if there is one."""
+        response = await self._call(
+            "GET",
+            "/posts",
+            params={"slug": article.slug, "status": "any", "context": "edit", "per_page": 100},
+        )
+        found = _json(response)
+        if not isinstance(found, list):
+            raise _not_the_api()
+        for post in found:
+            content = post.get("content") if isinstance(post, dict) else None
+            raw = content.get("raw") if isinstance(content, dict) else None
+            if isinstance(raw, str) and _marker(article) in raw:
+                return str(post["id"])
+        return None
+
+    async def _save(self, post_id: str, fields: dict[str, Any]) -> Result:
+        response = await self._call("POST", f"/posts/{quote(post_id, safe='')}", json=fields)
+        return _result(_object(response))
+
+    def _fields(self, article: Article, mode: Mode) -> dict[str, Any]:
+        fields: dict[str, Any] = {
+            "title": article.title,
+            "content": f"{_marker(article)}\n{article.html}",
+            # Empty lets WordPress derive one from the content, as it does for its own posts.
+            "excerpt": article.excerpt or "",
+            "slug": article.slug,
+            "status": "publish" if mode == "publish" else "draft",
+        }
+        if self.config.categories:
+            fields["categories"] = list(self.config.categories)
+        if self.config.tags:
+            fields["tags"] = list(self.config.tags)
+        if self.config.author_id is not None:
+            fields["author"] = self.config.author_id
+        return fields
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, str | int] | None = None,
+        json: Any = None,
+        creates: bool = False,
+    ) -> Response:
+        return await http.call(
+            self.client,
+            method,
+            f"{self.api}{path}",
+            target=TARGET,
+            headers=self.headers,
+            params=params,
+            json=json,
+            creates=creates,
+        )
+
+
+def _marker(article: Article) -> str:
+    """Marks a post as this draft's copy: an HTML comment, kept by WordPress, unseen by readers."""
+    return f"<!-- contentplatform:draft={article.draft_id} -->"
+
+
+def _result(post: dict[str, Any]) -> Result:
+    if "id" not in post:
+        raise _not_the_api()
+    published = post.get("status") == "publish"
+    status: RemoteStatus = "published" if published else "draft"
+    link, modified, date = post.get("link"), post.get("modified_gmt"), post.get("date_gmt")
+    return Result(
+        external_id=str(post["id"]),
+        external_url=link if isinstance(link, str) else None,
+        remote_version=modified if isinstance(modified, str) else None,
+        status=status,
+        published_at=_gmt(date) if published and isinstance(date, str) else None,
+    )
+
+
+def _gmt(text: str) -> datetime | None:
+    """WordPress's `*_gmt` dates ("2024-05-01T10:00:00") are UTC without saying so."""
+    try:
+        return datetime.fromisoformat(text).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def _object(response: Response) -> dict[str, Any]:
+    body = _json(response)
+    if not isinstance(body, dict):
+        raise _not_the_api()
+    return body
+
+
+def _json(response: Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        raise _not_the_api() from None
+
+
+def _not_the_api() -> Invalid:
+    # A site without the REST API (or a siteUrl that is not a WordPress site) answers 200 with
+    # an HTML page.
+    return Invalid(
+        f"{TARGET} did not answer with its REST API: is siteUrl the address of a WordPress site?"
+    )

@@ -1,0 +1,416 @@
+"""The Ghost strategy against a stand-in Ghost site (loopback only)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, TypeVar
+
+import httpx
+import jwt
+import pytest
+from pydantic import ValidationError
+
+from contentplatform.kit.outbound import GuardedClient, Policy
+from contentplatform.publishers.strategies.base import (
+    Ambiguous,
+    Article,
+    AuthFailed,
+    Invalid,
+    RateLimited,
+    Remote,
+    RemoteConflict,
+    Result,
+    Transient,
+)
+from contentplatform.publishers.strategies.ghost import Ghost, GhostConfig, GhostCredentials
+from tests.support.network import NetworkGuard, no_outside_connections
+from tests.support.targets.ghost import GhostServer
+from tests.support.targets.scripted import Failure
+
+T = TypeVar("T")
+LOOPBACK = Policy(allow_http=True, allow_loopback=True, connect_timeout=1.0, timeout=2.0)
+ARTICLE = Article(
+    draft_id=uuid.UUID("0b6f3c1e-8f0a-4d52-9a3e-6c2f1d7e8a90"),
+    version=1,
+    title="Pricing that scales",
+    html="<h2>Why</h2><p>Because usage grows.</p>",
+    excerpt="Why our pricing grows with you.",
+    slug="pricing-that-scales",
+    seo_title="Pricing that scales | Acme",
+    meta_description="How Acme's pricing grows with your usage.",
+    tags=["pricing", "growth"],
+    canonical_url="https://acme.example/pricing",
+)
+CARD = "<!--kg-card-begin: html-->\n{}\n<!--kg-card-end: html-->"
+
+
+@pytest.fixture(autouse=True)
+def network() -> Iterator[NetworkGuard]:
+    with no_outside_connections() as guard:
+        yield guard
+
+
+@pytest.fixture
+def ghost() -> Iterator[GhostServer]:
+    with GhostServer() as server:
+        yield server
+
+
+def run(
+    site: GhostServer,
+    work: Callable[[Ghost], Awaitable[T]],
+    *,
+    key: str | None = None,
+    admin_url: str | None = None,
+    policy: Policy = LOOPBACK,
+) -> T:
+    """`work` done by a strategy of its own (as each attempt gets one) on `site`."""
+
+    async def main() -> T:
+        async with GuardedClient(policy) as client:
+            strategy = Ghost(
+                GhostConfig.model_validate({"adminUrl": admin_url or site.url}),
+                GhostCredentials.model_validate({"adminApiKey": key or site.admin_api_key}),
+                client,
+                signing_secret=None,
+            )
+            return await work(strategy)
+
+    return asyncio.run(main())
+
+
+def publish(mode: str = "publish", article: Article = ARTICLE) -> Any:
+    return lambda strategy: strategy.publish(article, mode)
+
+
+def test_publish_creates_a_live_post_with_the_body_in_an_html_card(ghost: GhostServer) -> None:
+    result = run(ghost, publish())
+
+    [post] = ghost.posts.values()
+    assert post["status"] == "published"
+    assert post["html"] == CARD.format(ARTICLE.html)
+    assert (post["title"], post["slug"]) == ("Pricing that scales", "pricing-that-scales")
+    assert post["custom_excerpt"] == "Why our pricing grows with you."
+    assert (post["meta_title"], post["meta_description"]) == (
+        "Pricing that scales | Acme",
+        "How Acme's pricing grows with your usage.",
+    )
+    assert post["canonical_url"] == "https://acme.example/pricing"
+    assert [tag["name"] for tag in post["tags"]] == ["pricing", "growth"]
+    assert result == Result(
+        external_id=post["id"],
+        external_url=f"{ghost.url}/pricing-that-scales/",
+        remote_version=post["updated_at"],
+        status="published",
+        published_at=datetime.fromisoformat(post["published_at"]),
+    )
+    assert result.published_at is not None and result.published_at.tzinfo is not None
+    [create] = ghost.seen("POST", ghost.POSTS)
+    assert create.query == {"source": "html"}
+    assert {request.headers["accept-version"] for request in ghost.requests} == {"v5.0"}
+
+
+def test_every_request_carries_a_fresh_admin_jwt(ghost: GhostServer) -> None:
+    before = int(time.time())
+    run(ghost, publish())
+    after = int(time.time())
+
+    assert len(ghost.requests) == 2  # the look-up by slug, the create
+    for request in ghost.requests:
+        scheme, token = request.headers["authorization"].split(" ")
+        assert scheme == "Ghost"
+        assert jwt.get_unverified_header(token) == {
+            "alg": "HS256",
+            "typ": "JWT",
+            "kid": ghost.key_id,
+        }
+        claims = jwt.decode(
+            token, bytes.fromhex(ghost.secret), algorithms=["HS256"], audience="/admin/"
+        )
+        assert before <= claims["iat"] <= after
+        assert 0 < claims["exp"] - claims["iat"] <= 300
+    assert len(ghost.tokens) == 2  # both accepted by the stand-in's own check
+
+
+def test_draft_mode_leaves_the_post_unpublished(ghost: GhostServer) -> None:
+    result = run(ghost, publish("draft"))
+
+    [post] = ghost.posts.values()
+    assert post["status"] == "draft"
+    assert (result.status, result.published_at) == ("draft", None)
+    assert result.external_url == f"{ghost.url}/p/{post['uuid']}/"
+
+
+def test_update_rewrites_the_same_post(ghost: GhostServer) -> None:
+    first = run(ghost, publish())
+    edited = replace(ARTICLE, version=2, title="Pricing, revised", html="<p>New.</p>")
+
+    remote = Remote(first.external_id, first.remote_version, first.external_url)
+    second = run(ghost, lambda strategy: strategy.update(remote, edited, "publish"))
+
+    [post] = ghost.posts.values()
+    assert second.external_id == first.external_id
+    assert (post["title"], post["html"]) == ("Pricing, revised", CARD.format("<p>New.</p>"))
+    assert second.remote_version == post["updated_at"] != first.remote_version
+    assert [request.method for request in ghost.requests[-1:]] == ["PUT"]  # no read needed
+
+
+def test_update_without_a_known_version_reads_it_first(ghost: GhostServer) -> None:
+    first = run(ghost, publish())
+
+    run(ghost, lambda strategy: strategy.update(Remote(first.external_id), ARTICLE, "publish"))
+
+    assert [request.method for request in ghost.requests[-2:]] == ["GET", "PUT"]
+    assert len(ghost.posts) == 1
+
+
+def test_an_edit_in_ghost_since_is_read_and_written_over_once(ghost: GhostServer) -> None:
+    first = run(ghost, publish())
+    ghost.edit(first.external_id, title="Changed in Ghost")
+    edited = replace(ARTICLE, version=2, title="Ours, revised")
+
+    remote = Remote(first.external_id, first.remote_version)
+    result = run(ghost, lambda strategy: strategy.update(remote, edited, "publish"))
+
+    [post] = ghost.posts.values()
+    assert post["title"] == "Ours, revised"
+    assert result.remote_version == post["updated_at"]
+    post_path = ghost.post_path(first.external_id)
+    assert [(r.method, r.path) for r in ghost.requests[-3:]] == [
+        ("PUT", post_path),  # 409: the updated_at we knew is stale
+        ("GET", post_path),
+        ("PUT", post_path),
+    ]
+
+
+def test_a_second_collision_is_a_conflict(ghost: GhostServer) -> None:
+    first = run(ghost, publish())
+    ghost.fail(Failure(409), times=5, method="PUT")
+
+    remote = Remote(first.external_id, first.remote_version)
+    with pytest.raises(RemoteConflict) as raised:
+        run(ghost, lambda strategy: strategy.update(remote, ARTICLE, "publish"))
+
+    assert "Someone else is editing this post" in raised.value.message
+    assert len(ghost.seen("PUT")) == 2  # retried once, no more
+
+
+def test_unpublish_makes_the_post_a_draft_again(ghost: GhostServer) -> None:
+    first = run(ghost, publish())
+
+    remote = Remote(first.external_id, first.remote_version)
+    result = run(ghost, lambda strategy: strategy.unpublish(remote))
+
+    [post] = ghost.posts.values()
+    assert post["status"] == "draft"
+    assert (result.external_id, result.status, result.published_at) == (
+        first.external_id,
+        "unpublished",
+        None,
+    )
+
+
+def test_publishing_again_updates_the_post_found_by_its_slug(ghost: GhostServer) -> None:
+    first = run(ghost, publish("draft"))
+
+    second = run(ghost, publish(article=replace(ARTICLE, version=2, title="Second try")))
+
+    [post] = ghost.posts.values()
+    assert second.external_id == first.external_id
+    assert (post["title"], post["status"]) == ("Second try", "published")
+
+
+@pytest.mark.parametrize(
+    ("lost", "timeout"),
+    [(Failure(500, after=True), 2.0), (Failure(after=True, delay=1.5), 0.5)],
+    ids=["500", "timeout"],
+)
+def test_a_retry_after_an_ambiguous_create_updates_the_post_it_made(
+    ghost: GhostServer, lost: Failure, timeout: float
+) -> None:
+    ghost.fail(lost, method="POST", path=ghost.POSTS)
+    with pytest.raises(Ambiguous):
+        run(ghost, publish(), policy=replace(LOOPBACK, timeout=timeout))
+    [made] = ghost.posts
+
+    retried = run(ghost, publish())
+
+    assert list(ghost.posts) == [made]
+    assert retried.external_id == made
+    assert len(ghost.seen("POST", ghost.POSTS)) == 1
+
+
+def test_a_post_written_in_ghost_with_the_same_slug_is_left_alone(ghost: GhostServer) -> None:
+    theirs = ghost.add_post(title="Pricing, by hand", slug=ARTICLE.slug, html="<p>Mine.</p>")
+
+    ours = run(ghost, publish())
+
+    assert ours.external_id != theirs
+    assert (ghost.posts[theirs]["title"], ghost.posts[theirs]["html"]) == (
+        "Pricing, by hand",
+        "<p>Mine.</p>",
+    )
+    assert ours.external_url == f"{ghost.url}/pricing-that-scales-2/"
+
+
+def test_another_draft_with_the_same_slug_is_left_alone(ghost: GhostServer) -> None:
+    other = run(ghost, publish(article=replace(ARTICLE, draft_id=uuid.uuid4(), title="Other")))
+
+    ours = run(ghost, publish())
+
+    assert ours.external_id != other.external_id
+    assert ghost.posts[other.external_id]["title"] == "Other"
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [
+        ("wrong secret", "Invalid token"),
+        ("unknown id", "Unknown Admin API Key"),
+    ],
+)
+def test_a_refused_key_is_auth_failed(ghost: GhostServer, key: str, said: str) -> None:
+    other_secret = "ab" * 32
+    admin_api_key = (
+        f"{ghost.key_id}:{other_secret}" if key == "wrong secret" else f"{'cd' * 12}:{ghost.secret}"
+    )
+
+    with pytest.raises(AuthFailed) as raised:
+        run(ghost, publish(), key=admin_api_key)
+
+    assert said in raised.value.message
+    assert ghost.secret not in raised.value.message and other_secret not in raised.value.message
+    assert ghost.posts == {}
+
+
+def test_a_refused_post_is_invalid_with_ghost_words(ghost: GhostServer) -> None:
+    with pytest.raises(Invalid) as raised:
+        run(ghost, publish(article=replace(ARTICLE, title="Long " * 60)))
+
+    assert raised.value.message.startswith("Ghost answered 422: Validation error")
+    assert "posts.title" in raised.value.message  # Ghost's context says which field
+    assert ghost.posts == {}
+
+
+def test_long_excerpts_and_meta_are_clipped_to_what_ghost_takes(ghost: GhostServer) -> None:
+    wordy = replace(ARTICLE, excerpt="word " * 100, meta_description="more " * 150)
+
+    run(ghost, publish(article=wordy))
+
+    [post] = ghost.posts.values()
+    assert len(post["custom_excerpt"]) <= 300 and post["custom_excerpt"].endswith("…")
+    assert len(post["meta_description"]) <= 500
+
+
+@pytest.mark.parametrize(("status", "expected"), [(500, Ambiguous), (503, Transient)])
+def test_a_failed_create_is_ambiguous_unless_the_target_says_unavailable(
+    ghost: GhostServer, status: int, expected: type[Exception]
+) -> None:
+    ghost.fail(Failure(status), method="POST")
+
+    with pytest.raises(expected):
+        run(ghost, publish())
+
+
+def test_429_is_rate_limited_with_its_retry_after(ghost: GhostServer) -> None:
+    ghost.fail(Failure(429, headers={"retry-after": "12"}))
+
+    with pytest.raises(RateLimited) as raised:
+        run(ghost, publish())
+
+    assert raised.value.retry_after == 12.0
+
+
+def test_connection_names_the_site(ghost: GhostServer) -> None:
+    result = run(ghost, lambda strategy: strategy.test_connection())
+
+    assert (result.ok, result.account_label) == (True, "The Stand-in Gazette")
+    assert "publish_posts" in result.capabilities
+    assert len(ghost.tokens) == 1  # the key was checked, not only the open /site/
+
+
+def test_connection_with_a_wrong_key_is_auth_failed(ghost: GhostServer) -> None:
+    with pytest.raises(AuthFailed):
+        run(ghost, lambda strategy: strategy.test_connection(), key=f"{ghost.key_id}:{'00' * 32}")
+
+
+def test_the_address_of_the_admin_screens_works_too(ghost: GhostServer) -> None:
+    result = run(
+        ghost, lambda strategy: strategy.test_connection(), admin_url=f"{ghost.url}/ghost/"
+    )
+
+    assert result.ok
+
+
+@pytest.mark.parametrize(
+    ("claims", "headers"),
+    [
+        ({"aud": "/admin/", "exp_after": 600}, {"accept-version": "v5.0"}),  # lives too long
+        ({"aud": "/content/", "exp_after": 300}, {"accept-version": "v5.0"}),
+        ({"aud": "/admin/", "exp_after": 300}, {}),  # no Accept-Version
+    ],
+    ids=["long-lived", "wrong-audience", "no-version"],
+)
+def test_the_stand_in_refuses_what_ghost_would(
+    ghost: GhostServer, claims: dict[str, Any], headers: dict[str, str]
+) -> None:
+    now = int(time.time())
+    token = jwt.encode(
+        {"iat": now, "exp": now + claims["exp_after"], "aud": claims["aud"]},
+        bytes.fromhex(ghost.secret),
+        algorithm="HS256",
+        headers={"kid": ghost.key_id},
+    )
+
+    answer = httpx.get(
+        f"{ghost.url}/ghost/api/admin/posts/",
+        headers={"authorization": f"Ghost {token}", **headers},
+    )
+
+    assert answer.status_code in (400, 401)
+    assert answer.json()["errors"][0]["message"]
+    assert ghost.tokens == []
+
+
+def test_the_credentials_hint_masks_the_key() -> None:
+    key = f"{'6f' * 12}:{'a1' * 31}beef"
+    credentials = GhostCredentials.model_validate({"adminApiKey": key})
+
+    assert Ghost.credentials_hint(credentials) == "••••beef"
+    assert "a1a1" not in repr(credentials)
+
+
+def test_a_valid_config_and_its_urls() -> None:
+    config = GhostConfig.model_validate({"adminUrl": "https://acme.ghost.io"})
+
+    assert Ghost.urls(config) == ["https://acme.ghost.io/"]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"adminUrl": "acme.ghost.io is my blog"},
+        {"adminUrl": "https://acme.ghost.io/ghost/#/dashboard"},
+        {"adminUrl": "https://acme.ghost.io", "contentKey": "x"},
+        {},
+    ],
+)
+def test_a_bad_config_is_refused(config: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        GhostConfig.model_validate(config)
+
+
+@pytest.mark.parametrize(
+    "key", ["no-colon-here", "6f6f:not-hex-secret-value", "6f6f:abc", ":abcd", "6f6f:"]
+)
+def test_a_malformed_key_is_refused_without_echoing_it(key: str) -> None:
+    with pytest.raises(ValidationError) as raised:
+        GhostCredentials.model_validate({"adminApiKey": key})
+
+    assert key not in str(raised.value)
+    assert "id:secret" in str(raised.value)

@@ -1,0 +1,389 @@
+"""The WordPress strategy against a stand-in WordPress site (loopback only)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import pytest
+from pydantic import ValidationError
+
+from contentplatform.kit.outbound import GuardedClient, Policy
+from contentplatform.publishers.strategies.base import (
+    Ambiguous,
+    Article,
+    AuthFailed,
+    Invalid,
+    PublishError,
+    RateLimited,
+    Refused,
+    Remote,
+    RemoteNotFound,
+    Result,
+    Transient,
+)
+from contentplatform.publishers.strategies.wordpress import (
+    WordPress,
+    WordPressConfig,
+    WordPressCredentials,
+)
+from tests.support.network import NetworkGuard, no_outside_connections
+from tests.support.servers import StubServer
+from tests.support.targets.scripted import Failure
+from tests.support.targets.wordpress import WordPressServer
+
+T = TypeVar("T")
+LOOPBACK = Policy(allow_http=True, allow_loopback=True, connect_timeout=1.0, timeout=2.0)
+ARTICLE = Article(
+    draft_id=uuid.UUID("7d0c8a52-3f1e-4b7a-9a51-2f5d8c1e9b40"),
+    version=1,
+    title="Pricing that scales",
+    html="<h2>Why</h2><p>Because usage grows.</p>",
+    excerpt="Why our pricing grows with you.",
+    slug="pricing-that-scales",
+    tags=["pricing"],
+)
+# The stand-in's own user, by default.
+CREDENTIALS = {"username": "eda", "applicationPassword": "abcd EFGH 1234 ijkl MNOP 5678"}
+
+
+@pytest.fixture(autouse=True)
+def network() -> Iterator[NetworkGuard]:
+    with no_outside_connections() as guard:
+        yield guard
+
+
+@pytest.fixture
+def wp() -> Iterator[WordPressServer]:
+    with WordPressServer() as server:
+        yield server
+
+
+def run(
+    site: WordPressServer | StubServer,
+    work: Callable[[WordPress], Awaitable[T]],
+    *,
+    config: dict[str, Any] | None = None,
+    credentials: dict[str, Any] = CREDENTIALS,
+    policy: Policy = LOOPBACK,
+) -> T:
+    """`work` done by a strategy of its own (as each attempt gets one) on `site`."""
+
+    async def main() -> T:
+        async with GuardedClient(policy) as client:
+            strategy = WordPress(
+                WordPressConfig.model_validate({"siteUrl": site.url} | (config or {})),
+                WordPressCredentials.model_validate(credentials),
+                client,
+                signing_secret=None,
+            )
+            return await work(strategy)
+
+    return asyncio.run(main())
+
+
+def publish(mode: str = "publish", article: Article = ARTICLE) -> Any:
+    return lambda strategy: strategy.publish(article, mode)
+
+
+def test_publish_creates_a_live_post_with_the_application_password(wp: WordPressServer) -> None:
+    result = run(wp, publish(), config={"categories": [3, 4], "tags": [9], "authorId": 1})
+
+    [post] = wp.posts.values()
+    assert post["status"] == "publish"
+    assert (post["title"], post["slug"]) == ("Pricing that scales", "pricing-that-scales")
+    assert post["excerpt"] == "Why our pricing grows with you."
+    assert ARTICLE.html in post["content"]
+    assert (post["categories"], post["tags"], post["author"]) == ([3, 4], [9], 1)
+    assert result == Result(
+        external_id=str(post["id"]),
+        external_url=f"{wp.url}/pricing-that-scales/",
+        remote_version=post["modified_gmt"],
+        status="published",
+        published_at=datetime.fromisoformat(post["date_gmt"]).replace(tzinfo=UTC),
+    )
+    basic = base64.b64encode(b"eda:abcd EFGH 1234 ijkl MNOP 5678").decode()
+    assert {r.headers["authorization"] for r in wp.requests} == {f"Basic {basic}"}
+    lookup, create = wp.requests
+    assert (lookup.method, lookup.path, lookup.query["slug"]) == ("GET", wp.POSTS, ARTICLE.slug)
+    assert (lookup.query["status"], lookup.query["context"]) == ("any", "edit")
+    assert (create.method, create.path) == ("POST", wp.POSTS)
+
+
+def test_draft_mode_leaves_the_post_unpublished(wp: WordPressServer) -> None:
+    result = run(wp, publish("draft"))
+
+    [post] = wp.posts.values()
+    assert post["status"] == "draft"
+    assert result.status == "draft"
+    assert result.published_at is None
+    assert result.external_url == f"{wp.url}/?p={post['id']}"
+
+
+def test_update_rewrites_the_same_post(wp: WordPressServer) -> None:
+    first = run(wp, publish())
+    edited = replace(ARTICLE, version=2, title="Pricing that scales, revised", html="<p>New.</p>")
+
+    remote = Remote(first.external_id, first.remote_version, first.external_url)
+    second = run(wp, lambda strategy: strategy.update(remote, edited, "publish"))
+
+    [post] = wp.posts.values()
+    assert second.external_id == first.external_id
+    assert post["title"] == "Pricing that scales, revised"
+    assert "<p>New.</p>" in post["content"] and ARTICLE.html not in post["content"]
+    assert second.status == "published"
+
+
+def test_publishing_again_updates_the_post_found_by_its_slug(wp: WordPressServer) -> None:
+    first = run(wp, publish("draft"))
+    second = run(wp, publish(article=replace(ARTICLE, version=2, title="Second try")))
+
+    [post] = wp.posts.values()
+    assert second.external_id == first.external_id
+    assert (post["title"], post["status"]) == ("Second try", "publish")
+    assert second.status == "published"
+
+
+def test_unpublish_makes_the_post_a_draft_again(wp: WordPressServer) -> None:
+    first = run(wp, publish())
+
+    result = run(wp, lambda strategy: strategy.unpublish(Remote(first.external_id)))
+
+    [post] = wp.posts.values()
+    assert post["status"] == "draft"
+    assert (result.external_id, result.status, result.published_at) == (
+        first.external_id,
+        "unpublished",
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("credentials", "said"),
+    [
+        (
+            {"username": "eda", "applicationPassword": "wxyz WXYZ 9876 wxyz WXYZ 9876"},
+            "The provided password is an invalid application password.",
+        ),
+        (
+            {"username": "nobody", "applicationPassword": "abcd EFGH 1234 ijkl MNOP 5678"},
+            "Unknown username.",
+        ),
+    ],
+)
+def test_refused_credentials_are_auth_failed(
+    wp: WordPressServer, credentials: dict[str, str], said: str
+) -> None:
+    with pytest.raises(AuthFailed) as raised:
+        run(wp, publish(), credentials=credentials)
+
+    assert said in raised.value.message
+    assert credentials["applicationPassword"] not in raised.value.message
+    assert wp.posts == {}
+
+
+def test_a_user_who_may_not_publish_is_auth_failed() -> None:
+    with WordPressServer(role="contributor") as wp, pytest.raises(AuthFailed) as raised:
+        run(wp, publish())
+
+    assert "not allowed to publish" in raised.value.message
+    assert wp.posts == {}
+
+
+def test_a_refused_parameter_is_invalid_with_wordpress_words(wp: WordPressServer) -> None:
+    with pytest.raises(Invalid) as raised:
+        run(wp, publish(), config={"authorId": 99})
+
+    assert raised.value.message == "WordPress answered 400: Invalid author ID."
+    assert not raised.value.retryable
+    assert wp.posts == {}
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"), [(500, Ambiguous), (502, Ambiguous), (503, Transient)]
+)
+def test_a_failed_create_is_ambiguous_unless_the_target_says_unavailable(
+    wp: WordPressServer, status: int, expected: type[PublishError]
+) -> None:
+    wp.fail(Failure(status), method="POST", path=wp.POSTS)
+
+    with pytest.raises(expected) as raised:
+        run(wp, publish())
+
+    assert raised.value.retryable
+
+
+def test_a_failed_update_is_transient(wp: WordPressServer) -> None:
+    first = run(wp, publish())
+    wp.fail(Failure(500), method="POST", path=f"{wp.POSTS}/{first.external_id}")
+
+    with pytest.raises(Transient):
+        run(wp, lambda strategy: strategy.update(Remote(first.external_id), ARTICLE, "publish"))
+
+
+def test_429_is_rate_limited_with_its_retry_after(wp: WordPressServer) -> None:
+    wp.fail(Failure(429, headers={"retry-after": "7"}))
+
+    with pytest.raises(RateLimited) as raised:
+        run(wp, publish())
+
+    assert raised.value.retry_after == 7.0
+
+
+@pytest.mark.parametrize(
+    "lost",
+    [
+        Failure(500, after=True),
+        Failure(after=True, drop=True),
+        Failure(after=True, delay=1.5),  # answers after the client's 0.5 s timeout
+    ],
+    ids=["500", "dropped", "timeout"],
+)
+def test_a_retry_after_an_ambiguous_create_updates_the_post_it_made(
+    wp: WordPressServer, lost: Failure
+) -> None:
+    wp.fail(lost, method="POST", path=wp.POSTS)
+    quick = Policy(allow_http=True, allow_loopback=True, timeout=0.5)
+    with pytest.raises(Ambiguous):
+        run(wp, publish(), policy=quick)
+    [made] = wp.posts
+
+    retried = run(wp, publish())
+
+    assert list(wp.posts) == [made]
+    assert retried.external_id == str(made)
+    assert len(wp.seen("POST", wp.POSTS)) == 1
+    assert len(wp.seen("POST", f"{wp.POSTS}/{made}")) == 1
+
+
+def test_a_post_written_in_wordpress_with_the_same_slug_is_left_alone(
+    wp: WordPressServer,
+) -> None:
+    theirs = wp.add_post(title="Pricing, by hand", slug=ARTICLE.slug, content="<p>Mine.</p>")
+
+    result = run(wp, publish())
+
+    assert wp.posts[theirs]["content"] == "<p>Mine.</p>"
+    assert wp.posts[theirs]["title"] == "Pricing, by hand"
+    assert result.external_id != str(theirs)
+    assert result.external_url == f"{wp.url}/pricing-that-scales-2/"
+
+
+def test_updating_a_post_deleted_there_is_remote_not_found(wp: WordPressServer) -> None:
+    with pytest.raises(RemoteNotFound):
+        run(wp, lambda strategy: strategy.update(Remote("999"), ARTICLE, "publish"))
+
+
+@pytest.mark.parametrize(
+    ("role", "ok", "capabilities", "warning"),
+    [
+        (
+            "editor",
+            True,
+            ["edit_posts", "publish_posts", "edit_published_posts", "edit_others_posts"],
+            None,
+        ),
+        ("author", True, ["edit_posts", "publish_posts", "edit_published_posts"], None),
+        ("contributor", True, ["edit_posts"], "lacks publish_posts"),
+        ("subscriber", False, [], "cannot create posts"),
+    ],
+)
+def test_connection_names_the_user_and_what_it_may_do(
+    role: str, ok: bool, capabilities: list[str], warning: str | None
+) -> None:
+    with WordPressServer(role=role) as wp:
+        result = run(wp, lambda strategy: strategy.test_connection())
+
+    assert (result.ok, result.account_label, result.capabilities) == (
+        ok,
+        "Eda Editor",
+        capabilities,
+    )
+    if warning is None:
+        assert result.warnings == []
+    else:
+        [said] = result.warnings
+        assert warning in said
+    [request] = wp.requests
+    assert (request.path, request.query) == (wp.ME, {"context": "edit"})
+
+
+def test_connection_with_a_wrong_password_is_auth_failed(wp: WordPressServer) -> None:
+    wrong = {"username": "eda", "applicationPassword": "nope nope nope nope nope nope"}
+
+    with pytest.raises(AuthFailed):
+        run(wp, lambda strategy: strategy.test_connection(), credentials=wrong)
+
+
+def test_a_site_that_is_not_wordpress_is_invalid() -> None:
+    page = b"<!doctype html><title>Just a page</title>"
+    with StubServer() as site:
+        site.route(
+            "GET", "/wp-json/wp/v2/users/me", lambda *_: (200, {"content-type": "text/html"}, page)
+        )
+
+        with pytest.raises(Invalid) as raised:
+            run(site, lambda strategy: strategy.test_connection())
+
+    assert "is siteUrl the address of a WordPress site?" in raised.value.message
+
+
+def test_http_is_refused_unless_the_policy_allows_it(wp: WordPressServer) -> None:
+    with pytest.raises(Refused):
+        run(wp, publish(), policy=Policy(allow_loopback=True))
+
+    assert wp.requests == []
+
+
+def test_the_credentials_hint_masks_the_password() -> None:
+    credentials = WordPressCredentials.model_validate(
+        {"username": "eda", "applicationPassword": "abcd EFGH 1234 ijkl MNOP 5678"}
+    )
+
+    hint = WordPress.credentials_hint(credentials)
+
+    assert hint == "eda ••••5678"
+    assert "abcd EFGH" not in repr(credentials)
+
+
+def test_a_valid_config_and_its_urls() -> None:
+    config = WordPressConfig.model_validate(
+        {"siteUrl": "https://blog.example.com", "categories": [3], "authorId": 2}
+    )
+
+    assert WordPress.urls(config) == ["https://blog.example.com/"]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"siteUrl": "not a url"},
+        {"siteUrl": "ftp://blog.example.com"},
+        {"siteUrl": "https://blog.example.com/?page=2"},
+        {"siteUrl": "https://blog.example.com", "colour": "blue"},
+        {"siteUrl": "https://blog.example.com", "categories": [0]},
+        {"siteUrl": "https://blog.example.com", "authorId": "someone"},
+        {},
+    ],
+)
+def test_a_bad_config_is_refused(config: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        WordPressConfig.model_validate(config)
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        {"username": "eda"},
+        {"username": "", "applicationPassword": "abcd"},
+        {"username": "eda", "applicationPassword": "abcd", "token": "x"},
+    ],
+)
+def test_bad_credentials_are_refused(credentials: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        WordPressCredentials.model_validate(credentials)

@@ -1,0 +1,1 @@
+"""Stand-ins for the publishing targets (WordPress, Ghost, ...), on loopback."""

@@ -1,0 +1,402 @@
+"""A stand-in for a Shopify shop's Admin GraphQL API, in memory, on loopback.
+
+It answers `POST /admin/api/{api_version}/graphql.json` only (another version is a 404, like an
+unknown path), checks the `X-Shopify-Access-Token` header (401 with Shopify's REST-style
+`{"errors": ...}` body otherwise), and reads the GraphQL document by plain string matching:
+
+- `articleCreate` / `articleUpdate` mutations: the variables must be declared with their real
+  input types (`ArticleCreateInput!`, `ArticleUpdateInput!`), every input field must exist on
+  that type (a top-level "Field is not defined" error otherwise, as GraphQL validation gives),
+  a create needs `author { name }`; a blank title, a taken handle or an unknown blog are
+  `userErrors`, an unknown article id a NOT_FOUND user error. Without a write scope a mutation is
+  ACCESS_DENIED.
+- queries: `shop`, `blog(id:)`, `articles(query:)` (the `blog_id:` and `handle:` filters),
+  `currentAppInstallation` and an article's `metafield(namespace:, key:)` are answered; the
+  other fields of a selection are answered whether asked for or not.
+
+Failures are scripted as for any `ScriptedServer` (`fail(...)`, every request here being a
+POST to one path), or per GraphQL operation with `fail_operation` (handled in `handle`, so
+`delay` and `drop` do not apply there):
+
+    with ShopifyShop(token="shpat_test") as shop:
+        shop.fail_operation("articleCreate", Failure(502, after=True))   # created, answer lost
+        shop.fail(throttled(requested=1000, available=200, restore_rate=100))
+        config = ShopifyConfig(store_url=shop.url, blog_id=shop.blog_id)
+        ...
+        assert [a["title"] for a in shop.articles.values()] == ["Pricing"]
+        assert shop.operations() == ["PublishContext", "CreateArticle"]
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from tests.support.targets.scripted import Answer, Failure, ScriptedServer, Seen
+
+CREATE_FIELDS = {
+    "author",
+    "blogId",
+    "body",
+    "handle",
+    "image",
+    "isPublished",
+    "metafields",
+    "publishDate",
+    "summary",
+    "tags",
+    "templateSuffix",
+    "title",
+}
+UPDATE_FIELDS = CREATE_FIELDS | {"redirectNewHandle"}
+METAFIELD_FIELDS = {"namespace", "key", "type", "value", "id", "description"}
+WRITE_SCOPES = {"write_content", "write_online_store_pages"}
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def throttled(*, requested: float, available: float, restore_rate: float = 100.0) -> Failure:
+    """Shopify's answer to a query costing more points than the bucket holds: 200, THROTTLED."""
+    body = {
+        "errors": [
+            {
+                "message": "Throttled",
+                "extensions": {
+                    "code": "THROTTLED",
+                    "documentation": "https://shopify.dev/api/usage/limits#rate-limits",
+                },
+            }
+        ],
+        "extensions": {
+            "cost": {
+                "requestedQueryCost": requested,
+                "actualQueryCost": None,
+                "throttleStatus": {
+                    "maximumAvailable": 2000.0,
+                    "currentlyAvailable": available,
+                    "restoreRate": restore_rate,
+                },
+            }
+        },
+    }
+    return Failure(200, body=body)
+
+
+@dataclass
+class _OperationFailure:
+    operation: str
+    failure: Failure
+    times: int
+
+
+class ShopifyShop(ScriptedServer):
+    def __init__(
+        self,
+        *,
+        token: str = "shpat_test_token_0123456789",
+        api_version: str = "2026-01",
+        name: str = "Acme Store",
+        scopes: tuple[str, ...] = ("read_content", "write_content"),
+    ) -> None:
+        super().__init__()
+        self.token = token
+        self.api_version = api_version
+        self.path = f"/admin/api/{api_version}/graphql.json"
+        self.name = name
+        self.myshopify_domain = "acme-store.myshopify.com"
+        self.primary_domain = "https://shop.acme.example"
+        self.scopes = list(scopes)
+        self.blogs: dict[str, dict[str, Any]] = {
+            "gid://shopify/Blog/41": {
+                "id": "gid://shopify/Blog/41",
+                "title": "News",
+                "handle": "news",
+            }
+        }
+        self.blog_id = "gid://shopify/Blog/41"
+        self.articles: dict[str, dict[str, Any]] = {}
+        self._ids = itertools.count(9001)
+        self._ticks = itertools.count(1)
+        self._operation_failures: list[_OperationFailure] = []
+
+    def fail_operation(self, operation: str, failure: Failure, *, times: int = 1) -> None:
+        """Answer the next `times` requests using the root field `operation` (`articleCreate`,
+        `articleUpdate`, `articles`, `shop`) with `failure`; `after` does the write first."""
+        with self.lock:
+            self._operation_failures.append(_OperationFailure(operation, failure, times))
+
+    def operations(self) -> list[str]:
+        """The names of the GraphQL operations received, in order."""
+        names = []
+        for request in self.seen("POST", self.path):
+            match = re.search(r"(?:query|mutation)\s+(\w+)", request.json().get("query", ""))
+            names.append(match.group(1) if match else "(anonymous)")
+        return names
+
+    def add_article(self, handle: str, title: str, *, mark: str | None = None) -> str:
+        """An article made in the shop's admin (with our `content_platform.draft_id` mark when
+        `mark` is given)."""
+        with self.lock:
+            article = self._new_article(
+                {"title": title, "handle": handle, "blogId": self.blog_id, "isPublished": True}
+            )
+            if mark is not None:
+                article["metafields"][("content_platform", "draft_id")] = mark
+            return str(article["id"])
+
+    # The protocol.
+
+    def error_body(self, status: int, message: str, code: str | None) -> Any:
+        return {"errors": message}
+
+    def handle(self, request: Seen) -> Answer:
+        if request.method != "POST" or request.path != self.path:
+            return 404, {}, {"errors": "Not Found"}
+        if request.headers.get("x-shopify-access-token") != self.token:
+            return (
+                401,
+                {},
+                {
+                    "errors": "[API] Invalid API key or access token "
+                    "(unrecognized login or wrong password)"
+                },
+            )
+        try:
+            payload = json.loads(request.body)
+            document = str(payload["query"])
+            variables = payload.get("variables") or {}
+        except (ValueError, KeyError, TypeError):
+            return 400, {}, {"errors": {"query": "Required parameter missing or invalid"}}
+        operation = self._root_operation(document)
+        failure = self._next_operation_failure(operation)
+        if failure is not None and not failure.after:
+            return self.failure_answer(failure)
+        answer = self._execute(operation, document, variables)
+        return self.failure_answer(failure) if failure is not None else answer
+
+    # Execution.
+
+    def _root_operation(self, document: str) -> str:
+        for name in ("articleCreate", "articleUpdate", "articles"):
+            if re.search(rf"\b{name}\s*\(", document):
+                return name
+        return "shop"
+
+    def _next_operation_failure(self, operation: str) -> Failure | None:
+        for scripted in self._operation_failures:
+            if scripted.operation == operation:
+                scripted.times -= 1
+                if scripted.times <= 0:
+                    self._operation_failures.remove(scripted)
+                return scripted.failure
+        return None
+
+    def _execute(self, operation: str, document: str, variables: dict[str, Any]) -> Answer:
+        if operation in ("articleCreate", "articleUpdate"):
+            if not set(self.scopes) & WRITE_SCOPES:
+                return (
+                    200,
+                    {},
+                    _top_error(
+                        f"Access denied for {operation} field. Required access: `write_content` "
+                        "access scope. Also: `write_online_store_pages` access scope.",
+                        "ACCESS_DENIED",
+                    ),
+                )
+            if operation == "articleCreate":
+                return self._create(document, variables)
+            return self._update(document, variables)
+        return 200, {}, {"data": self._query(document, variables)}
+
+    def _create(self, document: str, variables: dict[str, Any]) -> Answer:
+        if "$article: ArticleCreateInput!" not in document:
+            return 200, {}, _top_error("articleCreate takes $article: ArticleCreateInput!")
+        fields = variables.get("article") or {}
+        problem = _input_problem(fields, CREATE_FIELDS, "ArticleCreateInput")
+        if problem is None and not (fields.get("author") or {}).get("name"):
+            problem = "Variable $article of type ArticleCreateInput! was provided invalid value "
+            problem += "for author (Expected value to not be null)"
+        if problem:
+            return 200, {}, _top_error(problem)
+        errors = []
+        if not str(fields.get("title") or "").strip():
+            errors.append(_user_error(["article", "title"], "Title can't be blank", "BLANK"))
+        if fields.get("blogId") not in self.blogs:
+            errors.append(_user_error(["article", "blogId"], "Blog must exist", "NOT_FOUND"))
+        if self._holder_of(fields.get("handle"), fields.get("blogId")) is not None:
+            errors.append(
+                _user_error(["article", "handle"], "Handle has already been taken", "TAKEN")
+            )
+        if errors:
+            return 200, {}, _payload("articleCreate", None, errors)
+        article = self._new_article(fields)
+        return 200, {}, _payload("articleCreate", self._public(article), [])
+
+    def _update(self, document: str, variables: dict[str, Any]) -> Answer:
+        if "$article: ArticleUpdateInput!" not in document or "$id: ID!" not in document:
+            return (
+                200,
+                {},
+                _top_error("articleUpdate takes $id: ID! and $article: ArticleUpdateInput!"),
+            )
+        fields = variables.get("article") or {}
+        problem = _input_problem(fields, UPDATE_FIELDS, "ArticleUpdateInput")
+        if problem:
+            return 200, {}, _top_error(problem)
+        article = self.articles.get(str(variables.get("id")))
+        if article is None:
+            error = _user_error(["id"], "Article does not exist", "NOT_FOUND")
+            return 200, {}, _payload("articleUpdate", None, [error])
+        if "title" in fields and not str(fields["title"] or "").strip():
+            error = _user_error(["article", "title"], "Title can't be blank", "BLANK")
+            return 200, {}, _payload("articleUpdate", None, [error])
+        holder = self._holder_of(fields.get("handle"), article["blogId"])
+        if holder is not None and holder is not article:
+            error = _user_error(["article", "handle"], "Handle has already been taken", "TAKEN")
+            return 200, {}, _payload("articleUpdate", None, [error])
+        self._apply(article, fields)
+        return 200, {}, _payload("articleUpdate", self._public(article), [])
+
+    def _query(self, document: str, variables: dict[str, Any]) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if re.search(r"\bshop\s*\{", document):
+            data["shop"] = {
+                "name": self.name,
+                "myshopifyDomain": self.myshopify_domain,
+                "primaryDomain": {"url": self.primary_domain},
+            }
+        blog_call = re.search(r"\bblog\s*\(\s*id:\s*\$(\w+)", document)
+        if blog_call:
+            data["blog"] = self.blogs.get(str(variables.get(blog_call.group(1))))
+        articles_call = re.search(r"\barticles\s*\([^)]*query:\s*\$(\w+)", document)
+        if articles_call:
+            search = str(variables.get(articles_call.group(1)) or "")
+            mark = re.search(r'metafield\(namespace:\s*"([^"]+)",\s*key:\s*"([^"]+)"\)', document)
+            data["articles"] = {
+                "nodes": [
+                    {**self._public(article), **self._metafield(article, mark)}
+                    for article in self._search(search)
+                ][:1]
+            }
+        if "currentAppInstallation" in document:
+            data["currentAppInstallation"] = {
+                "accessScopes": [{"handle": scope} for scope in self.scopes]
+            }
+        return data
+
+    def _search(self, search: str) -> list[dict[str, Any]]:
+        blog = re.search(r"blog_id:(\d+)", search)
+        handle = re.search(r'handle:"((?:[^"\\]|\\.)*)"|handle:(\S+)', search)
+        found = list(self.articles.values())
+        if blog:
+            found = [a for a in found if a["blogId"] == f"gid://shopify/Blog/{blog.group(1)}"]
+        if handle:
+            wanted = handle.group(1) if handle.group(1) is not None else handle.group(2)
+            wanted = re.sub(r"\\(.)", r"\1", wanted)
+            found = [a for a in found if a["handle"] == wanted]
+        return found
+
+    # The store.
+
+    def _new_article(self, fields: dict[str, Any]) -> dict[str, Any]:
+        article_id = f"gid://shopify/Article/{next(self._ids)}"
+        article: dict[str, Any] = {
+            "id": article_id,
+            "blogId": fields["blogId"],
+            "handle": "",
+            "title": "",
+            "body": "",
+            "summary": None,
+            "tags": [],
+            "author": {"name": (fields.get("author") or {}).get("name")},
+            "isPublished": False,
+            "publishedAt": None,
+            "updatedAt": None,
+            "metafields": {},
+        }
+        self.articles[article_id] = article
+        self._apply(article, fields)
+        return article
+
+    def _apply(self, article: dict[str, Any], fields: dict[str, Any]) -> None:
+        for name in ("title", "body", "summary", "tags"):
+            if name in fields:
+                article[name] = fields[name]
+        if fields.get("handle"):
+            article["handle"] = fields["handle"]
+        elif not article["handle"]:
+            article["handle"] = re.sub(r"[^a-z0-9]+", "-", article["title"].lower()).strip("-")
+        for metafield in fields.get("metafields") or []:
+            article["metafields"][(metafield["namespace"], metafield["key"])] = metafield["value"]
+        now = self._now()
+        if "isPublished" in fields:
+            published = bool(fields["isPublished"])
+            if published and not article["isPublished"]:
+                article["publishedAt"] = now
+            if not published:
+                article["publishedAt"] = None
+            article["isPublished"] = published
+        article["updatedAt"] = now
+
+    def _holder_of(self, handle: Any, blog_id: Any) -> dict[str, Any] | None:
+        for article in self.articles.values():
+            if handle and article["handle"] == handle and article["blogId"] == blog_id:
+                return article
+        return None
+
+    def _public(self, article: dict[str, Any]) -> dict[str, Any]:
+        blog = self.blogs[article["blogId"]]
+        return {
+            "id": article["id"],
+            "handle": article["handle"],
+            "title": article["title"],
+            "isPublished": article["isPublished"],
+            "publishedAt": article["publishedAt"],
+            "updatedAt": article["updatedAt"],
+            "blog": {"id": blog["id"], "handle": blog["handle"]},
+        }
+
+    def _metafield(self, article: dict[str, Any], mark: re.Match[str] | None) -> dict[str, Any]:
+        if mark is None:
+            return {}
+        value = article["metafields"].get((mark.group(1), mark.group(2)))
+        return {"metafield": None if value is None else {"value": value}}
+
+    def _now(self) -> str:
+        # A second per write, so every write has an updatedAt of its own.
+        moment = START + timedelta(seconds=next(self._ticks))
+        return moment.isoformat().replace("+00:00", "Z")
+
+
+def _input_problem(fields: dict[str, Any], allowed: set[str], type_name: str) -> str | None:
+    for name in fields:
+        if name not in allowed:
+            return (
+                f"Variable $article of type {type_name}! was provided invalid value for {name} "
+                f"(Field is not defined on {type_name})"
+            )
+    for metafield in fields.get("metafields") or []:
+        unknown = set(metafield) - METAFIELD_FIELDS
+        if unknown or not {"namespace", "key", "type", "value"} <= set(metafield):
+            return f"Variable $article of type {type_name}! was provided invalid metafields"
+    return None
+
+
+def _top_error(message: str, code: str | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"message": message, "locations": [{"line": 2, "column": 3}]}
+    if code:
+        error["extensions"] = {"code": code}
+    return {"errors": [error]}
+
+
+def _user_error(field: list[str], message: str, code: str) -> dict[str, Any]:
+    return {"field": field, "message": message, "code": code}
+
+
+def _payload(
+    mutation: str, article: dict[str, Any] | None, errors: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {"data": {mutation: {"article": article, "userErrors": errors}}}
