@@ -64,6 +64,11 @@ def make_settings(
         "reconcile_interval_seconds": 1,
         # Tests tick the scheduler themselves, at the instants they choose.
         "scheduler_interval_seconds": 0,
+        # The stand-in CMSs and webhook receivers listen on http://127.0.0.1; every other
+        # address stays refused.
+        "outbound_allow_http": True,
+        "outbound_allow_loopback": True,
+        "publish_retry_seconds": 0.05,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

@@ -31,6 +31,8 @@ from contentplatform.kit.http import (
     strip_default_validation_responses,
 )
 from contentplatform.kit.procedures import ORG_HEADER, Problem, ProcedureRouter, mount
+from contentplatform.publishers import workflows as publishers_workflows  # noqa: F401
+from contentplatform.publishers.procedures import router as publishers_router
 from contentplatform.storage import routes as storage_routes
 from contentplatform.system.procedures import router as system_router
 
@@ -43,6 +45,7 @@ ROUTERS: tuple[ProcedureRouter, ...] = (
     jobs_router,
     job_instances_router,
     drafts_router,
+    publishers_router,
     generation_router,
 )
 

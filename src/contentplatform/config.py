@@ -90,6 +90,21 @@ class Settings(BaseSettings):
     generation_credit_hold: int = 40
     generation_stall_seconds: float = 1800
 
+    # Publishing. Credentials of publisher connections are encrypted with these Fernet keys
+    # (comma-separated; the first encrypts, all decrypt, so a key can be rotated). Required
+    # outside `local`; in `local` a key file in the data directory is made on first use.
+    publisher_credentials_keys: SecretStr | None = None
+    # Requests to user-supplied URLs (CMS sites, webhooks): https only and public addresses only,
+    # unless these allow http and loopback (local development and tests; never in production).
+    outbound_allow_http: bool = False
+    outbound_allow_loopback: bool = False
+    outbound_timeout_seconds: float = 30
+    outbound_max_response_bytes: int = 5 * 1024 * 1024
+    # Tries of one publish attempt on transient failures, and the first backoff (doubling,
+    # with jitter; a target's Retry-After wins when longer).
+    publish_max_tries: int = Field(5, ge=1, le=20)
+    publish_retry_seconds: float = Field(2.0, ge=0)
+
     # How long a resolved tenant membership is reused by a process before it is read again.
     access_cache_seconds: float = 30
 

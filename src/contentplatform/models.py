@@ -9,5 +9,6 @@ def load_all() -> None:
     from contentplatform.drafts import models as drafts  # noqa: F401
     from contentplatform.generation import models as generation  # noqa: F401
     from contentplatform.jobs import models as jobs  # noqa: F401
+    from contentplatform.publishers import models as publishers  # noqa: F401
     from contentplatform.search import models as search  # noqa: F401
     from contentplatform.tenants import models as tenants  # noqa: F401

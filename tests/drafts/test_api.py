@@ -21,6 +21,7 @@ RECORD_FIELDS = {
     *("id", "tenant_id", "title", "content", "excerpt", "seo_meta", "seo_score", "status"),
     *("job_id", "instance_id", "run_id", "assignee_id", "rejection_reason", "provenance"),
     *("version", "created_at", "updated_at", "approved_at", "published_at"),
+    *("approved_by", "published_url", "slug", "auto_publish"),
 }
 VERSION_SUMMARY_FIELDS = {
     *("version", "author_type", "author_id", "change_summary", "fields_changed"),
@@ -336,6 +337,8 @@ ID_OPERATIONS = {
     "drafts.listVersions": {},
     "drafts.getVersion": {"version": 1},
     "drafts.restoreVersion": {"version": 1},
+    "drafts.publish": {},
+    "drafts.listPublishAttempts": {},
 }
 
 
@@ -369,7 +372,7 @@ def test_unknown_version_is_404(drafts, operation):
 
 
 def all_inputs(draft_id: str) -> dict[str, dict]:
-    """A valid input for each of the 13 operations."""
+    """A valid input for each of the 15 operations."""
     return {
         "drafts.list": {},
         "drafts.getStats": {},
@@ -387,11 +390,12 @@ EDITOR_OPERATIONS = {
     "drafts.reject",
     "drafts.assign",
     "drafts.restoreVersion",
+    "drafts.publish",
 }
 ADMIN_OPERATIONS = {"drafts.delete"}
 
 
-def test_there_are_13_drafts_operations(openapi_document):
+def test_there_are_15_drafts_operations(openapi_document):
     found = {
         operation["operationId"]
         for item in openapi_document["paths"].values()
@@ -399,7 +403,7 @@ def test_there_are_13_drafts_operations(openapi_document):
         if operation["operationId"].startswith("drafts.")
     }
     assert found == set(ALL_OPERATIONS)
-    assert len(found) == 13
+    assert len(found) == 15
 
 
 @pytest.mark.parametrize("operation", ALL_OPERATIONS)
@@ -786,6 +790,7 @@ def test_approve_and_reject_a_draft_in_review(drafts):
     approved = drafts.approve(draft["id"])
     assert approved["status"] == "approved"
     assert approved["approved_at"] is not None
+    assert approved["approved_by"] == drafts.users["editor"]
     assert approved["rejection_reason"] is None
     assert approved["version"] == 1  # a review is not a revision
     assert drafts.get(draft["id"]) == approved
@@ -826,6 +831,7 @@ def test_an_edit_sends_rejected_and_approved_drafts_back_to_review(drafts):
 
     edited = drafts.update(approved["id"], title="Thick")
     assert (edited["status"], edited["approved_at"], edited["version"]) == ("reviewing", None, 3)
+    assert edited["approved_by"] is None
     assert drafts.publishable() == []
     # It needs approving again, and can be rejected now.
     assert drafts.reject(approved["id"], "Title is off.")["status"] == "rejected"

@@ -32,6 +32,12 @@ class Planner(Writer):
         data.update(fields)
         return self.ok("jobs.create", data, role=role)
 
+    def connection(self) -> str:
+        """A webhook publisher connection of the organization (to a loopback address nothing
+        listens on: creating it sends nothing): its id."""
+        data = {"name": "Hook", "type": "webhook", "config": {"url": "http://127.0.0.1:9/hook"}}
+        return str(self.ok("publishers.create", data, role="admin")["id"])
+
     def handbook(self) -> dict[str, Any]:
         """The irrigation handbook, ingested and ready to write from."""
         return self.ingest("handbook.md", HANDBOOK)

@@ -144,7 +144,7 @@ def test_create_returns_the_job_with_every_field_and_defaults(planner):
 
 def test_create_keeps_everything_it_is_given(planner):
     handbook = planner.handbook()
-    connection, action = str(uuid.uuid4()), str(uuid.uuid4())
+    connection, action = planner.connection(), str(uuid.uuid4())
     job = planner.job(
         name="  Weekly irrigation tips  ",
         jobType="recurring",
@@ -458,7 +458,7 @@ def test_clone_is_a_paused_copy_named_copy(planner):
         contentInstructions="Short.",
         autoPublish=True,
         autoPublishThreshold=75,
-        publisherConnectionId=str(uuid.uuid4()),
+        publisherConnectionId=planner.connection(),
         seoActionId=str(uuid.uuid4()),
         **DAILY,
     )

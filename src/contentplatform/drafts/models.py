@@ -16,6 +16,7 @@ class Draft(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
         Index("ix_drafts_tenant_id_created_at", "tenant_id", "created_at"),
         Index("ix_drafts_tenant_id_status", "tenant_id", "status"),
         Index("ix_drafts_tenant_id_job_id", "tenant_id", "job_id"),
+        Index("ix_drafts_tenant_id_slug", "tenant_id", "slug"),
     )
 
     title: Mapped[str] = mapped_column(String(500), nullable=False)
@@ -36,7 +37,15 @@ class Draft(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
     # The number of the latest revision; 0 while the first generation is still running.
     version: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     approved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Who approved it: a user's subject, or "system:auto_publish".
+    approved_by: Mapped[str | None] = mapped_column(String(255))
     published_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Where it is live (the first target that took it), and its public blog slug, fixed once
+    # it was first published so links keep working.
+    published_url: Mapped[str | None] = mapped_column(Text)
+    slug: Mapped[str | None] = mapped_column(String(200))
+    # What auto-publish decided for this draft and why: {decision: published|held, reason, ...}.
+    auto_publish: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class DraftRevision(RecordMixin, TenantMixin, Base):

@@ -7,6 +7,8 @@ from contentplatform.drafts import schemas, service
 from contentplatform.drafts.service import Author
 from contentplatform.jobs import service as jobs
 from contentplatform.kit.procedures import Context, Empty, ProcedureRouter
+from contentplatform.publishers import schemas as publishing
+from contentplatform.publishers import service as publishers
 
 router = ProcedureRouter("drafts", tag="Drafts")
 
@@ -136,7 +138,7 @@ async def delete(ctx: Context, data: schemas.DraftIdInput) -> schemas.Success:
     errors=[409],
 )
 async def approve(ctx: Context, data: schemas.DraftIdInput) -> schemas.Draft:
-    return await service.approve(ctx.session, ctx.tenant.tenant_id, data.id)
+    return await service.approve(ctx.session, ctx.tenant.tenant_id, data.id, ctx.identity.subject)
 
 
 @router.procedure(
@@ -207,3 +209,50 @@ async def get_version(ctx: Context, data: schemas.VersionInput) -> schemas.Versi
 )
 async def restore_version(ctx: Context, data: schemas.RestoreVersionInput) -> schemas.Draft:
     return await service.restore_version(ctx.session, ctx.tenant.tenant_id, _author(ctx), data)
+
+
+@router.procedure(
+    "publish",
+    "POST",
+    "/v1/drafts/{id}/publish",
+    access=Access.editor,
+    input=publishing.PublishDraftInput,
+    output=publishing.Published,
+    summary="Publish an approved draft to a connection (or republish a published one).",
+    description="Records a publish attempt and runs it in the background with retries and "
+    "backoff on transient failures; answers at once with the draft and the attempt (pending, or "
+    "scheduled with `mode` schedule). Follow it with drafts.listPublishAttempts. The draft "
+    "becomes published, with `published_url`, when the target accepts it; a failed attempt "
+    "leaves it approved with the attempt's error. Republishing updates the copy on the target, "
+    "never duplicates it. Only approved or published drafts (409); a disabled connection, or "
+    "an attempt to the same connection still under way, is 409. Default connection: the "
+    "draft's job's, else the organization's default (400 when there is none).",
+    errors=[409],
+)
+async def publish(ctx: Context, data: publishing.PublishDraftInput) -> publishing.Published:
+    job_connection = None
+    draft = await service.require(ctx.session, ctx.tenant.tenant_id, data.id)
+    if draft.job_id is not None:
+        job_connection = await jobs.publisher_of(ctx.session, ctx.tenant.tenant_id, draft.job_id)
+    return await publishers.publish(
+        ctx.session,
+        ctx.tenant.tenant_id,
+        data,
+        by=ctx.identity.subject,
+        job_connection_id=job_connection,
+    )
+
+
+@router.procedure(
+    "listPublishAttempts",
+    "GET",
+    "/v1/drafts/{id}/publish-attempts",
+    access=Access.member,
+    input=publishing.DraftAttemptsInput,
+    output=publishing.DraftAttemptPage,
+    summary="Publish attempts of a draft, newest first, with their tries and errors.",
+)
+async def list_publish_attempts(
+    ctx: Context, data: publishing.DraftAttemptsInput
+) -> publishing.DraftAttemptPage:
+    return await publishers.draft_attempts(ctx.session, ctx.tenant.tenant_id, data)

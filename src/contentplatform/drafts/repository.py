@@ -143,3 +143,37 @@ async def revision(
         )
     )
     return result.scalar_one_or_none()
+
+
+def _published(tenant_id: uuid.UUID) -> Select[Draft]:
+    return _live(tenant_id).where(Draft.status == "published")
+
+
+async def published(
+    session: AsyncSession, tenant_id: uuid.UUID, limit: int, offset: int
+) -> tuple[list[Draft], int]:
+    statement = _published(tenant_id)
+    total = await session.scalar(select(func.count()).select_from(statement.subquery()))
+    rows = await session.execute(
+        statement.order_by(Draft.published_at.desc(), Draft.id).limit(limit).offset(offset)
+    )
+    return list(rows.scalars()), int(total or 0)
+
+
+async def published_by_slug(session: AsyncSession, tenant_id: uuid.UUID, slug: str) -> Draft | None:
+    statement = _published(tenant_id).where(Draft.slug == slug).order_by(Draft.published_at)
+    return (await session.execute(statement.limit(1))).scalar_one_or_none()
+
+
+async def slugs_like(
+    session: AsyncSession, tenant_id: uuid.UUID, base: str, other_than: uuid.UUID
+) -> set[str]:
+    """The tenant's fixed slugs that are `base` or start with `base-`."""
+    rows = await session.execute(
+        select(Draft.slug).where(
+            Draft.tenant_id == tenant_id,
+            Draft.id != other_than,
+            or_(Draft.slug == base, Draft.slug.startswith(base + "-", autoescape=True)),
+        )
+    )
+    return {slug for slug in rows.scalars() if slug}

@@ -131,7 +131,17 @@ class Draft(BaseModel):
     created_at: datetime
     updated_at: datetime
     approved_at: datetime | None
+    approved_by: str | None = Field(
+        description="The approver's user id, or `system:auto_publish` when a job's auto-publish "
+        "approved it."
+    )
     published_at: datetime | None
+    published_url: str | None = Field(description="Where it is live (its first target).")
+    slug: str | None = Field(description="Its slug on the public blog, fixed once published.")
+    auto_publish: dict[str, Any] | None = Field(
+        description="What auto-publish decided for it and why: "
+        "{decision: published|held, reason, seo_score, threshold, decided_at}."
+    )
 
 
 class DraftPage(BaseModel):

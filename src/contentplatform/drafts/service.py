@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts import html, repository, schemas, seo, states
+from contentplatform.drafts.html import slugify
 from contentplatform.drafts.models import Draft, DraftRevision
 from contentplatform.drafts.states import Status
 from contentplatform.kit.db import utcnow
@@ -60,7 +62,11 @@ def to_schema(draft: Draft) -> schemas.Draft:
         created_at=draft.created_at,
         updated_at=draft.updated_at,
         approved_at=draft.approved_at,
+        approved_by=draft.approved_by,
         published_at=draft.published_at,
+        published_url=draft.published_url,
+        slug=draft.slug,
+        auto_publish=draft.auto_publish,
     )
 
 
@@ -71,6 +77,13 @@ async def require(
     if draft is None:
         raise NotFound(f"There is no draft {draft_id}.")
     return draft
+
+
+async def require_or_none(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, *, for_update: bool = False
+) -> Draft | None:
+    """The draft, or None when it was deleted (for background work that outlives a request)."""
+    return await repository.get(session, tenant_id, draft_id, for_update=for_update)
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -191,7 +204,7 @@ def _edit(
     if target != draft.status:
         states.check_move(draft.status, target)
         if draft.status == Status.approved:
-            draft.approved_at = None
+            draft.approved_at = draft.approved_by = None
         draft.status = target.value
 
 
@@ -287,13 +300,18 @@ async def delete(session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUI
 
 
 async def approve(
-    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, approver: str
 ) -> schemas.Draft:
     draft = await require(session, tenant_id, draft_id, for_update=True)
+    _approve(draft, approver)
+    return to_schema(draft)
+
+
+def _approve(draft: Draft, approver: str) -> None:
     draft.status = states.check_move(draft.status, Status.approved).value
     draft.approved_at = draft.updated_at = utcnow()
+    draft.approved_by = approver
     draft.rejection_reason = None
-    return to_schema(draft)
 
 
 async def reject(
@@ -443,3 +461,71 @@ def fail_generation(draft: Draft, reason: str) -> None:
     draft.status = states.check_move(draft.status, Status.rejected, by_pipeline=True).value
     draft.rejection_reason = reason
     draft.updated_at = utcnow()
+
+
+# --- publishing (the publishers domain decides; these keep the draft's side) -----------------
+
+AUTO_APPROVER = "system:auto_publish"
+
+
+def approve_automatically(draft: Draft, note: dict[str, Any]) -> None:
+    """Auto-publish approves a draft in review: approved_by says it was the system, and the
+    decision with its reason stays on the draft."""
+    _approve(draft, AUTO_APPROVER)
+    draft.auto_publish = note
+
+
+def hold_for_review(draft: Draft, note: dict[str, Any]) -> None:
+    """Auto-publish declined: the draft stays in review with the reason on it."""
+    draft.auto_publish = note
+    draft.updated_at = utcnow()
+
+
+def check_publishable(draft: Draft) -> None:
+    """Approved drafts publish, published ones republish; anything else is 409."""
+    if draft.status != Status.published:
+        states.check_move(draft.status, Status.published)
+
+
+async def mark_published(
+    session: AsyncSession, draft: Draft, url: str | None, published_at: datetime | None
+) -> None:
+    """A target took the draft live. The first publication fixes its URL, slug and date."""
+    if draft.status != Status.published:
+        draft.status = states.check_move(draft.status, Status.published).value
+    draft.published_at = draft.published_at or published_at or utcnow()
+    draft.published_url = draft.published_url or url
+    if draft.slug is None:
+        draft.slug = await _free_slug(session, draft)
+    draft.updated_at = utcnow()
+
+
+def slug_of(draft: Draft) -> str:
+    """The draft's slug: its fixed one, else its SEO slug, else one made from its title."""
+    if draft.slug:
+        return draft.slug
+    wanted = draft.seo_meta.get("slug")
+    return slugify(wanted if isinstance(wanted, str) and wanted.strip() else draft.title)
+
+
+async def _free_slug(session: AsyncSession, draft: Draft) -> str:
+    """slug_of(draft), with -2, -3, ... when another published draft of the tenant has it."""
+    base = slug_of(draft)[:190]
+    taken = await repository.slugs_like(session, draft.tenant_id, base, draft.id)
+    if base not in taken:
+        return base
+    number = 2
+    while f"{base}-{number}" in taken:
+        number += 1
+    return f"{base}-{number}"
+
+
+async def published_page(
+    session: AsyncSession, tenant_id: uuid.UUID, limit: int, offset: int
+) -> tuple[list[Draft], int]:
+    """Published drafts of a tenant, newest publication first (the public blog)."""
+    return await repository.published(session, tenant_id, limit, offset)
+
+
+async def published_by_slug(session: AsyncSession, tenant_id: uuid.UUID, slug: str) -> Draft | None:
+    return await repository.published_by_slug(session, tenant_id, slug)

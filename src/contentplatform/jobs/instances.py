@@ -29,6 +29,7 @@ from contentplatform.jobs.models import Job, JobInstance
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import BadRequest, Conflict, NotFound, PlatformError
 from contentplatform.kit.runtime import Runtime
+from contentplatform.publishers import service as publishers
 from contentplatform.search import service as search
 
 BUSY = "A run of this job was still in flight; one run at a time per job."
@@ -296,8 +297,18 @@ async def follow_run(session: AsyncSession, run: GenerationRun) -> None:
     _finish(instance, status, failure, now)
     # Locked: a pause committed meanwhile must not be overwritten.
     job = await repository.get(session, run.tenant_id, instance.job_id, for_update=True)
-    if job is not None:
-        _settle(job, failure=failure)
+    if job is None:
+        return
+    _settle(job, failure=failure)
+    if status == "completed" and job.auto_publish and run.draft_id is not None:
+        draft = await drafts.require_or_none(session, run.tenant_id, run.draft_id, for_update=True)
+        if draft is not None and draft.status == "reviewing":
+            await publishers.auto_publish(
+                session,
+                draft,
+                connection_id=job.publisher_connection_id,
+                threshold=job.auto_publish_threshold,
+            )
 
 
 # --- reading and planning by hand ---------------------------------------------------------------

@@ -20,6 +20,7 @@ from contentplatform.jobs.models import Job, JobInstance
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import BadRequest, Conflict, FieldError, NotFound, PlatformError
 from contentplatform.kit.runtime import Runtime
+from contentplatform.publishers import service as publishers
 from contentplatform.tenants import repository as tenants
 
 
@@ -195,6 +196,8 @@ async def _apply(session: AsyncSession, job: Job, data: schemas.JobFields, timez
     if "auto_publish_threshold" in given:
         job.auto_publish_threshold = data.auto_publish_threshold
     if "publisher_connection_id" in given:
+        if data.publisher_connection_id is not None:
+            await publishers.require(session, job.tenant_id, data.publisher_connection_id)
         job.publisher_connection_id = data.publisher_connection_id
     if "seo_action_id" in given:
         job.seo_action_id = data.seo_action_id
@@ -370,8 +373,7 @@ async def analytics(
         approvedDrafts=counts.get("approved", 0) + published,
         publishedDrafts=published,
         avgSeoScore=round(mean_score, 2) if mean_score is not None else 0.0,
-        # Publish attempts are recorded by drafts.publish (the publishers issue); none yet.
-        publishSuccessRate=0.0,
+        publishSuccessRate=await publishers.success_rate(session, tenant_id, job.id),
     )
 
 
@@ -516,6 +518,14 @@ async def generate_instance(
         raise Conflict("The instance's job was deleted.")
     await instances.start(session, runtime, job, instance, utcnow(), by_hand=True)
     return instances.to_schema(instance)
+
+
+async def publisher_of(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID
+) -> uuid.UUID | None:
+    """The publisher connection a job's drafts go to (None: the job is gone or has none)."""
+    job = await repository.get(session, tenant_id, job_id)
+    return job.publisher_connection_id if job is not None else None
 
 
 async def check_draft_links(

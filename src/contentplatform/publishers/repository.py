@@ -1,0 +1,165 @@
+"""Every query on connections, attempts and publications; the tenant always comes first."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import Select, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.drafts.models import Draft
+from contentplatform.kit.db import lock_rows
+from contentplatform.publishers.models import (
+    UNFINISHED,
+    Publication,
+    PublishAttempt,
+    PublisherConnection,
+)
+
+
+def _connections(tenant_id: uuid.UUID) -> Select[PublisherConnection]:
+    return select(PublisherConnection).where(
+        PublisherConnection.tenant_id == tenant_id, PublisherConnection.deleted_at.is_(None)
+    )
+
+
+async def connection(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    connection_id: uuid.UUID,
+    *,
+    for_update: bool = False,
+) -> PublisherConnection | None:
+    statement = _connections(tenant_id).where(PublisherConnection.id == connection_id)
+    if for_update:
+        await lock_rows(
+            session,
+            PublisherConnection,
+            PublisherConnection.tenant_id == tenant_id,
+            PublisherConnection.id == connection_id,
+        )
+        statement = statement.with_for_update()
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+async def connections(
+    session: AsyncSession, tenant_id: uuid.UUID, type: str | None, status: str | None
+) -> list[PublisherConnection]:
+    statement = _connections(tenant_id)
+    if type is not None:
+        statement = statement.where(PublisherConnection.type == type)
+    if status is not None:
+        statement = statement.where(PublisherConnection.status == status)
+    rows = await session.execute(
+        statement.order_by(PublisherConnection.created_at, PublisherConnection.id)
+    )
+    return list(rows.scalars())
+
+
+async def default_connection(
+    session: AsyncSession, tenant_id: uuid.UUID
+) -> PublisherConnection | None:
+    statement = _connections(tenant_id).where(PublisherConnection.is_default.is_(True))
+    return (await session.execute(statement.limit(1))).scalar_one_or_none()
+
+
+async def clear_default(session: AsyncSession, tenant_id: uuid.UUID, keep: uuid.UUID) -> None:
+    await session.execute(
+        update(PublisherConnection)
+        .where(
+            PublisherConnection.tenant_id == tenant_id,
+            PublisherConnection.id != keep,
+            PublisherConnection.is_default.is_(True),
+        )
+        .values(is_default=False)
+    )
+
+
+async def attempt(
+    session: AsyncSession, tenant_id: uuid.UUID, attempt_id: uuid.UUID, *, for_update: bool = False
+) -> PublishAttempt | None:
+    statement = select(PublishAttempt).where(
+        PublishAttempt.tenant_id == tenant_id, PublishAttempt.id == attempt_id
+    )
+    if for_update:
+        await lock_rows(
+            session,
+            PublishAttempt,
+            PublishAttempt.tenant_id == tenant_id,
+            PublishAttempt.id == attempt_id,
+        )
+        statement = statement.with_for_update()
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+async def attempts(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    limit: int,
+    offset: int,
+    draft_id: uuid.UUID | None = None,
+    connection_id: uuid.UUID | None = None,
+    status: str | None = None,
+) -> tuple[list[PublishAttempt], int]:
+    """Attempts of a draft or of a connection, newest first."""
+    statement = select(PublishAttempt).where(PublishAttempt.tenant_id == tenant_id)
+    if draft_id is not None:
+        statement = statement.where(PublishAttempt.draft_id == draft_id)
+    if connection_id is not None:
+        statement = statement.where(PublishAttempt.connection_id == connection_id)
+    if status is not None:
+        statement = statement.where(PublishAttempt.status == status)
+    total = await session.scalar(select(func.count()).select_from(statement.subquery()))
+    rows = await session.execute(
+        statement.order_by(PublishAttempt.created_at.desc(), PublishAttempt.id)
+        .limit(limit)
+        .offset(offset)
+    )
+    return list(rows.scalars()), int(total or 0)
+
+
+async def unfinished_attempts(
+    session: AsyncSession, started_before: datetime
+) -> list[PublishAttempt]:
+    """Across tenants, for the reconciler: attempts not done that were made before a moment."""
+    rows = await session.execute(
+        select(PublishAttempt)
+        .where(UNFINISHED, PublishAttempt.created_at < started_before)
+        .order_by(PublishAttempt.created_at)
+        .limit(500)
+    )
+    return list(rows.scalars())
+
+
+async def publication(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, connection_id: uuid.UUID
+) -> Publication | None:
+    statement = select(Publication).where(
+        Publication.tenant_id == tenant_id,
+        Publication.draft_id == draft_id,
+        Publication.connection_id == connection_id,
+    )
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+async def job_attempt_outcomes(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID
+) -> tuple[int, int]:
+    """(succeeded, finished) publish attempts of a job's drafts."""
+    finished = ("succeeded", "failed")
+    rows = await session.execute(
+        select(PublishAttempt.status, func.count())
+        .join(Draft, Draft.id == PublishAttempt.draft_id)
+        .where(
+            PublishAttempt.tenant_id == tenant_id,
+            Draft.tenant_id == tenant_id,
+            Draft.job_id == job_id,
+            PublishAttempt.mode != "unpublish",
+            PublishAttempt.status.in_(finished),
+        )
+        .group_by(PublishAttempt.status)
+    )
+    counts = {status: int(count) for status, count in rows.tuples()}
+    return counts.get("succeeded", 0), sum(counts.values())
