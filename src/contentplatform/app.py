@@ -31,6 +31,7 @@ from contentplatform.kit.http import (
     strip_default_validation_responses,
 )
 from contentplatform.kit.procedures import ORG_HEADER, Problem, ProcedureRouter, mount
+from contentplatform.public.procedures import router as public_router
 from contentplatform.publishers import workflows as publishers_workflows  # noqa: F401
 from contentplatform.publishers.procedures import router as publishers_router
 from contentplatform.storage import routes as storage_routes
@@ -47,6 +48,7 @@ ROUTERS: tuple[ProcedureRouter, ...] = (
     drafts_router,
     publishers_router,
     generation_router,
+    public_router,
 )
 
 DESCRIPTION = f"""

@@ -8,6 +8,9 @@ handler, so validation, dependencies and docs behave the same in both:
 - REST: input fields named in the path are path parameters; on GET and DELETE the rest are query
   parameters; on other methods they form the JSON body.
 - RPC: `POST /api/rpc/<operationId>` with the whole input as one JSON object.
+
+Fields declared with `header(...)` are request headers in both forms (a public feed's
+`x-tenant-id`), never part of the query or a body.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Annotated, Any, Generic, Protocol, TypeVar
 
 from fastapi import Body, Depends, FastAPI, Header, Path, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -59,6 +62,16 @@ class Input(BaseModel):
 
 class Empty(Input):
     """The input of an operation that takes none."""
+
+
+def header(name: str, description: str) -> Any:
+    """A required input field read from the request header `name`, over REST and RPC alike."""
+    return Field(alias=name, description=description, json_schema_extra={"in": "header"})
+
+
+def _is_header(info: FieldInfo) -> bool:
+    extra = info.json_schema_extra
+    return isinstance(extra, dict) and extra.get("in") == "header"
 
 
 class Problem(BaseModel):
@@ -131,6 +144,8 @@ class Procedure(Generic[InT, OutT]):
         return set(re.findall(r"{(\w+)}", self.path))
 
     def location(self, name: str, info: FieldInfo) -> str:
+        if _is_header(info):
+            return "header"
         if (info.alias or name) in self.path_names:
             return "path"
         return "query" if self.method in {"GET", "DELETE"} else "body"
@@ -302,10 +317,16 @@ def _token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
     return credentials.credentials if credentials else None
 
 
-def _parameter(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> Any:
+def _parameter(
+    name: str, annotation: Any, default: Any = inspect.Parameter.empty
+) -> inspect.Parameter:
     return inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
     )
+
+
+# Where FastAPI reads an input field that is not in the JSON body.
+PARAMETER_SOURCES: dict[str, Callable[..., Any]] = {"path": Path, "query": Query, "header": Header}
 
 
 def _rest_endpoint(
@@ -321,32 +342,10 @@ def _rest_endpoint(
         if where == "body":
             body_fields[name] = (info.annotation, info)
             continue
-        source = Path if where == "path" else Query
-        marker = source(alias=info.alias or name, description=info.description)
-        marker.metadata = list(info.metadata)
-        default = (
-            inspect.Parameter.empty
-            if info.is_required()
-            else info.get_default(call_default_factory=True)
-        )
-        params.append(_parameter(name, Annotated[info.annotation, marker], default))
+        params.append(_field_parameter(name, info, PARAMETER_SOURCES[where]))
 
-    body_model: type[BaseModel] | None = None
     if body_fields:
-        all_in_body = len(body_fields) == len(procedure.input.model_fields)
-        body_model = (
-            procedure.input
-            if all_in_body
-            else create_model(f"{procedure.input.__name__}Body", __base__=Input, **body_fields)
-        )
-        required = any(info.is_required() for _, info in body_fields.values())
-        params.append(
-            _parameter(
-                "_cp_body",
-                Annotated[body_model if required else body_model | None, Body()],
-                inspect.Parameter.empty if required else None,
-            )
-        )
+        params.append(_body_parameter(_body_model(procedure, body_fields)))
 
     async def endpoint(**kwargs: Any) -> Any:
         request: Request = kwargs.pop("_cp_request")
@@ -361,6 +360,43 @@ def _rest_endpoint(
     return endpoint
 
 
+def _field_parameter(name: str, info: FieldInfo, source: Callable[..., Any]) -> inspect.Parameter:
+    """An input field as a path, query or header parameter, with its bounds and default."""
+    marker = source(alias=info.alias or name, description=info.description)
+    marker.metadata = list(info.metadata)
+    default = (
+        inspect.Parameter.empty
+        if info.is_required()
+        else info.get_default(call_default_factory=True)
+    )
+    return _parameter(name, Annotated[info.annotation, marker], default)
+
+
+def _header_parameters(procedure: Procedure[Any, Any]) -> list[inspect.Parameter]:
+    return [
+        _field_parameter(name, info, Header)
+        for name, info in procedure.input.model_fields.items()
+        if _is_header(info)
+    ]
+
+
+def _body_model(procedure: Procedure[Any, Any], fields: dict[str, Any]) -> type[BaseModel]:
+    """The input itself when every field is in the body, else a model of just those fields."""
+    if len(fields) == len(procedure.input.model_fields):
+        return procedure.input
+    return create_model(f"{procedure.input.__name__}Body", __base__=Input, **fields)
+
+
+def _body_parameter(model: type[BaseModel]) -> inspect.Parameter:
+    """The JSON body; optional when none of its fields is required."""
+    required = any(info.is_required() for info in model.model_fields.values())
+    return _parameter(
+        "_cp_body",
+        Annotated[model if required else model | None, Body()],
+        inspect.Parameter.empty if required else None,
+    )
+
+
 def _answer(procedure: Procedure[Any, Any], result: Any) -> Any:
     return Response(status_code=200) if procedure.output is None else result
 
@@ -368,23 +404,25 @@ def _answer(procedure: Procedure[Any, Any], result: Any) -> Any:
 def _rpc_endpoint(
     procedure: Procedure[Any, Any], guard: Callable[..., Awaitable[Principal]]
 ) -> Callable[..., Awaitable[Any]]:
-    required = any(info.is_required() for info in procedure.input.model_fields.values())
-    body_annotation = procedure.input if required else procedure.input | None
+    # Everything but the headers is the one JSON object.
+    body_fields = {
+        name: (info.annotation, info)
+        for name, info in procedure.input.model_fields.items()
+        if not _is_header(info)
+    }
     params = [
         _parameter("_cp_request", Request),
         _parameter("_cp_principal", Annotated[Principal, Depends(guard)]),
-        _parameter(
-            "_cp_body",
-            Annotated[body_annotation, Body()],
-            inspect.Parameter.empty if required else None,
-        ),
+        *_header_parameters(procedure),
+        _body_parameter(_body_model(procedure, body_fields)),
     ]
 
     async def endpoint(**kwargs: Any) -> Any:
-        body: BaseModel | None = kwargs["_cp_body"]
-        raw = body.model_dump(exclude_unset=True) if body is not None else {}
-        result = await invoke(procedure, kwargs["_cp_request"], kwargs["_cp_principal"], raw)
-        return _answer(procedure, result)
+        request: Request = kwargs.pop("_cp_request")
+        principal: Principal = kwargs.pop("_cp_principal")
+        body: BaseModel | None = kwargs.pop("_cp_body")
+        raw = {**kwargs, **(body.model_dump(exclude_unset=True) if body is not None else {})}
+        return _answer(procedure, await invoke(procedure, request, principal, raw))
 
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     endpoint.__name__ = "rpc_" + procedure.operation_id.replace(".", "_")

@@ -1,0 +1,45 @@
+"""The public blog feed: no token; the tenant is named by the x-tenant-id header."""
+
+from __future__ import annotations
+
+from contentplatform.auth.context import Access
+from contentplatform.kit.procedures import Context, ProcedureRouter
+from contentplatform.public import schemas, service
+
+router = ProcedureRouter("public", tag="Public")
+
+FEED_RULES = (
+    "No token is needed. Only published posts of the tenant in `x-tenant-id` appear; an "
+    "unknown tenant is 404. Requests are rate limited per client address (429 "
+    "TOO_MANY_REQUESTS with Retry-After)."
+)
+
+
+@router.procedure(
+    "listBlogs",
+    "GET",
+    "/api/blogs",
+    access=Access.public,
+    input=schemas.ListBlogsInput,
+    output=schemas.BlogPage,
+    summary="Published posts of a tenant, newest first (the public blog feed).",
+    description=FEED_RULES,
+    errors=[404],
+)
+async def list_blogs(ctx: Context, data: schemas.ListBlogsInput) -> schemas.BlogPage:
+    return await service.list_blogs(ctx.session, data)
+
+
+@router.procedure(
+    "getBlog",
+    "GET",
+    "/api/blogs/{slug}",
+    access=Access.public,
+    input=schemas.GetBlogInput,
+    output=schemas.Blog,
+    summary="One published post by its slug, with its sanitized HTML.",
+    description=FEED_RULES + " A slug that is not a published post of the tenant is 404.",
+    errors=[404],
+)
+async def get_blog(ctx: Context, data: schemas.GetBlogInput) -> schemas.Blog:
+    return await service.get_blog(ctx.session, data)

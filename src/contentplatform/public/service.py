@@ -1,0 +1,81 @@
+"""The public blog feed: a tenant's published drafts, and nothing else. Never commits."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.drafts import html
+from contentplatform.drafts import service as drafts
+from contentplatform.drafts.models import Draft
+from contentplatform.kit.errors import NotFound
+from contentplatform.public import schemas
+from contentplatform.tenants import repository as tenants
+
+# How much of the first paragraph stands in for a missing excerpt.
+LEAD_CHARACTERS = 300
+
+
+async def list_blogs(session: AsyncSession, query: schemas.ListBlogsInput) -> schemas.BlogPage:
+    """The tenant's published posts, newest publication first."""
+    await _require_tenant(session, query.tenant_id)
+    rows, total = await drafts.published_page(
+        session, query.tenant_id, query.limit, (query.page - 1) * query.limit
+    )
+    return schemas.BlogPage(
+        data=[_summary(row) for row in rows], total=total, page=query.page, limit=query.limit
+    )
+
+
+async def get_blog(session: AsyncSession, query: schemas.GetBlogInput) -> schemas.Blog:
+    await _require_tenant(session, query.tenant_id)
+    draft = await drafts.published_by_slug(session, query.tenant_id, query.slug)
+    if draft is None:
+        raise NotFound(f"There is no published post {query.slug!r}.")
+    summary = _summary(draft)
+    seo_title = _text(draft.seo_meta.get("seo_title"))
+    seo_description = _text(draft.seo_meta.get("meta_description"))
+    return schemas.Blog(
+        **summary.model_dump(),
+        # Sanitized on every write already; again here, because this is the one place our
+        # HTML reaches strangers' browsers, whatever a future write path forgets.
+        content_html=html.sanitize(draft.content),
+        updated_at=draft.updated_at,
+        seo=schemas.BlogSeo(
+            title=seo_title or draft.title,
+            description=seo_description or summary.excerpt,
+            canonical_url=draft.published_url,
+        ),
+    )
+
+
+async def _require_tenant(session: AsyncSession, tenant_id: uuid.UUID) -> None:
+    """Unknown and suspended tenants answer alike, so the feed tells nobody which exist."""
+    tenant = await tenants.tenant_by_id(session, tenant_id)
+    if tenant is None or tenant.status != "active":
+        raise NotFound(f"There is no blog for tenant {tenant_id}.")
+
+
+def _summary(draft: Draft) -> schemas.BlogSummary:
+    return schemas.BlogSummary(
+        title=draft.title,
+        slug=drafts.slug_of(draft),
+        excerpt=_text(draft.excerpt) or _lead(draft.content),
+        # Publishing always dates a draft; one marked published by other means shows its last
+        # change rather than failing the whole feed.
+        published_at=draft.published_at or draft.updated_at,
+        url=draft.published_url,
+    )
+
+
+def _text(value: object) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _lead(content: str) -> str:
+    """The first paragraph's text, cut at a word boundary when long."""
+    text = html.first_paragraph(content)
+    if len(text) <= LEAD_CHARACTERS:
+        return text
+    return text[:LEAD_CHARACTERS].rsplit(" ", 1)[0].rstrip(" ,;:.") + "…"
