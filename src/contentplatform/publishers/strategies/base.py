@@ -193,6 +193,12 @@ class Strategy(Protocol):
         ...
 
 
+def marker(article: Article) -> str:
+    """An HTML comment that marks an item on a target as this draft's copy, unseen by readers:
+    how a retry tells the post an earlier try made from someone else's with the same slug."""
+    return f"<!-- contentplatform:draft={article.draft_id} -->"
+
+
 def mask(secret: str, *, keep: int = 4) -> str:
     """`••••abcd`: enough to tell two credentials apart, never enough to use one."""
     tail = secret[-keep:] if len(secret) > keep * 3 else ""

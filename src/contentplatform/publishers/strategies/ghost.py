@@ -39,10 +39,15 @@ from contentplatform.publishers.strategies.base import (
     Result,
     Settings,
     TestResult,
+    marker,
     mask,
 )
 
 TARGET = "Ghost"
+# A URL that is not a Ghost site's answers 200 with an HTML page.
+NOT_THE_API = (
+    f"{TARGET} did not answer with its Admin API: is adminUrl the address of a Ghost site?"
+)
 API_VERSION = "v5.0"
 TOKEN_LIFETIME = 5 * 60  # seconds; Ghost refuses tokens valid for longer
 # Ghost refuses longer values (422); an over-long excerpt should not stop a post going out.
@@ -108,7 +113,8 @@ class Ghost:
         self.secret = bytes.fromhex(secret)
 
     async def test_connection(self) -> TestResult:
-        site = _object(await self._call("GET", "/site/")).get("site")
+        response = await self._call("GET", "/site/")
+        site = http.json_object(response, unexpected=NOT_THE_API).get("site")
         title = site.get("title") if isinstance(site, dict) else None
         # Ghost serves /site/ without a key: reading a post is what proves the key works.
         await self._call("GET", "/posts/", params={"limit": 1, "fields": "id"})
@@ -123,7 +129,7 @@ class Ghost:
         ours = await self._find_ours(article)
         if ours is not None:
             return await self._save(str(ours["id"]), _fields(article, mode), ours["updated_at"])
-        fields = _fields(article, mode) | {"codeinjection_foot": _marker(article)}
+        fields = _fields(article, mode) | {"codeinjection_foot": marker(article)}
         response = await self._call(
             "POST", "/posts/", params={"source": "html"}, json={"posts": [fields]}, creates=True
         )
@@ -150,7 +156,7 @@ class Ghost:
             return None
         post = _post(response)
         injected = post.get("codeinjection_foot")
-        if isinstance(injected, str) and _marker(article) in injected:
+        if isinstance(injected, str) and marker(article) in injected:
             return post
         return None
 
@@ -231,11 +237,6 @@ def _clip(text: str | None, limit: int) -> str | None:
     return text[: limit - 1].rstrip() + "…"
 
 
-def _marker(article: Article) -> str:
-    """Marks a post as this draft's copy: a comment in its footer, unseen by readers."""
-    return f"<!-- contentplatform:draft={article.draft_id} -->"
-
-
 def _result(post: dict[str, Any]) -> Result:
     published = post.get("status") == "published"
     status: RemoteStatus = "published" if published else "draft"
@@ -256,29 +257,12 @@ def _time(text: str) -> datetime | None:
         return None
 
 
-def _object(response: Response) -> dict[str, Any]:
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
-        raise _not_the_api()
-    return body
-
-
 def _post(response: Response) -> dict[str, Any]:
     """The one post of a `{"posts": [...]}` answer."""
-    posts = _object(response).get("posts")
+    posts = http.json_object(response, unexpected=NOT_THE_API).get("posts")
     if not (isinstance(posts, list) and posts and isinstance(posts[0], dict)):
-        raise _not_the_api()
+        raise Invalid(NOT_THE_API)
     post: dict[str, Any] = posts[0]
     if "id" not in post or "updated_at" not in post:
-        raise _not_the_api()
+        raise Invalid(NOT_THE_API)
     return post
-
-
-def _not_the_api() -> Invalid:
-    # A URL that is not a Ghost site's answers 200 with an HTML page.
-    return Invalid(
-        f"{TARGET} did not answer with its Admin API: is adminUrl the address of a Ghost site?"
-    )

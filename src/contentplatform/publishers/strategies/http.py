@@ -51,6 +51,22 @@ async def call(
     raise error_for(response, target=target, creates=creates)
 
 
+def json_of(response: outbound.Response, *, unexpected: str) -> Any:
+    """The JSON body, or Invalid(unexpected) when the target answered something else (a URL
+    that is not the API answers 200 with an HTML page)."""
+    try:
+        return response.json()
+    except ValueError:
+        raise Invalid(unexpected) from None
+
+
+def json_object(response: outbound.Response, *, unexpected: str) -> dict[str, Any]:
+    body = json_of(response, unexpected=unexpected)
+    if not isinstance(body, dict):
+        raise Invalid(unexpected)
+    return body
+
+
 def error_for(response: outbound.Response, *, target: str, creates: bool = False) -> PublishError:
     status = response.status
     message = f"{target} answered {status}: {said(response)}"

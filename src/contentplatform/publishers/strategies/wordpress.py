@@ -33,10 +33,16 @@ from contentplatform.publishers.strategies.base import (
     Result,
     Settings,
     TestResult,
+    marker,
     mask,
 )
 
 TARGET = "WordPress"
+# A site without the REST API (or a siteUrl that is not a WordPress site) answers 200 with
+# an HTML page.
+NOT_THE_API = (
+    f"{TARGET} did not answer with its REST API: is siteUrl the address of a WordPress site?"
+)
 # What a user may do with posts, as WordPress names it; reported by test_connection.
 CAPABILITIES = ("edit_posts", "publish_posts", "edit_published_posts", "edit_others_posts")
 
@@ -95,7 +101,8 @@ class WordPress:
         }
 
     async def test_connection(self) -> TestResult:
-        me = _object(await self._call("GET", "/users/me", params={"context": "edit"}))
+        response = await self._call("GET", "/users/me", params={"context": "edit"})
+        me = http.json_object(response, unexpected=NOT_THE_API)
         granted = me.get("capabilities")
         granted = granted if isinstance(granted, dict) else {}
         capabilities = [name for name in CAPABILITIES if granted.get(name) is True]
@@ -126,7 +133,7 @@ class WordPress:
         response = await self._call(
             "POST", "/posts", json=self._fields(article, mode), creates=True
         )
-        return _result(_object(response))
+        return _result(http.json_object(response, unexpected=NOT_THE_API))
 
     async def update(self, remote: Remote, article: Article, mode: Mode) -> Result:
         return await self._save(remote.external_id, self._fields(article, mode))
@@ -148,24 +155,24 @@ class WordPress:
             "/posts",
             params={"slug": article.slug, "status": "any", "context": "edit", "per_page": 100},
         )
-        found = _json(response)
+        found = http.json_of(response, unexpected=NOT_THE_API)
         if not isinstance(found, list):
-            raise _not_the_api()
+            raise Invalid(NOT_THE_API)
         for post in found:
             content = post.get("content") if isinstance(post, dict) else None
             raw = content.get("raw") if isinstance(content, dict) else None
-            if isinstance(raw, str) and _marker(article) in raw:
+            if isinstance(raw, str) and marker(article) in raw:
                 return str(post["id"])
         return None
 
     async def _save(self, post_id: str, fields: dict[str, Any]) -> Result:
         response = await self._call("POST", f"/posts/{quote(post_id, safe='')}", json=fields)
-        return _result(_object(response))
+        return _result(http.json_object(response, unexpected=NOT_THE_API))
 
     def _fields(self, article: Article, mode: Mode) -> dict[str, Any]:
         fields: dict[str, Any] = {
             "title": article.title,
-            "content": f"{_marker(article)}\n{article.html}",
+            "content": f"{marker(article)}\n{article.html}",
             # Empty lets WordPress derive one from the content, as it does for its own posts.
             "excerpt": article.excerpt or "",
             "slug": article.slug,
@@ -200,14 +207,9 @@ class WordPress:
         )
 
 
-def _marker(article: Article) -> str:
-    """Marks a post as this draft's copy: an HTML comment, kept by WordPress, unseen by readers."""
-    return f"<!-- contentplatform:draft={article.draft_id} -->"
-
-
 def _result(post: dict[str, Any]) -> Result:
     if "id" not in post:
-        raise _not_the_api()
+        raise Invalid(NOT_THE_API)
     published = post.get("status") == "publish"
     status: RemoteStatus = "published" if published else "draft"
     link, modified, date = post.get("link"), post.get("modified_gmt"), post.get("date_gmt")
@@ -226,25 +228,3 @@ def _gmt(text: str) -> datetime | None:
         return datetime.fromisoformat(text).replace(tzinfo=UTC)
     except ValueError:
         return None
-
-
-def _object(response: Response) -> dict[str, Any]:
-    body = _json(response)
-    if not isinstance(body, dict):
-        raise _not_the_api()
-    return body
-
-
-def _json(response: Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        raise _not_the_api() from None
-
-
-def _not_the_api() -> Invalid:
-    # A site without the REST API (or a siteUrl that is not a WordPress site) answers 200 with
-    # an HTML page.
-    return Invalid(
-        f"{TARGET} did not answer with its REST API: is siteUrl the address of a WordPress site?"
-    )
