@@ -7,6 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
+from cryptography.fernet import Fernet
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
@@ -16,6 +17,21 @@ class Environment(StrEnum):
     local = "local"
     staging = "staging"
     production = "production"
+
+
+def _check_fernet_keys(keys: str) -> None:
+    """Each comma-separated key must be a Fernet key (32 bytes, url-safe base64)."""
+    names = [key.strip() for key in keys.split(",") if key.strip()]
+    if not names:
+        raise ValueError("CONTENTPLATFORM_PUBLISHER_CREDENTIALS_KEYS holds no key")
+    for index, key in enumerate(names, start=1):
+        try:
+            Fernet(key)
+        except ValueError:
+            raise ValueError(
+                f"CONTENTPLATFORM_PUBLISHER_CREDENTIALS_KEYS: key {index} is not a Fernet key "
+                "(32 url-safe base64-encoded bytes)"
+            ) from None
 
 
 class Settings(BaseSettings):
@@ -121,6 +137,13 @@ class Settings(BaseSettings):
                 f"CONTENTPLATFORM_JWKS_URL and CONTENTPLATFORM_JWT_ISSUER are required "
                 f"when CONTENTPLATFORM_ENV={self.env.value}"
             )
+        if self.env is not Environment.local and self.publisher_credentials_keys is None:
+            raise ValueError(
+                f"CONTENTPLATFORM_PUBLISHER_CREDENTIALS_KEYS is required when "
+                f"CONTENTPLATFORM_ENV={self.env.value} (Fernet keys, comma-separated)"
+            )
+        if self.publisher_credentials_keys is not None:
+            _check_fernet_keys(self.publisher_credentials_keys.get_secret_value())
         if self.jwks_url and not self.jwt_issuer:
             raise ValueError("CONTENTPLATFORM_JWT_ISSUER is required with CONTENTPLATFORM_JWKS_URL")
         allowed = {"RS256", "ES256", "EdDSA"}

@@ -22,6 +22,7 @@ from uuid import uuid4
 import httpx
 import jwt
 import pytest
+from cryptography.fernet import Fernet
 from cryptography.hazmat.primitives import serialization
 from pydantic import ValidationError
 
@@ -263,7 +264,13 @@ def test_token_without_kid_is_refused(call, idp, org):
 @pytest.fixture(scope="module")
 def staging(server, data_dir, backends, idp) -> Iterator[httpx.Client]:
     """A second service over the same (already migrated) database, in env `staging`."""
-    settings = make_settings(data_dir, backends, idp, env="staging")
+    settings = make_settings(
+        data_dir,
+        backends,
+        idp,
+        env="staging",
+        publisher_credentials_keys=Fernet.generate_key().decode(),
+    )
     assert not settings.is_local
     with (
         AppServer(create_app(settings, durable_workers=False)) as running,
@@ -312,8 +319,17 @@ def test_settings_outside_local_require_the_identity_provider(clean_env, env):
         Settings(env=env, jwks_url="https://idp.example.test/jwks", _env_file=None)
     with pytest.raises(ValidationError, match="CONTENTPLATFORM_JWT_ISSUER"):
         Settings(env=env, jwt_issuer=ISSUER, _env_file=None)
+    identified = {"jwks_url": "https://idp.example.test/jwks", "jwt_issuer": ISSUER}
+    with pytest.raises(ValidationError, match="CONTENTPLATFORM_PUBLISHER_CREDENTIALS_KEYS"):
+        Settings(env=env, **identified, _env_file=None)
+    with pytest.raises(ValidationError, match="key 2 is not a Fernet key"):
+        keys = f"{Fernet.generate_key().decode()},not-a-key"
+        Settings(env=env, **identified, publisher_credentials_keys=keys, _env_file=None)
     configured = Settings(
-        env=env, jwks_url="https://idp.example.test/jwks", jwt_issuer=ISSUER, _env_file=None
+        env=env,
+        **identified,
+        publisher_credentials_keys=Fernet.generate_key().decode(),
+        _env_file=None,
     )
     assert not configured.is_local
     assert Settings(env="local", _env_file=None).is_local

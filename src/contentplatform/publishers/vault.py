@@ -36,8 +36,7 @@ def vault(settings: Settings) -> Vault:
     if settings.publisher_credentials_keys is not None:
         keys = settings.publisher_credentials_keys.get_secret_value()
         return _vault(tuple(key.strip() for key in keys.split(",") if key.strip()))
-    if not settings.is_local:
-        raise InternalError("CONTENTPLATFORM_PUBLISHER_CREDENTIALS_KEYS is not set.")
+    # Outside `local` the keys are required by the settings themselves.
     return _local_vault(settings.data_dir.resolve())
 
 
