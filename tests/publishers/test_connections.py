@@ -804,6 +804,25 @@ def test_a_slow_target_under_test_holds_up_no_other_organizations_writes(publish
     assert took < 1.5, f"a write of another organization waited {took:.1f} s"
 
 
+def test_a_test_outcome_is_not_recorded_over_a_connection_changed_while_it_ran(publishers, wp):
+    """What was tested is not what is stored any more: the outcome is answered, not kept."""
+    connection = publishers.create_wordpress(wp)
+    wp.fail(Failure(503, delay=1.5))
+    with ThreadPoolExecutor(1) as pool:
+        testing = pool.submit(publishers.test, connection["id"])
+        time.sleep(0.5)  # the test is waiting on the target now
+        publishers.update(connection["id"], name="Renamed meanwhile")
+        assert testing.result()["ok"] is False
+
+    shown = publishers.get(connection["id"])
+    assert shown["name"] == "Renamed meanwhile"
+    assert (shown["status"], shown["last_test_ok"], shown["last_tested_at"]) == (
+        "active",
+        None,
+        None,
+    )
+
+
 # --- attempts -----------------------------------------------------------------------------------
 
 

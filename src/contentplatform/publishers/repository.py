@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import TypeVar
 
 from sqlalchemy import Select, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -16,6 +17,15 @@ from contentplatform.publishers.models import (
     PublishAttempt,
     PublisherConnection,
 )
+
+Row = TypeVar("Row")
+
+
+def _locked(statement: Select[Row]) -> Select[Row]:
+    """FOR UPDATE, and the row as it is now: a copy this session read before the lock (still in
+    its identity map) would otherwise keep its old values, and an assignment equal to an old
+    value would write nothing."""
+    return statement.with_for_update().execution_options(populate_existing=True)
 
 
 def _connections(tenant_id: uuid.UUID) -> Select[PublisherConnection]:
@@ -39,7 +49,7 @@ async def connection(
             PublisherConnection.tenant_id == tenant_id,
             PublisherConnection.id == connection_id,
         )
-        statement = statement.with_for_update()
+        statement = _locked(statement)
     return (await session.execute(statement)).scalar_one_or_none()
 
 
@@ -89,7 +99,7 @@ async def attempt(
             PublishAttempt.tenant_id == tenant_id,
             PublishAttempt.id == attempt_id,
         )
-        statement = statement.with_for_update()
+        statement = _locked(statement)
     return (await session.execute(statement)).scalar_one_or_none()
 
 
