@@ -24,7 +24,8 @@ async def get(
     statement = _live(tenant_id).where(Draft.id == draft_id)
     if for_update:
         await lock_rows(session, Draft, Draft.tenant_id == tenant_id, Draft.id == draft_id)
-        statement = statement.with_for_update()
+        # As it is now, not as this session may have read it before the lock.
+        statement = statement.with_for_update().execution_options(populate_existing=True)
     return (await session.execute(statement)).scalar_one_or_none()
 
 
