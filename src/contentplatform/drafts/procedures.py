@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from contentplatform.auth.context import Access
 from contentplatform.drafts import schemas, service
 from contentplatform.drafts.service import Author
@@ -230,16 +232,15 @@ async def restore_version(ctx: Context, data: schemas.RestoreVersionInput) -> sc
     errors=[409],
 )
 async def publish(ctx: Context, data: publishing.PublishDraftInput) -> publishing.Published:
-    job_connection = None
-    draft = await service.require(ctx.session, ctx.tenant.tenant_id, data.id)
-    if draft.job_id is not None:
-        job_connection = await jobs.publisher_of(ctx.session, ctx.tenant.tenant_id, draft.job_id)
+    async def connection_of_job(job_id: uuid.UUID) -> uuid.UUID | None:
+        return await jobs.publisher_of(ctx.session, ctx.tenant.tenant_id, job_id)
+
     return await publishers.publish(
         ctx.session,
         ctx.tenant.tenant_id,
         data,
         by=ctx.identity.subject,
-        job_connection_id=job_connection,
+        connection_of_job=connection_of_job,
     )
 
 

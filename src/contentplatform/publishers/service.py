@@ -5,6 +5,7 @@ a target's answer does to a draft. Never commits; the workflow in workflows.py m
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
@@ -320,13 +321,17 @@ async def publish(
     data: schemas.PublishDraftInput,
     *,
     by: str,
-    job_connection_id: uuid.UUID | None,
+    connection_of_job: Callable[[uuid.UUID], Awaitable[uuid.UUID | None]],
 ) -> schemas.Published:
-    """Record an attempt to publish a draft and start its workflow once this commits."""
+    """Record an attempt to publish a draft and start its workflow once this commits.
+    `connection_of_job` names a job's publisher connection (the jobs domain knows it)."""
     draft = await drafts.require(session, tenant_id, data.id, for_update=True)
     drafts.check_publishable(draft)
     if data.mode == "draft" and draft.status == "published":
         raise Conflict("The draft is published; it cannot be sent to a target as a draft.")
+    job_connection_id = None
+    if data.publisher_connection_id is None and draft.job_id is not None:
+        job_connection_id = await connection_of_job(draft.job_id)
     connection = await _connection_for(
         session, tenant_id, data.publisher_connection_id, job_connection_id
     )
