@@ -61,7 +61,7 @@ LAUNCHER = """
 import sys, time
 from dbos import DBOS
 from contentplatform import cli
-from contentplatform.kit import runtime
+from contentplatform.core import runtime
 
 sink = open(sys.argv[1], "a", buffering=1)
 

@@ -76,13 +76,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import contentplatform.app  # noqa: E402, F401  (every workflow, queue and schedule, as served)
 from contentplatform.config import Settings  # noqa: E402
+from contentplatform.core import runtime  # noqa: E402
 from contentplatform.credits.models import CreditReservation  # noqa: E402
 from contentplatform.drafts.models import Draft  # noqa: E402
 from contentplatform.generation import workflows as generation_workflows  # noqa: E402
 from contentplatform.generation.models import GenerationRun  # noqa: E402
 from contentplatform.jobs import schedule, scheduler  # noqa: E402
 from contentplatform.jobs.models import Job, JobInstance  # noqa: E402
-from contentplatform.kit import durable, logs, migrations, runtime  # noqa: E402
+from contentplatform.kit import durable, logs, migrations  # noqa: E402
 from contentplatform.kit.db import Database, utcnow  # noqa: E402
 from contentplatform.tenants.models import Tenant  # noqa: E402
 from tests.support.backends import postgres_databases  # noqa: E402

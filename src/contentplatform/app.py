@@ -14,28 +14,28 @@ from fastapi.responses import JSONResponse
 
 from contentplatform import API_VERSION
 from contentplatform.auth import devkeys
-from contentplatform.auth.guard import Guard, authorize
 from contentplatform.config import Settings
+from contentplatform.core import runtime, uploads
+from contentplatform.core.procedures import ORG_HEADER, ProcedureRouter, mount
 from contentplatform.documents.procedures import router as documents_router
 from contentplatform.drafts.procedures import router as drafts_router
 from contentplatform.generation.procedures import router as generation_router
 from contentplatform.jobs import workflows as jobs_workflows  # noqa: F401  (the scheduler)
 from contentplatform.jobs.instance_procedures import router as job_instances_router
 from contentplatform.jobs.procedures import router as jobs_router
-from contentplatform.kit import durable, runtime
-from contentplatform.kit.errors import InternalError, NotFound
+from contentplatform.kit import durable
+from contentplatform.kit.errors import InternalError, NotFound, Problem
 from contentplatform.kit.http import (
     RequestContextMiddleware,
     install_error_handlers,
     problem_response,
     strip_default_validation_responses,
 )
-from contentplatform.kit.procedures import ORG_HEADER, Problem, ProcedureRouter, mount
 from contentplatform.public.procedures import router as public_router
 from contentplatform.publishers import workflows as publishers_workflows  # noqa: F401
 from contentplatform.publishers.procedures import router as publishers_router
-from contentplatform.storage import routes as storage_routes
 from contentplatform.system.procedures import router as system_router
+from contentplatform.tenants.guard import Guard, authorize
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ def create_app(
     install_error_handlers(app)
     mount(app, routers, authorize)
     _add_probes(app, settings, durable_workers)
-    app.include_router(storage_routes.router)
+    app.include_router(uploads.router)
 
     app.openapi = lambda: openapi(app)  # type: ignore[method-assign]
     return app

@@ -70,7 +70,8 @@ async def run_worker(settings: Settings) -> None:
     # Importing the app imports every domain's procedures, and with them the workflows and
     # reconcile sources DBOS must know before it launches.
     import contentplatform.app  # noqa: F401
-    from contentplatform.kit import durable, runtime
+    from contentplatform.core import runtime
+    from contentplatform.kit import durable
 
     current = runtime.Runtime.create(settings)
     runtime.install(current)

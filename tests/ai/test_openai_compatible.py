@@ -23,8 +23,8 @@ from contentplatform.ai.base import (
 from contentplatform.ai.offline import OfflineWriter
 from contentplatform.ai.openai_compatible import NO_API_KEY, OpenAICompatible
 from contentplatform.ai.providers import from_settings
+from contentplatform.ai.tokens import count_tokens
 from contentplatform.config import Settings
-from contentplatform.documents.chunking import count_tokens
 from tests.support.llm import ChatServer, Failure, Reply
 
 KEY = "sk-test-Secret-0123456789abcdef"

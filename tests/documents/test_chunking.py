@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from contentplatform.documents.chunking import Chunk, chunk_text, count_tokens
+from contentplatform.ai.tokens import count_tokens
+from contentplatform.documents.chunking import Chunk, chunk_text
 
 WORDS = re.findall(
     r"\w+",

@@ -41,7 +41,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.cli import run_worker
 from contentplatform.config import Settings
-from contentplatform.kit import durable, runtime
+from contentplatform.core import runtime
+from contentplatform.kit import durable
 
 config: dict[str, Any] = json.loads(Path(sys.argv[1]).read_text())
 WORK = Path(config["dir"])

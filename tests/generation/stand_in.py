@@ -13,8 +13,8 @@ from typing import Any, cast
 
 from sqlalchemy import Table, select
 
+from contentplatform.ai.tokens import count_tokens
 from contentplatform.credits.models import CreditLedgerEntry, CreditReservation
-from contentplatform.documents.chunking import count_tokens
 from tests.support.llm import ChatServer, Failure, Reply
 from tests.support.processes import TIMEOUT, Service, ServiceClient, Services, Stack, wait_for
 

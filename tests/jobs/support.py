@@ -11,10 +11,10 @@ from typing import Any
 from sqlalchemy import select, update
 
 from contentplatform.config import Settings
+from contentplatform.core.runtime import Runtime
 from contentplatform.jobs import scheduler
 from contentplatform.jobs.models import Job, JobInstance
 from contentplatform.kit.db import Database
-from contentplatform.kit.runtime import Runtime
 from tests.generation.support import HANDBOOK, Writer
 from tests.support.database import run_on
 

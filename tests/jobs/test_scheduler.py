@@ -35,13 +35,13 @@ import pytest
 from sqlalchemy import func, select, text
 
 from contentplatform.config import Settings
+from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
 from contentplatform.generation.models import GenerationRun
 from contentplatform.jobs import instances as instance_rules
 from contentplatform.jobs import scheduler
 from contentplatform.jobs.schedule import MAX_SKIPPED
 from contentplatform.kit.db import Database
-from contentplatform.kit.runtime import Runtime
 from tests.documents.support import hold_all_but, new_org
 from tests.generation.support import blog_reservations
 from tests.jobs.support import Planner, instances_of, set_next_run, tick

@@ -18,8 +18,9 @@ from pydantic import BaseModel, Field
 
 from contentplatform.app import create_app
 from contentplatform.auth.context import Access
+from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.kit.errors import Conflict
-from contentplatform.kit.procedures import Context, Empty, Input, ProcedureRouter
+from contentplatform.kit.schemas import Empty, Input
 from contentplatform.system.procedures import router as system_router
 from tests.conftest import Caller, make_settings
 from tests.support.problems import problem
@@ -147,7 +148,7 @@ async def archive(ctx: Context, input: ArchiveThing) -> Archived:
     input=ThingRef,
     output=Thing,
     summary="Claim a thing; it is always already claimed.",
-    errors=[409],
+    errors=[Conflict],
 )
 async def claim(ctx: Context, input: ThingRef) -> Thing:
     raise Conflict(f"Thing {input.id} is already claimed.")

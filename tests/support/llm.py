@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contentplatform.documents.chunking import count_tokens
+from contentplatform.ai.tokens import count_tokens
 from tests.support.servers import StubServer
 
 PATH = "/v1/chat/completions"

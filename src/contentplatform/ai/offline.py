@@ -79,7 +79,7 @@ from contentplatform.ai.base import (
     StreamChunk,
     Usage,
 )
-from contentplatform.documents.chunking import count_tokens
+from contentplatform.ai.tokens import count_tokens
 
 KEY_TAKEAWAYS = "Key takeaways"
 NO_ANSWER = "The knowledge base has nothing on this question yet."

@@ -42,7 +42,7 @@ from contentplatform.ai.base import (
     StreamChunk,
     Usage,
 )
-from contentplatform.documents.chunking import count_tokens
+from contentplatform.ai.tokens import count_tokens
 
 # Local servers (Ollama, llama.cpp, vLLM without --api-key) want no key, but the client needs one.
 NO_API_KEY = "not-needed"

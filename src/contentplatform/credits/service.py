@@ -31,10 +31,10 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.core import runtime
 from contentplatform.credits import repository
 from contentplatform.credits.models import CreditReservation, EntryType, ReservationStatus
 from contentplatform.credits.schemas import Balance, Reservation
-from contentplatform.kit import runtime
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import BadRequest, Conflict, NotFound, PaymentRequired
 

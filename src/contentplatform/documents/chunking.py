@@ -31,16 +31,12 @@ from typing import Literal, cast
 
 from semchunk.semchunk import Chunker, chunkerify
 
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+from contentplatform.ai.tokens import count_tokens
+
 _HEADING = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*")
 _TABLE_ROW = re.compile(r"[ \t]*\|")
 _TABLE_SEPARATOR = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 _FENCE = re.compile(r" {0,3}(```|~~~)")
-
-
-def count_tokens(text: str) -> int:
-    """Words and punctuation marks: a tokenizer-free estimate of LLM tokens."""
-    return len(_TOKEN.findall(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,4 +247,4 @@ def _chunk(text: str, ordinal: int, group: list[_Piece]) -> Chunk:
     return Chunk(ordinal, content, count_tokens(content), start, end, heading)
 
 
-__all__ = ["Chunk", "chunk_text", "count_tokens"]
+__all__ = ["Chunk", "chunk_text"]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
+from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.documents import schemas, service
-from contentplatform.kit.procedures import Context, Empty, ProcedureRouter
+from contentplatform.kit.errors import Conflict, PaymentRequired
+from contentplatform.kit.schemas import Empty
 
 router = ProcedureRouter("documents", tag="Documents")
 
@@ -37,7 +39,7 @@ async def list_documents(ctx: Context, data: schemas.ListDocumentsInput) -> sche
     summary="Register a pending document for an object path.",
     description="Ingestion starts when the upload is confirmed (`documents.confirmUpload`). "
     "A storagePath already used by a live document is 409.",
-    errors=[409],
+    errors=[Conflict],
 )
 async def create(ctx: Context, data: schemas.CreateDocumentInput) -> schemas.Document:
     return await service.create(ctx.session, ctx.runtime.cache, ctx.tenant, data)
@@ -83,7 +85,7 @@ async def get_stats(ctx: Context, _: Empty) -> schemas.DocumentStats:
     "already in a live document returns that document with `unchanged: true` and reserves "
     "nothing. Other content at a known storagePath becomes the next `document_version`. "
     "Not enough credits is 402 PAYMENT_REQUIRED.",
-    errors=[402, 409],
+    errors=[PaymentRequired, Conflict],
 )
 async def confirm_upload(
     ctx: Context, data: schemas.ConfirmUploadInput
@@ -156,7 +158,7 @@ async def get_content(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Do
     output=schemas.DocumentKnowledge,
     summary="Set primary, description, tags or language (fields left out stay as they are).",
     description="Only one primary knowledge document per tenant: 409 names the current one.",
-    errors=[409],
+    errors=[Conflict],
 )
 async def update_knowledge_metadata(
     ctx: Context, data: schemas.UpdateKnowledgeMetadataInput
@@ -205,7 +207,7 @@ async def archive(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Succes
     input=schemas.DocumentIdInput,
     output=schemas.Success,
     summary="Ingest a document in error again (same id); 409 in any other status.",
-    errors=[402, 409],
+    errors=[PaymentRequired, Conflict],
 )
 async def retry_ingestion(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Success:
     await service.retry_ingestion(ctx.session, ctx.runtime, ctx.tenant, data.id)

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from contentplatform.kit.procedures import Input
+from contentplatform.kit.schemas import Input
 
 FileType = Literal["pdf", "docx", "doc", "txt", "md", "html", "htm"]
 Status = Literal["pending", "processing", "ready", "error"]

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import TenantAccess
+from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
 from contentplatform.documents import repository, schemas, workflows
 from contentplatform.documents.models import Document
@@ -19,7 +20,6 @@ from contentplatform.kit import durable
 from contentplatform.kit.cache import ScopedCache
 from contentplatform.kit.db import after_commit, utcnow
 from contentplatform.kit.errors import BadRequest, Conflict, FieldError, NotFound
-from contentplatform.kit.runtime import Runtime
 from contentplatform.search import service as search
 from contentplatform.storage import paths, sniff
 from contentplatform.storage.store import StorageError

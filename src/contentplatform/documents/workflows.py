@@ -16,10 +16,11 @@ from typing import Any
 from dbos import DBOS
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.core import runtime
 from contentplatform.credits import service as credits
 from contentplatform.documents import chunking, parsing, repository
 from contentplatform.documents.models import Document
-from contentplatform.kit import durable, runtime
+from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
 from contentplatform.search import service as search
 from contentplatform.storage.store import StorageError

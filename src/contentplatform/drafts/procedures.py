@@ -5,10 +5,12 @@ from __future__ import annotations
 import uuid
 
 from contentplatform.auth.context import Access
+from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.drafts import schemas, service
 from contentplatform.drafts.service import Author
 from contentplatform.jobs import service as jobs
-from contentplatform.kit.procedures import Context, Empty, ProcedureRouter
+from contentplatform.kit.errors import Conflict, NotFound
+from contentplatform.kit.schemas import Empty
 from contentplatform.publishers import schemas as publishing
 from contentplatform.publishers import service as publishers
 
@@ -50,7 +52,7 @@ async def list_drafts(ctx: Context, data: schemas.ListDraftsInput) -> schemas.Dr
     description="Content is HTML, sanitized (scripts, event handlers and javascript: URLs are "
     "removed). `jobId` and `instanceId`, when given, must be a job and an instance of it of the "
     "organization (404 / 400); an instanceId alone sets jobId to its job.",
-    errors=[404],
+    errors=[NotFound],
 )
 async def create_draft(ctx: Context, data: schemas.CreateDraftInput) -> schemas.Draft:
     job_id, instance_id = await jobs.check_draft_links(
@@ -108,7 +110,7 @@ async def get_by_id(ctx: Context, data: schemas.DraftIdInput) -> schemas.Draft:
     description="A change stores a new revision (version + 1) and recomputes the SEO score; "
     "an edit that changes nothing stores none. With `expectedVersion`, a draft that moved on is "
     "409. Generating and archived drafts cannot be edited (409). " + STATE_MACHINE,
-    errors=[409],
+    errors=[Conflict],
 )
 async def update(ctx: Context, data: schemas.UpdateDraftInput) -> schemas.Draft:
     return await service.update(ctx.session, ctx.tenant.tenant_id, _author(ctx), data)
@@ -137,7 +139,7 @@ async def delete(ctx: Context, data: schemas.DraftIdInput) -> schemas.Success:
     output=schemas.Draft,
     summary="Approve a draft in review; returns the draft.",
     description=STATE_MACHINE,
-    errors=[409],
+    errors=[Conflict],
 )
 async def approve(ctx: Context, data: schemas.DraftIdInput) -> schemas.Draft:
     return await service.approve(ctx.session, ctx.tenant.tenant_id, data.id, ctx.identity.subject)
@@ -152,7 +154,7 @@ async def approve(ctx: Context, data: schemas.DraftIdInput) -> schemas.Draft:
     output=schemas.Draft,
     summary="Reject a draft in review with a reason; returns the draft.",
     description=STATE_MACHINE,
-    errors=[409],
+    errors=[Conflict],
 )
 async def reject(ctx: Context, data: schemas.RejectDraftInput) -> schemas.Draft:
     return await service.reject(ctx.session, ctx.tenant.tenant_id, data.id, data.reason)
@@ -207,7 +209,7 @@ async def get_version(ctx: Context, data: schemas.VersionInput) -> schemas.Versi
     summary="Restore a revision as a new revision; returns the draft.",
     description="Same rules as drafts.update: an approved draft returns to reviewing, "
     "`expectedVersion` guards against a draft that moved on (409).",
-    errors=[409],
+    errors=[Conflict],
 )
 async def restore_version(ctx: Context, data: schemas.RestoreVersionInput) -> schemas.Draft:
     return await service.restore_version(ctx.session, ctx.tenant.tenant_id, _author(ctx), data)
@@ -229,7 +231,7 @@ async def restore_version(ctx: Context, data: schemas.RestoreVersionInput) -> sc
     "never duplicates it. Only approved or published drafts (409); a disabled connection, or "
     "an attempt to the same connection still under way, is 409. Default connection: the "
     "draft's job's, else the organization's default (400 when there is none).",
-    errors=[409],
+    errors=[Conflict],
 )
 async def publish(ctx: Context, data: publishing.PublishDraftInput) -> publishing.Published:
     async def connection_of_job(job_id: uuid.UUID) -> uuid.UUID | None:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, Field, field_validator
 
 from contentplatform.drafts.states import Status
-from contentplatform.kit.procedures import Input
+from contentplatform.kit.schemas import Input
 
 MAX_TITLE = 500
 MAX_CONTENT = 1_000_000  # characters of HTML

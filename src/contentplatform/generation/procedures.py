@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
+from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.drafts import service as drafts
 from contentplatform.generation import schemas, service
-from contentplatform.kit.procedures import Context, ProcedureRouter
+from contentplatform.kit.errors import Conflict, NotFound, PaymentRequired
 
 router = ProcedureRouter("generation", tag="Generation")
 
@@ -27,7 +28,7 @@ router = ProcedureRouter("generation", tag="Generation")
     "committed at the end: 1 credit per started 1,000 model tokens. The same "
     "`idempotencyKey` returns the same draft and run and never holds credits twice; reusing it "
     "for another request is 409.",
-    errors=[402, 404, 409],
+    errors=[PaymentRequired, NotFound, Conflict],
 )
 async def blog(ctx: Context, data: schemas.BlogInput) -> schemas.GeneratingDraft:
     draft, run = await service.start_blog(

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from contentplatform.drafts.schemas import Draft
-from contentplatform.kit.procedures import Input
+from contentplatform.kit.schemas import Input
 
 RunStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 Step = Literal["retrieve", "outline", "write", "optimize", "score", "finalize"]

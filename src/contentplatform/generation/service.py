@@ -10,6 +10,7 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
 from contentplatform.documents import service as documents
 from contentplatform.drafts import service as drafts
@@ -19,7 +20,6 @@ from contentplatform.generation import repository, schemas, workflows
 from contentplatform.generation.models import GenerationRun
 from contentplatform.kit import durable
 from contentplatform.kit.errors import Conflict, NotFound
-from contentplatform.kit.runtime import Runtime
 from contentplatform.tenants import repository as tenants
 
 BLOG_KIND = "generation.blog"

@@ -37,13 +37,14 @@ from contentplatform.ai.base import (
     ProviderUnavailable,
     Source,
 )
+from contentplatform.core import runtime
 from contentplatform.credits import service as credits
 from contentplatform.documents import service as documents
 from contentplatform.drafts import html, seo
 from contentplatform.drafts import service as drafts
 from contentplatform.generation import passages, prompts, repository, watchers
 from contentplatform.generation.models import GenerationRun
-from contentplatform.kit import durable, runtime
+from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import Conflict
 from contentplatform.search import service as search

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
+from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.jobs import instances, schemas, service
-from contentplatform.kit.procedures import Context, ProcedureRouter
+from contentplatform.kit.errors import Conflict, NotFound, PaymentRequired
 
 router = ProcedureRouter("jobInstances", tag="Job instances")
 
@@ -39,7 +40,7 @@ async def list_instances(
         "the job is paused. `select_existing` takes an approved draft instead of generating. "
         "409 when the job already has an instance at that date."
     ),
-    errors=[404, 409],
+    errors=[NotFound, Conflict],
 )
 async def create(ctx: Context, data: schemas.CreateInstanceInput) -> schemas.JobInstance:
     return await service.create_instance(ctx.session, ctx.tenant.tenant_id, data)
@@ -68,7 +69,7 @@ async def get_by_id(ctx: Context, data: schemas.InstanceIdInput) -> schemas.JobI
     output=schemas.JobInstance,
     summary="Change a pending instance's overrides or day mode; returns it.",
     description="Only a pending instance no run has taken can be changed (else 409).",
-    errors=[409],
+    errors=[Conflict],
 )
 async def update(ctx: Context, data: schemas.UpdateInstanceInput) -> schemas.JobInstance:
     instance = await instances.require(ctx.session, ctx.tenant.tenant_id, data.id, for_update=True)
@@ -98,7 +99,7 @@ async def get_progress(ctx: Context, data: schemas.InstanceIdInput) -> schemas.I
     output=schemas.JobInstance,
     summary="Skip a pending instance; returns it.",
     description="Only a pending instance no run has taken can be skipped (else 409).",
-    errors=[409],
+    errors=[Conflict],
 )
 async def skip(ctx: Context, data: schemas.InstanceIdInput) -> schemas.JobInstance:
     instance = await instances.require(ctx.session, ctx.tenant.tenant_id, data.id, for_update=True)
@@ -120,7 +121,7 @@ async def skip(ctx: Context, data: schemas.InstanceIdInput) -> schemas.JobInstan
         "an approved draft (409 when none is left). 409 while it, or another run of its job, "
         "is in flight; 402 without the credits a run holds."
     ),
-    errors=[402, 409],
+    errors=[PaymentRequired, Conflict],
 )
 async def generate(ctx: Context, data: schemas.InstanceIdInput) -> schemas.JobInstance:
     return await service.generate_instance(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data.id)

@@ -18,6 +18,7 @@ from pathlib import PurePath
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.core.runtime import Runtime
 from contentplatform.documents import service as documents
 from contentplatform.drafts import service as drafts
 from contentplatform.generation import service as generation
@@ -28,7 +29,6 @@ from contentplatform.jobs import repository, schemas
 from contentplatform.jobs.models import Job, JobInstance
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import BadRequest, Conflict, NotFound, PlatformError
-from contentplatform.kit.runtime import Runtime
 from contentplatform.publishers import service as publishers
 from contentplatform.search import service as search
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
+from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.drafts.schemas import Draft
 from contentplatform.jobs import schemas, service
-from contentplatform.kit.procedures import Context, Empty, ProcedureRouter
+from contentplatform.kit.errors import Conflict, NotFound, PaymentRequired
+from contentplatform.kit.schemas import Empty
 
 router = ProcedureRouter("jobs", tag="Jobs")
 
@@ -40,7 +42,7 @@ async def list_jobs(ctx: Context, data: schemas.ListJobsInput) -> list[schemas.J
     output=schemas.Job,
     summary="Create a job: what to write and when.",
     description=SCHEDULES + " documentIds must be ready documents of the organization.",
-    errors=[404],
+    errors=[NotFound],
 )
 async def create(ctx: Context, data: schemas.CreateJobInput) -> schemas.Job:
     return await service.create(ctx.session, ctx.tenant.tenant_id, ctx.identity.subject, data)
@@ -161,7 +163,7 @@ async def get_by_id(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     output=schemas.Job,
     summary="Change a job; returns it. A changed schedule recomputes its next run.",
     description=SCHEDULES,
-    errors=[404],
+    errors=[NotFound],
 )
 async def update(ctx: Context, data: schemas.UpdateJobInput) -> schemas.Job:
     return await service.update(ctx.session, ctx.tenant.tenant_id, data)
@@ -203,7 +205,7 @@ async def clone(ctx: Context, data: schemas.CloneJobInput) -> schemas.Job:
     output=schemas.Job,
     summary="Stop scheduling a job; returns it. A run in flight finishes.",
     description="Active, processing and failed (error) jobs can be paused; others are 409.",
-    errors=[409],
+    errors=[Conflict],
 )
 async def pause(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     return await service.pause(ctx.session, ctx.tenant.tenant_id, data.id)
@@ -218,7 +220,7 @@ async def pause(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     output=schemas.Job,
     summary="Schedule a paused or failed job again from now; returns it with its next run.",
     description="Occurrences missed while paused are not run. Other statuses are 409.",
-    errors=[409],
+    errors=[Conflict],
 )
 async def resume(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     return await service.resume(ctx.session, ctx.tenant.tenant_id, data.id)
@@ -237,7 +239,7 @@ async def resume(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
         "One run at a time per job: 409 while a run is in flight. 402 when the organization "
         "lacks the credits a run holds. Follow the run with jobInstances.getProgress."
     ),
-    errors=[402, 409],
+    errors=[PaymentRequired, Conflict],
 )
 async def trigger(ctx: Context, data: schemas.JobIdInput) -> schemas.JobInstance:
     return await service.trigger(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data.id)

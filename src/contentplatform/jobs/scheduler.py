@@ -22,9 +22,9 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.core.runtime import Runtime
 from contentplatform.jobs import instances, repository, schedule, service
 from contentplatform.jobs.models import Job, JobInstance
-from contentplatform.kit.runtime import Runtime
 from contentplatform.tenants import repository as tenants
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from contentplatform.kit.procedures import Input
+from contentplatform.kit.schemas import Input
 
 JobType = Literal["one_off", "recurring", "scheduled"]
 JobStatus = Literal["active", "paused", "processing", "error", "completed"]

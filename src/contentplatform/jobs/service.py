@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.core.runtime import Runtime
 from contentplatform.documents import service as documents
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.schemas import Draft
@@ -19,7 +20,6 @@ from contentplatform.jobs import instances, repository, schedule, schemas
 from contentplatform.jobs.models import Job, JobInstance
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import BadRequest, Conflict, FieldError, NotFound, PlatformError
-from contentplatform.kit.runtime import Runtime
 from contentplatform.publishers import service as publishers
 from contentplatform.tenants import repository as tenants
 

@@ -14,8 +14,9 @@ from typing import Any
 
 from dbos import DBOS
 
+from contentplatform.core import runtime
 from contentplatform.jobs import scheduler
-from contentplatform.kit import durable, runtime
+from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
 
 log = logging.getLogger(__name__)

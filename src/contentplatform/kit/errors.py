@@ -5,9 +5,13 @@ Services raise these; handlers never build error responses themselves.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
+from pydantic import BaseModel
+
+T = TypeVar("T")
 PROBLEM_JSON = "application/problem+json"
 
 
@@ -18,6 +22,9 @@ class FieldError:
 
 
 class PlatformError(Exception):
+    """The base of every error: a subclass's docstring says when it happens (the OpenAPI
+    document lists the named ones under their status)."""
+
     code: ClassVar[str] = "INTERNAL_SERVER_ERROR"
     status: ClassVar[int] = 500
     title: ClassVar[str] = "Internal server error"
@@ -101,6 +108,22 @@ class NotFound(PlatformError):
     title = "Not found"
 
 
+class RecordNotFound(NotFound):
+    """A record of one kind by its key: absent, deleted, or another organization's."""
+
+    record: ClassVar[str] = "record"
+
+    def __init__(self, key: object) -> None:
+        super().__init__(f"There is no {self.record} {key}.")
+
+
+def require(found: T | None, missing: type[RecordNotFound], key: object) -> T:
+    """`found`, or `missing(key)` raised when there is nothing."""
+    if found is None:
+        raise missing(key)
+    return found
+
+
 class Conflict(PlatformError):
     code = "CONFLICT"
     status = 409
@@ -118,6 +141,33 @@ class TooManyRequests(PlatformError):
 
 class InternalError(PlatformError):
     pass
+
+
+class Problem(BaseModel):
+    """An error, as application/problem+json (RFC 9457)."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    code: str
+    requestId: str | None
+    errors: list[dict[str, str]] | None = None
+
+
+def validation_failed(errors: Sequence[Any]) -> BadRequest:
+    """Pydantic/FastAPI errors as a 400 listing each failing field by its wire name."""
+    fields = []
+    for error in errors:
+        location = [str(part) for part in error.get("loc", ())]
+        if location and location[0] in {"body", "query", "path", "header"}:
+            location = location[1:] or location[:1]
+        message = str(error.get("msg", "is invalid"))
+        if error.get("type") == "json_invalid":
+            location, message = ["body"], "The request body is not valid JSON."
+        fields.append(FieldError(path=".".join(location) or "body", message=message))
+    summary = "; ".join(f"{f.path}: {f.message}" for f in fields[:3])
+    return BadRequest(f"The input is invalid ({summary}).", errors=fields)
 
 
 # The documented error responses of an operation, for OpenAPI.

@@ -26,8 +26,8 @@ from contentplatform.kit.errors import (
     PlatformError,
     TooManyRequests,
     Unauthorized,
+    validation_failed,
 )
-from contentplatform.kit.procedures import validation_failed
 
 log = logging.getLogger("contentplatform.http")
 REQUEST_ID_HEADER = "x-request-id"

@@ -5,7 +5,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from contentplatform.kit.procedures import Input, header
+from contentplatform.kit.schemas import Input, header
 
 TENANT_HEADER = "x-tenant-id"
 TENANT_DESCRIPTION = "Required. The id of the tenant whose blog to read."

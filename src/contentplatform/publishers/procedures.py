@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
-from contentplatform.kit.procedures import Context, ProcedureRouter
+from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.publishers import schemas, service
 
 router = ProcedureRouter("publishers", tag="Publishers")

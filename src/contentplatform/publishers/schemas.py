@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from contentplatform.drafts.schemas import Draft
-from contentplatform.kit.procedures import Input
+from contentplatform.kit.schemas import Input
 
 ConnectionType = Literal["wordpress", "ghost", "shopify", "webflow", "webhook"]
 ConnectionStatus = Literal["active", "error", "disabled"]

@@ -17,7 +17,8 @@ from typing import Any
 from dbos import DBOS
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.kit import durable, outbound, runtime
+from contentplatform.core import runtime
+from contentplatform.kit import durable, outbound
 from contentplatform.kit.db import utcnow
 from contentplatform.publishers import repository, service
 from contentplatform.publishers.strategies.base import (

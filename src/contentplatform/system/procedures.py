@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from contentplatform import API_VERSION, __version__
 from contentplatform.auth.context import Access
-from contentplatform.kit.procedures import Context, Empty, ProcedureRouter
+from contentplatform.core.procedures import Context, ProcedureRouter
+from contentplatform.kit.schemas import Empty
 from contentplatform.system.schemas import (
     Health,
     Version,

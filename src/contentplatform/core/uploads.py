@@ -16,8 +16,8 @@ import time
 from fastapi import APIRouter, Request
 from starlette.requests import ClientDisconnect
 
+from contentplatform.core.runtime import Runtime
 from contentplatform.kit.errors import BadRequest, NotFound
-from contentplatform.kit.runtime import Runtime
 from contentplatform.storage import paths
 
 router = APIRouter()

@@ -23,23 +23,23 @@ from typing import Annotated, Any, Generic, Protocol, TypeVar
 
 from fastapi import Body, Depends, FastAPI, Header, Path, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Access, Identity, Principal, TenantAccess
 from contentplatform.config import Settings
+from contentplatform.core.runtime import Runtime
 from contentplatform.kit import logs
 from contentplatform.kit.errors import (
     ALL_ERRORS,
     PROBLEM_JSON,
-    BadRequest,
-    FieldError,
     MethodNotAllowed,
     NotFound,
+    PlatformError,
+    validation_failed,
 )
-from contentplatform.kit.runtime import Runtime
+from contentplatform.kit.schemas import Empty, Input, is_header
 
 ORG_HEADER = "x-idp-org-id"
 RPC_PREFIX = "/api/rpc"
@@ -50,40 +50,6 @@ bearer_scheme = HTTPBearer(
     scheme_name="bearerAuth",
     description="A session JWT issued by the identity provider (RS256, ES256 or EdDSA).",
 )
-
-
-class Input(BaseModel):
-    """Base of every operation input: camelCase on the wire, unknown fields refused."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
-    )
-
-
-class Empty(Input):
-    """The input of an operation that takes none."""
-
-
-def header(name: str, description: str) -> Any:
-    """A required input field read from the request header `name`, over REST and RPC alike."""
-    return Field(alias=name, description=description, json_schema_extra={"in": "header"})
-
-
-def _is_header(info: FieldInfo) -> bool:
-    extra = info.json_schema_extra
-    return isinstance(extra, dict) and extra.get("in") == "header"
-
-
-class Problem(BaseModel):
-    """An error, as application/problem+json (RFC 9457)."""
-
-    type: str
-    title: str
-    status: int
-    detail: str
-    code: str
-    requestId: str | None
-    errors: list[dict[str, str]] | None = None
 
 
 @dataclass
@@ -137,14 +103,16 @@ class Procedure(Generic[InT, OutT]):
     summary: str
     description: str | None
     tag: str
-    errors: tuple[int, ...] = ()
+    # The errors it raises beyond the ones every operation may (400, 401, 403, 429, 500, and
+    # 404 when its path names a record): domain error classes, listed in its OpenAPI responses.
+    errors: tuple[type[PlatformError], ...] = ()
 
     @property
     def path_names(self) -> set[str]:
         return set(re.findall(r"{(\w+)}", self.path))
 
     def location(self, name: str, info: FieldInfo) -> str:
-        if _is_header(info):
+        if is_header(info):
             return "header"
         if (info.alias or name) in self.path_names:
             return "path"
@@ -170,7 +138,7 @@ class ProcedureRouter:
         input: type[InT] = Empty,  # type: ignore[assignment]
         summary: str,
         description: str | None = None,
-        errors: Sequence[int] = (),
+        errors: Sequence[type[PlatformError]] = (),
     ) -> Callable[[Handler[InT, OutT]], Handler[InT, OutT]]:
         def register(handler: Handler[InT, OutT]) -> Handler[InT, OutT]:
             self.procedures.append(
@@ -255,21 +223,6 @@ async def invoke(
             base_url=str(request.base_url).rstrip("/"),
         )
         return await procedure.handler(ctx, data)
-
-
-def validation_failed(errors: Sequence[Any]) -> BadRequest:
-    """Pydantic/FastAPI errors as a 400 listing each failing field by its wire name."""
-    fields = []
-    for error in errors:
-        location = [str(part) for part in error.get("loc", ())]
-        if location and location[0] in {"body", "query", "path", "header"}:
-            location = location[1:] or location[:1]
-        message = str(error.get("msg", "is invalid"))
-        if error.get("type") == "json_invalid":
-            location, message = ["body"], "The request body is not valid JSON."
-        fields.append(FieldError(path=".".join(location) or "body", message=message))
-    summary = "; ".join(f"{f.path}: {f.message}" for f in fields[:3])
-    return BadRequest(f"The input is invalid ({summary}).", errors=fields)
 
 
 def _guard(access: Access, authorize: Authorizer) -> Callable[..., Awaitable[Principal]]:
@@ -376,7 +329,7 @@ def _header_parameters(procedure: Procedure[Any, Any]) -> list[inspect.Parameter
     return [
         _field_parameter(name, info, Header)
         for name, info in procedure.input.model_fields.items()
-        if _is_header(info)
+        if is_header(info)
     ]
 
 
@@ -408,7 +361,7 @@ def _rpc_endpoint(
     body_fields = {
         name: (info.annotation, info)
         for name, info in procedure.input.model_fields.items()
-        if not _is_header(info)
+        if not is_header(info)
     }
     params = [
         _parameter("_cp_request", Request),
@@ -430,16 +383,30 @@ def _rpc_endpoint(
 
 
 def _error_responses(procedure: Procedure[Any, Any]) -> dict[int | str, dict[str, Any]]:
-    statuses = {400, 429, 500, *procedure.errors}
+    named: dict[int, list[type[PlatformError]]] = {}
+    for error in procedure.errors:
+        named.setdefault(error.status, []).append(error)
+    statuses = {400, 429, 500, *named}
     if procedure.access is not Access.public:
         statuses |= {401, 403}
     if procedure.path_names:
         statuses.add(404)
-    titles = {error.status: error for error in ALL_ERRORS}
+    generic = {error.status: error for error in ALL_ERRORS}
     return {
         status: {
-            "description": f"{titles[status].title} ({titles[status].code})",
+            "description": _describe(generic[status], named.get(status, [])),
             "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
         }
         for status in sorted(statuses)
     }
+
+
+def _describe(generic: type[PlatformError], named: list[type[PlatformError]]) -> str:
+    """`Title (CODE)`, then each domain error of that status with its docstring."""
+    lines = [f"- `{error.__name__}`: {_doc(error)}" for error in named if error is not generic]
+    heading = f"{generic.title} ({generic.code})"
+    return "\n\n".join([heading, "\n".join(lines)]) if lines else heading
+
+
+def _doc(error: type[PlatformError]) -> str:
+    return " ".join((error.__doc__ or "").split())

@@ -7,10 +7,10 @@ from fastapi import Request
 
 from contentplatform.auth.context import Access, Identity, Principal, TenantAccess
 from contentplatform.auth.tokens import TokenVerifier
+from contentplatform.core.procedures import ORG_HEADER
+from contentplatform.core.runtime import Runtime
 from contentplatform.kit import logs
 from contentplatform.kit.errors import BadRequest, FieldError, Forbidden, Unauthorized
-from contentplatform.kit.procedures import ORG_HEADER
-from contentplatform.kit.runtime import Runtime
 from contentplatform.tenants import service as tenants
 
 
