@@ -50,10 +50,10 @@ from serving import free_port, service_env, supervised
 
 from contentplatform.config import Settings
 from contentplatform.documents import chunking, parsing
+from contentplatform.documents import index as search
 from contentplatform.documents.models import Document
 from contentplatform.kit import migrations
 from contentplatform.kit.db import Database
-from contentplatform.search import service as search
 from contentplatform.tenants import repository as tenants
 
 # --- corpus -------------------------------------------------------------------------------------

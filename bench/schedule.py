@@ -79,10 +79,12 @@ from contentplatform.config import Settings  # noqa: E402
 from contentplatform.core import runtime  # noqa: E402
 from contentplatform.credits.models import CreditReservation  # noqa: E402
 from contentplatform.drafts.models import Draft  # noqa: E402
+from contentplatform.flows import scheduler  # noqa: E402
 from contentplatform.generation import workflows as generation_workflows  # noqa: E402
 from contentplatform.generation.models import GenerationRun  # noqa: E402
-from contentplatform.jobs import schedule, scheduler  # noqa: E402
-from contentplatform.jobs.models import Job, JobInstance  # noqa: E402
+from contentplatform.job_instances.models import JobInstance  # noqa: E402
+from contentplatform.jobs import schedule  # noqa: E402
+from contentplatform.jobs.models import Job  # noqa: E402
 from contentplatform.kit import durable, logs, migrations  # noqa: E402
 from contentplatform.kit.db import Database, utcnow  # noqa: E402
 from contentplatform.tenants.models import Tenant  # noqa: E402
@@ -252,28 +254,29 @@ def install_spans() -> Spans:
     from contentplatform.credits import repository as credits_repository
     from contentplatform.credits import service as credits
     from contentplatform.drafts import service as drafts
+    from contentplatform.flows import job_runs
     from contentplatform.generation import service as generation
-    from contentplatform.jobs import instances
+    from contentplatform.job_instances import repository as instances
     from contentplatform.jobs import repository as jobs
-    from contentplatform.jobs import service as jobs_service
     from contentplatform.tenants import repository as tenants
+    from contentplatform.tenants import service as tenants_service
 
     spans = Spans()
     spans.wrap(jobs, "due_jobs", "repository.due_jobs (the batch's read)", 0)
     spans.wrap(scheduler, "_fire", "scheduler._fire (one job, before its commit)", 0)
     spans.wrap(tenants, "lock_tenant", "tenants.lock_tenant (tick and start_blog)", 1)
     spans.wrap(jobs, "claim_due_job", "repository.claim_due_job", 1)
-    spans.wrap(jobs_service, "timezone_of", "service.timezone_of (once per tenant)", 1)
+    spans.wrap(tenants_service, "timezone_of", "tenants.timezone_of (once per tenant)", 1)
     spans.wrap_sync(schedule, "due", "schedule.due (cron, in Python)", 1)
-    spans.wrap(jobs, "add_instance_once", "repository.add_instance_once", 1)
-    spans.wrap(jobs, "instance_at", "repository.instance_at", 1)
-    spans.wrap(instances, "start", "instances.start", 1)
-    spans.wrap(jobs, "in_flight", "repository.in_flight", 2)
+    spans.wrap(instances, "add_once", "instances repository.add_once", 1)
+    spans.wrap(instances, "instance_at", "instances repository.instance_at", 1)
+    spans.wrap(job_runs, "start", "job_runs.start", 1)
+    spans.wrap(instances, "in_flight", "instances repository.in_flight", 2)
     spans.wrap(generation, "start_blog", "generation.start_blog", 2)
     spans.wrap(generation.repository, "by_key", "generation repository.by_key", 3)
     spans.wrap(credits, "reserve", "credits.reserve", 3)
     spans.wrap(credits, "balance", "credits.balance", 4)
-    spans.wrap(credits_repository, "lock_tenant", "credits lock_tenant (advisory)", 5)
+    spans.wrap(credits_repository, "lock_ledger", "credits lock_ledger (advisory)", 5)
     spans.wrap(credits_repository, "add_entry", "credits add_entry (the month's grant)", 5)
     spans.wrap(credits_repository, "grants_to_expire", "credits grants_to_expire", 5)
     spans.wrap(credits_repository, "ledger_total", "credits ledger_total", 5)

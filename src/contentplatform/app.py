@@ -11,18 +11,13 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
+from starlette.routing import BaseRoute
 
-from contentplatform import API_VERSION
+from contentplatform import API_VERSION, domains
 from contentplatform.auth import devkeys
 from contentplatform.config import Settings
 from contentplatform.core import runtime, uploads
 from contentplatform.core.procedures import ORG_HEADER, ProcedureRouter, mount
-from contentplatform.documents.procedures import router as documents_router
-from contentplatform.drafts.procedures import router as drafts_router
-from contentplatform.generation.procedures import router as generation_router
-from contentplatform.jobs import workflows as jobs_workflows  # noqa: F401  (the scheduler)
-from contentplatform.jobs.instance_procedures import router as job_instances_router
-from contentplatform.jobs.procedures import router as jobs_router
 from contentplatform.kit import durable
 from contentplatform.kit.errors import InternalError, NotFound, Problem
 from contentplatform.kit.http import (
@@ -31,25 +26,9 @@ from contentplatform.kit.http import (
     problem_response,
     strip_default_validation_responses,
 )
-from contentplatform.public.procedures import router as public_router
-from contentplatform.publishers import workflows as publishers_workflows  # noqa: F401
-from contentplatform.publishers.procedures import router as publishers_router
-from contentplatform.system.procedures import router as system_router
 from contentplatform.tenants.guard import Guard, authorize
 
 log = logging.getLogger(__name__)
-
-# Every domain's router, in the order they appear in the docs.
-ROUTERS: tuple[ProcedureRouter, ...] = (
-    system_router,
-    documents_router,
-    jobs_router,
-    job_instances_router,
-    drafts_router,
-    publishers_router,
-    generation_router,
-    public_router,
-)
 
 DESCRIPTION = f"""
 Multi-tenant API for AI-assisted content production.
@@ -71,7 +50,7 @@ input. Every response carries `x-request-id`.
 def create_app(
     settings: Settings,
     *,
-    routers: Sequence[ProcedureRouter] = ROUTERS,
+    routers: Sequence[ProcedureRouter] | None = None,
     durable_workers: bool = True,
 ) -> FastAPI:
     @contextlib.asynccontextmanager
@@ -109,22 +88,23 @@ def create_app(
     app.state.durable_workers = durable_workers
     app.add_middleware(RequestContextMiddleware)
     install_error_handlers(app)
-    mount(app, routers, authorize)
+    # Importing the domains imported their durable modules too: DBOS knows every workflow.
+    documented = mount(app, domains.routers() if routers is None else routers, authorize)
     _add_probes(app, settings, durable_workers)
     app.include_router(uploads.router)
 
-    app.openapi = lambda: openapi(app)  # type: ignore[method-assign]
+    app.openapi = lambda: openapi(app, documented)  # type: ignore[method-assign]
     return app
 
 
-def openapi(app: FastAPI) -> dict[str, Any]:
+def openapi(app: FastAPI, routes: Sequence[BaseRoute]) -> dict[str, Any]:
     if app.openapi_schema is None:
         schema = get_openapi(
             title=app.title,
             version=API_VERSION,
             openapi_version="3.1.0",
             description=app.description,
-            routes=app.routes,
+            routes=routes,
         )
         strip_default_validation_responses(schema)
         components = schema.setdefault("components", {})

@@ -67,9 +67,8 @@ def worker(args: argparse.Namespace) -> None:
 
 async def run_worker(settings: Settings) -> None:
     """Run durable workflows (and the reconciler) without HTTP until SIGTERM or SIGINT."""
-    # Importing the app imports every domain's procedures, and with them the workflows and
-    # reconcile sources DBOS must know before it launches.
-    import contentplatform.app  # noqa: F401
+    # Every domain's durable modules, which DBOS must know before it launches.
+    import contentplatform.domains  # noqa: F401
     from contentplatform.core import runtime
     from contentplatform.kit import durable
 
@@ -127,9 +126,8 @@ def dev_token(args: argparse.Namespace) -> None:
 
 def openapi(args: argparse.Namespace) -> None:
     from contentplatform.app import create_app
-    from contentplatform.app import openapi as document
 
-    json.dump(document(create_app(_settings())), sys.stdout, indent=2)
+    json.dump(create_app(_settings()).openapi(), sys.stdout, indent=2)
     sys.stdout.write("\n")
 
 

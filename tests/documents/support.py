@@ -14,9 +14,9 @@ from sqlalchemy import select
 from contentplatform.config import Settings
 from contentplatform.credits import service as credits
 from contentplatform.credits.models import CreditReservation
+from contentplatform.documents import index as search
 from contentplatform.documents.models import Document
 from contentplatform.kit.db import Database
-from contentplatform.search import service as search
 from contentplatform.storage.store import ObjectStore
 from tests.support.database import run_on
 

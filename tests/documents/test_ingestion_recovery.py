@@ -27,9 +27,8 @@ import pytest
 from sqlalchemy import Table, func, insert, select, update
 
 from contentplatform.credits.models import CreditLedgerEntry, CreditReservation
-from contentplatform.documents.models import Document
+from contentplatform.documents.models import Document, DocumentChunk
 from contentplatform.documents.service import INGEST_KIND, ingest_cost
-from contentplatform.search.models import DocumentChunk
 from tests.support.files import PROSE, pdf
 from tests.support.processes import TIMEOUT, ServiceClient, Services, Stack, wait_for
 

@@ -13,10 +13,10 @@ from sqlalchemy import select
 
 from contentplatform.config import Settings
 from contentplatform.credits.models import CreditReservation
+from contentplatform.documents.models import DocumentChunk
 from contentplatform.drafts import service as drafts
 from contentplatform.generation import schemas, service
 from contentplatform.kit.db import AFTER_COMMIT_KEY, Database
-from contentplatform.search.models import DocumentChunk
 from tests.documents.support import Docs
 from tests.support.database import run_on
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+from contentplatform.documents.index import ChunkHit
 from contentplatform.generation import passages
-from contentplatform.search.service import ChunkHit
 
 
 def hit(content: str, heading: str | None = None) -> ChunkHit:

@@ -12,8 +12,9 @@ from sqlalchemy import select, update
 
 from contentplatform.config import Settings
 from contentplatform.core.runtime import Runtime
-from contentplatform.jobs import scheduler
-from contentplatform.jobs.models import Job, JobInstance
+from contentplatform.flows import scheduler
+from contentplatform.job_instances.models import JobInstance
+from contentplatform.jobs.models import Job
 from contentplatform.kit.db import Database
 from tests.generation.support import HANDBOOK, Writer
 from tests.support.database import run_on

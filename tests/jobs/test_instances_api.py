@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import update
 
 from contentplatform.generation.models import GenerationRun
-from contentplatform.jobs import instances as rules
-from contentplatform.jobs.models import JobInstance
+from contentplatform.job_instances import service as rules
+from contentplatform.job_instances.models import JobInstance
 from contentplatform.kit.db import Database
 from tests.documents.support import hold_all_but
 from tests.jobs.support import Planner, tick

@@ -37,9 +37,9 @@ from sqlalchemy import func, select, text
 from contentplatform.config import Settings
 from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
+from contentplatform.flows import scheduler
 from contentplatform.generation.models import GenerationRun
-from contentplatform.jobs import instances as instance_rules
-from contentplatform.jobs import scheduler
+from contentplatform.job_instances import service as instance_rules
 from contentplatform.jobs.schedule import MAX_SKIPPED
 from contentplatform.kit.db import Database
 from tests.documents.support import hold_all_but, new_org

@@ -19,10 +19,10 @@ from cryptography.fernet import Fernet
 
 from contentplatform.auth import devkeys
 from contentplatform.config import Settings
+from contentplatform.documents.models import include_name
+from contentplatform.domains import metadata
 from contentplatform.kit import migrations
 from contentplatform.kit.db import Base
-from contentplatform.models import load_all
-from contentplatform.search.models import include_name
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / ".venv" / "bin" / "contentplatform"
@@ -139,7 +139,7 @@ def test_migrate_creates_the_tables_and_is_idempotent(tmp_path):
     first = run(tmp_path, "migrate")
     assert first.returncode == 0, first.stderr
     assert database.exists()
-    load_all()
+    metadata()
     created = tables(database)
     names = {
         name for kind, name, _, _ in created if kind == "table" and include_name(name, "table", {})

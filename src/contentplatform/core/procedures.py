@@ -26,6 +26,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.routing import BaseRoute
 
 from contentplatform.auth.context import Access, Identity, Principal, TenantAccess
 from contentplatform.config import Settings
@@ -161,10 +162,15 @@ class ProcedureRouter:
         return register
 
 
-def mount(app: FastAPI, routers: Sequence[ProcedureRouter], authorize: Authorizer) -> None:
+def mount(
+    app: FastAPI, routers: Sequence[ProcedureRouter], authorize: Authorizer
+) -> list[BaseRoute]:
+    """Add every procedure's REST and RPC routes; returns the REST routes in declaration order
+    (the order of the API document)."""
     procedures = {p.operation_id: p for r in routers for p in r.procedures}
     if len(procedures) != sum(len(r.procedures) for r in routers):
         raise RuntimeError("two procedures share an operationId")
+    declared: list[BaseRoute] = []
     for procedure in procedures.values():
         guard = _guard(procedure.access, authorize)
         common: dict[str, Any] = {
@@ -184,6 +190,7 @@ def mount(app: FastAPI, routers: Sequence[ProcedureRouter], authorize: Authorize
             operation_id=procedure.operation_id,
             **common,
         )
+        declared.append(app.router.routes[-1])
         app.add_api_route(
             f"{RPC_PREFIX}/{procedure.operation_id}",
             _rpc_endpoint(procedure, guard),
@@ -203,6 +210,23 @@ def mount(app: FastAPI, routers: Sequence[ProcedureRouter], authorize: Authorize
         methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"],
         include_in_schema=False,
     )
+    _match_literals_first(app, declared)
+    return declared
+
+
+def _match_literals_first(app: FastAPI, routes: list[BaseRoute]) -> None:
+    """Starlette takes the first route that matches, so a literal segment must come before a
+    parameter in the same place (`/v1/jobs/bulk/pause` is not the pause of job "bulk"),
+    whichever router declared its route first. Other routes keep their order."""
+
+    def literals_first(route: BaseRoute) -> tuple[int, ...]:
+        path = getattr(route, "path", "")
+        return tuple(int(part.startswith("{")) for part in path.strip("/").split("/"))
+
+    ours = {id(route) for route in routes}
+    places = [i for i, route in enumerate(app.router.routes) if id(route) in ours]
+    for place, route in zip(places, sorted(routes, key=literals_first), strict=True):
+        app.router.routes[place] = route
 
 
 async def invoke(

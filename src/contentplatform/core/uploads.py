@@ -41,7 +41,7 @@ async def receive_upload(request: Request, path: str) -> dict[str, object]:
         path, request.query_params, request.headers.get("content-type", ""), now=time.time()
     )
     # Only signed paths get here; checking again costs nothing and guards the file system.
-    paths.validate_storage_path(path, path.split("/", 1)[0])
+    paths.validate_storage_path(path, paths.organization_of(path))
     limit = min(allowed, current.settings.max_upload_bytes)
 
     declared = request.headers.get("content-length")

@@ -27,7 +27,7 @@ from contentplatform.kit.db import insert_ignoring_conflicts
 _LOCK_NAMESPACE = 0x43524544
 
 
-async def lock_tenant(session: AsyncSession, tenant_id: uuid.UUID) -> None:
+async def lock_ledger(session: AsyncSession, tenant_id: uuid.UUID) -> None:
     """Serialize the tenant's credit decisions until this transaction ends.
 
     PostgreSQL: a transaction-scoped advisory lock (two tenants sharing the 32-bit key only wait

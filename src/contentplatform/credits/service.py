@@ -33,10 +33,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.core import runtime
 from contentplatform.credits import repository
+from contentplatform.credits.errors import (
+    InsufficientCredits,
+    ReservationNotFound,
+    ReservationSettled,
+)
 from contentplatform.credits.models import CreditReservation, EntryType, ReservationStatus
 from contentplatform.credits.schemas import Balance, Reservation
 from contentplatform.kit.db import utcnow
-from contentplatform.kit.errors import BadRequest, Conflict, NotFound, PaymentRequired
+from contentplatform.kit.errors import BadRequest
 
 KINDS = ("documents.ingest", "generation.blog", "chat.message")
 MAX_TTL_SECONDS = 24 * 3600
@@ -74,7 +79,7 @@ async def balance(
     """The tenant's credits, once this month's grant is in and past months' leftovers expired.
 
     `monthly_grant` defaults to the configured one. Holds the tenant's credit lock until the
-    transaction ends (see `repository.lock_tenant`).
+    transaction ends (see `repository.lock_ledger`).
     """
     now = now or utcnow()
     grant = configured_monthly_grant() if monthly_grant is None else monthly_grant
@@ -107,7 +112,7 @@ async def _available(
 async def _settle_months(
     session: AsyncSession, tenant_id: uuid.UUID, monthly_grant: int, now: datetime
 ) -> None:
-    await repository.lock_tenant(session, tenant_id)
+    await repository.lock_ledger(session, tenant_id)
     current = period_of(now)
     # Always attempted, and first: a repeat is ignored by the unique constraint, and on SQLite
     # this write takes the write lock that serializes everything after it.
@@ -165,7 +170,7 @@ async def reserve(
         found = await repository.reservation_by_key(session, tenant_id, kind, idempotency_key)
         if found is None:
             if available < amount:
-                raise PaymentRequired(_shortfall(amount, available))
+                raise InsufficientCredits(_shortfall(amount, available))
             found = await repository.add_reservation_once(
                 session,
                 tenant_id,
@@ -176,7 +181,7 @@ async def reserve(
                 now=now,
             )
     if found.amount != amount:
-        raise Conflict(
+        raise ReservationSettled(
             f"The idempotency key {idempotency_key!r} already holds {found.amount} credits "
             f"for {kind}; a replay must ask for the same amount."
         )
@@ -234,9 +239,13 @@ async def commit(
         row = await _row(session, tenant_id, reservation_id)  # it settled meanwhile
     status = _status(row, now)
     if status != ReservationStatus.committed:
-        raise Conflict(f"This reservation is {status.value}; it can no longer be committed.")
+        raise ReservationSettled(
+            f"This reservation is {status.value}; it can no longer be committed."
+        )
     if amount is not None and amount != row.committed_amount:
-        raise Conflict(f"This reservation was already committed at {row.committed_amount}.")
+        raise ReservationSettled(
+            f"This reservation was already committed at {row.committed_amount}."
+        )
     return _view(row, now)
 
 
@@ -258,7 +267,7 @@ async def release(
             return _view(moved, now)
         row = await _row(session, tenant_id, reservation_id)  # it settled meanwhile
     if _status(row, now) == ReservationStatus.committed:
-        raise Conflict("This reservation was committed; its credits are spent.")
+        raise ReservationSettled("This reservation was committed; its credits are spent.")
     return _view(row, now)
 
 
@@ -285,7 +294,9 @@ async def extend(
         if moved is not None:
             return _view(moved, now)
         row = await _row(session, tenant_id, reservation_id)  # it settled meanwhile
-    raise Conflict(f"This reservation is {_status(row, now).value}; it cannot be extended.")
+    raise ReservationSettled(
+        f"This reservation is {_status(row, now).value}; it cannot be extended."
+    )
 
 
 async def expire_stale(session: AsyncSession, now: datetime | None = None) -> int:
@@ -323,7 +334,7 @@ async def _row(
 ) -> CreditReservation:
     found = await repository.reservation_by_id(session, tenant_id, reservation_id)
     if found is None:
-        raise NotFound("Credit reservation not found.")
+        raise ReservationNotFound()
     return found
 
 

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
+from contentplatform.credits.errors import InsufficientCredits
 from contentplatform.documents import schemas, service
-from contentplatform.kit.errors import Conflict, PaymentRequired
+from contentplatform.documents.errors import (
+    DocumentNotFound,
+    DocumentNotRetryable,
+    FilenameRefused,
+    FileTooLarge,
+    FileTypeMismatch,
+    NothingUploaded,
+    SecondPrimaryDocument,
+    StoragePathTaken,
+)
 from contentplatform.kit.schemas import Empty
 
 router = ProcedureRouter("documents", tag="Documents")
@@ -39,7 +49,7 @@ async def list_documents(ctx: Context, data: schemas.ListDocumentsInput) -> sche
     summary="Register a pending document for an object path.",
     description="Ingestion starts when the upload is confirmed (`documents.confirmUpload`). "
     "A storagePath already used by a live document is 409.",
-    errors=[Conflict],
+    errors=[StoragePathTaken],
 )
 async def create(ctx: Context, data: schemas.CreateDocumentInput) -> schemas.Document:
     return await service.create(ctx.session, ctx.runtime.cache, ctx.tenant, data)
@@ -56,6 +66,7 @@ async def create(ctx: Context, data: schemas.CreateDocumentInput) -> schemas.Doc
     description="Returns a short-lived URL bound to a new `storagePath` under the caller's "
     "organization: this service's own upload endpoint with local storage, a presigned URL with "
     "S3-compatible storage. Send the returned headers with the PUT.",
+    errors=[FileTooLarge],
 )
 async def create_upload_url(ctx: Context, data: schemas.CreateUploadUrlInput) -> schemas.UploadUrl:
     return await service.create_upload_url(ctx.runtime, ctx.tenant, data, ctx.base_url)
@@ -85,7 +96,7 @@ async def get_stats(ctx: Context, _: Empty) -> schemas.DocumentStats:
     "already in a live document returns that document with `unchanged: true` and reserves "
     "nothing. Other content at a known storagePath becomes the next `document_version`. "
     "Not enough credits is 402 PAYMENT_REQUIRED.",
-    errors=[PaymentRequired, Conflict],
+    errors=[NothingUploaded, FileTooLarge, FileTypeMismatch, InsufficientCredits, StoragePathTaken],
 )
 async def confirm_upload(
     ctx: Context, data: schemas.ConfirmUploadInput
@@ -115,6 +126,7 @@ async def bulk_delete(ctx: Context, data: schemas.BulkDeleteInput) -> schemas.Bu
     input=schemas.DocumentIdInput,
     output=schemas.Document,
     summary="One document.",
+    errors=[DocumentNotFound],
 )
 async def get_by_id(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Document:
     return service.to_schema(await service.require(ctx.session, ctx.tenant, data.id))
@@ -128,6 +140,7 @@ async def get_by_id(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Docu
     input=schemas.DocumentIdInput,
     output=schemas.Success,
     summary="Soft-delete a document; it leaves retrieval at once.",
+    errors=[DocumentNotFound],
 )
 async def delete(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Success:
     await service.delete(ctx.session, ctx.runtime.cache, ctx.tenant, data.id)
@@ -144,6 +157,7 @@ async def delete(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Success
     summary="The extracted text, truncated to 250,000 bytes.",
     description="Read from storage; when storage fails, rebuilt from the chunks with "
     "`contentError` saying why. Truncation never splits a UTF-8 character.",
+    errors=[DocumentNotFound],
 )
 async def get_content(ctx: Context, data: schemas.DocumentIdInput) -> schemas.DocumentContent:
     return await service.content(ctx.session, ctx.runtime, ctx.tenant, data.id)
@@ -158,7 +172,7 @@ async def get_content(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Do
     output=schemas.DocumentKnowledge,
     summary="Set primary, description, tags or language (fields left out stay as they are).",
     description="Only one primary knowledge document per tenant: 409 names the current one.",
-    errors=[Conflict],
+    errors=[DocumentNotFound, SecondPrimaryDocument],
 )
 async def update_knowledge_metadata(
     ctx: Context, data: schemas.UpdateKnowledgeMetadataInput
@@ -179,6 +193,7 @@ async def update_knowledge_metadata(
     description="Extension guard: the new name must end with the extension of the document's "
     "type (`.pdf`, `.docx`, `.doc`, `.txt`, `.md`/`.markdown`, `.html`/`.htm`); a name without "
     "an extension gets it added; another extension is 400.",
+    errors=[FilenameRefused, DocumentNotFound],
 )
 async def rename(ctx: Context, data: schemas.RenameDocumentInput) -> schemas.Success:
     await service.rename(ctx.session, ctx.runtime.cache, ctx.tenant, data.id, data.filename)
@@ -193,6 +208,7 @@ async def rename(ctx: Context, data: schemas.RenameDocumentInput) -> schemas.Suc
     input=schemas.DocumentIdInput,
     output=schemas.Success,
     summary="Archive a document: out of retrieval, still listable with `archived`.",
+    errors=[DocumentNotFound],
 )
 async def archive(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Success:
     await service.archive(ctx.session, ctx.runtime.cache, ctx.tenant, data.id)
@@ -207,7 +223,7 @@ async def archive(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Succes
     input=schemas.DocumentIdInput,
     output=schemas.Success,
     summary="Ingest a document in error again (same id); 409 in any other status.",
-    errors=[PaymentRequired, Conflict],
+    errors=[InsufficientCredits, DocumentNotFound, DocumentNotRetryable],
 )
 async def retry_ingestion(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Success:
     await service.retry_ingestion(ctx.session, ctx.runtime, ctx.tenant, data.id)

@@ -14,16 +14,27 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.auth.context import TenantAccess
 from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
+from contentplatform.documents import index as search
 from contentplatform.documents import repository, schemas, workflows
+from contentplatform.documents.errors import (
+    DocumentNotFound,
+    DocumentNotReady,
+    DocumentNotRetryable,
+    FilenameRefused,
+    FileTooLarge,
+    FileTypeMismatch,
+    NothingUploaded,
+    SecondPrimaryDocument,
+    StoragePathTaken,
+)
 from contentplatform.documents.models import Document
 from contentplatform.kit import durable
 from contentplatform.kit.cache import ScopedCache
 from contentplatform.kit.db import after_commit, utcnow
-from contentplatform.kit.errors import BadRequest, Conflict, FieldError, NotFound
-from contentplatform.search import service as search
+from contentplatform.kit.errors import Conflict, FieldError
 from contentplatform.storage import paths, sniff
 from contentplatform.storage.store import StorageError
-from contentplatform.tenants import repository as tenants
+from contentplatform.tenants import service as tenants
 
 INGEST_KIND = "documents.ingest"
 CONTENT_LIMIT_BYTES = 250_000
@@ -93,7 +104,7 @@ def changed(session: AsyncSession, cache: ScopedCache, tenant_id: uuid.UUID) -> 
 async def require(session: AsyncSession, tenant: TenantAccess, document_id: uuid.UUID) -> Document:
     document = await repository.get(session, tenant.tenant_id, document_id)
     if document is None:
-        raise NotFound(f"There is no document {document_id}.")
+        raise DocumentNotFound(document_id)
     return document
 
 
@@ -173,7 +184,7 @@ async def create(
     storage_path = paths.validate_storage_path(data.storage_path, tenant.org_id)
     existing = await repository.by_storage_path(session, tenant.tenant_id, storage_path)
     if existing is not None:
-        raise Conflict(f"Document {existing.id} already uses this storagePath.")
+        raise StoragePathTaken(f"Document {existing.id} already uses this storagePath.")
     document = Document(
         id=uuid.uuid4(),
         tenant_id=tenant.tenant_id,
@@ -185,7 +196,7 @@ async def create(
         status="pending",
     )
     session.add(document)
-    await _flush(session, "Another request just registered this storagePath.")
+    await _flush(session, StoragePathTaken("Another request just registered this storagePath."))
     changed(session, cache, tenant.tenant_id)
     return to_schema(document)
 
@@ -195,7 +206,7 @@ async def create_upload_url(
 ) -> schemas.UploadUrl:
     limit = runtime.settings.max_upload_bytes
     if data.content_length > limit:
-        raise BadRequest(
+        raise FileTooLarge(
             f"The file is {data.content_length} bytes; the most this service accepts is {limit}.",
             errors=[FieldError("contentLength", f"must be at most {limit}")],
         )
@@ -255,7 +266,10 @@ async def confirm_upload(
     document.error = None
     document.chunk_count = 0
     document.text_path = None
-    await _flush(session, "Another upload to this storagePath is being confirmed; try again.")
+    await _flush(
+        session,
+        StoragePathTaken("Another upload to this storagePath is being confirmed; try again."),
+    )
     await _start_ingestion(session, runtime, tenant, document)
     return schemas.ConfirmedDocument(**to_schema(document).model_dump(), unchanged=False)
 
@@ -265,9 +279,11 @@ async def retry_ingestion(
 ) -> None:
     document = await require(session, tenant, document_id)
     if document.status != "error":
-        raise Conflict(f"Only a document in error can be retried; this one is {document.status}.")
+        raise DocumentNotRetryable(
+            f"Only a document in error can be retried; this one is {document.status}."
+        )
     if document.content_hash is None:
-        raise Conflict("This document was never uploaded; confirm its upload first.")
+        raise DocumentNotRetryable("This document was never uploaded; confirm its upload first.")
     document.ingest_attempt += 1
     document.status = "pending"
     document.error = None
@@ -305,15 +321,17 @@ async def _uploaded_bytes(runtime: Runtime, storage_path: str, file_type: str) -
     problem = FieldError("storagePath", "nothing uploaded here")
     info = await runtime.store.head(storage_path)
     if info is None:
-        raise BadRequest("Nothing has been uploaded at this storagePath yet.", errors=[problem])
+        raise NothingUploaded(
+            "Nothing has been uploaded at this storagePath yet.", errors=[problem]
+        )
     limit = runtime.settings.max_upload_bytes
     if info.size > limit:
-        raise BadRequest(
+        raise FileTooLarge(
             f"The file is {info.size} bytes; the most this service accepts is {limit}."
         )
     content = await runtime.store.get(storage_path)
     if not sniff.matches_type_full(content, file_type):
-        raise BadRequest(
+        raise FileTypeMismatch(
             f"The uploaded file is not a valid {file_type} file (its content was checked, "
             "not its name).",
             errors=[FieldError("fileType", "does not match the uploaded content")],
@@ -339,7 +357,7 @@ async def update_knowledge(
     if knowledge.is_primary and not document.is_primary:
         current = await repository.primary(session, tenant.tenant_id)
         if current is not None:
-            raise Conflict(
+            raise SecondPrimaryDocument(
                 f"“{current.filename}” ({current.id}) is already the primary knowledge "
                 "document; unset it first (only one primary is allowed)."
             )
@@ -349,7 +367,7 @@ async def update_knowledge(
         **document.source_metadata,
         "knowledge": knowledge.model_dump(by_alias=True),
     }
-    await _flush(session, "Another document just became the primary one.")
+    await _flush(session, SecondPrimaryDocument("Another document just became the primary one."))
     changed(session, cache, tenant.tenant_id)
     return schemas.DocumentKnowledge(id=document.id, knowledge=knowledge)
 
@@ -373,7 +391,7 @@ def guarded_filename(name: str, file_type: str) -> str:
     """
     name = name.strip()
     if not name or any(c in name for c in "/\\\0") or any(ord(c) < 32 for c in name):
-        raise BadRequest(
+        raise FilenameRefused(
             "A filename cannot be empty or contain slashes or control characters.",
             errors=[FieldError("filename", "invalid characters")],
         )
@@ -384,13 +402,13 @@ def guarded_filename(name: str, file_type: str) -> str:
     if extension in allowed:
         return name
     if extension and extension[1:].isalnum() and len(extension) <= 6:
-        raise BadRequest(
+        raise FilenameRefused(
             f"A {file_type} document keeps the extension {allowed[0]}; {extension} is not allowed.",
             errors=[FieldError("filename", f"must end with {' or '.join(allowed)}")],
         )
     candidate = name + allowed[0]
     if len(candidate) > 255:
-        raise BadRequest("The filename is too long once its extension is added.")
+        raise FilenameRefused("The filename is too long once its extension is added.")
     return candidate
 
 
@@ -420,11 +438,12 @@ async def bulk_delete(
     return len(deleted)
 
 
-async def _flush(session: AsyncSession, conflict: str) -> None:
+async def _flush(session: AsyncSession, conflict: Conflict) -> None:
+    """Flush, a unique index refusing the row as `conflict` (a racing request won)."""
     try:
         await session.flush()
     except IntegrityError:
-        raise Conflict(conflict) from None
+        raise conflict from None
 
 
 # --- what generation asks of the knowledge base ------------------------------------------------
@@ -433,14 +452,14 @@ async def _flush(session: AsyncSession, conflict: str) -> None:
 async def check_usable_for_generation(
     session: AsyncSession, tenant_id: uuid.UUID, document_ids: list[uuid.UUID]
 ) -> None:
-    """Each id must be a ready, unarchived document of this tenant (NotFound / BadRequest)."""
+    """Each id must be a ready, unarchived document of this tenant."""
     for index, document_id in enumerate(document_ids):
         document = await repository.get(session, tenant_id, document_id)
         if document is None:
-            raise NotFound(f"There is no document {document_id}.")
+            raise DocumentNotFound(document_id)
         if document.status != "ready" or document.archived_at is not None:
             state = "archived" if document.archived_at is not None else document.status
-            raise BadRequest(
+            raise DocumentNotReady(
                 f"Document {document_id} is {state}; only ready documents can ground an article.",
                 errors=[FieldError(f"documentIds.{index}", f"is {state}, not ready")],
             )

@@ -19,10 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.core import runtime
 from contentplatform.credits import service as credits
 from contentplatform.documents import chunking, parsing, repository
+from contentplatform.documents import index as search
 from contentplatform.documents.models import Document
 from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
-from contentplatform.search import service as search
+from contentplatform.storage import paths
 from contentplatform.storage.store import StorageError
 
 log = logging.getLogger(__name__)
@@ -123,8 +124,7 @@ async def extract(
     store = runtime.current().store
     data = await store.get(storage_path)
     text = await asyncio.to_thread(parsing.extract_text, data, file_type)
-    org_id = storage_path.split("/", 1)[0]
-    text_path = f"{org_id}/derived/documents/{document_id}/v{version}.txt"
+    text_path = paths.derived_text_path(paths.organization_of(storage_path), document_id, version)
     await store.put(text_path, text.encode("utf-8"), content_type="text/plain; charset=utf-8")
     return text_path
 

@@ -1,18 +1,23 @@
-"""The Drafts operations: declarations only; the rules live in service.py and states.py."""
+"""The Drafts operations: declarations only; the rules live in service.py and states.py.
+
+drafts.createDraft (it checks the job and instance a draft names), drafts.publish and
+drafts.listPublishAttempts cross into jobs and publishers: flows/procedures.py declares them."""
 
 from __future__ import annotations
-
-import uuid
 
 from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.drafts import schemas, service
+from contentplatform.drafts.errors import (
+    AssigneeNotMember,
+    DraftNotFound,
+    DraftVersionNotFound,
+    IllegalDraftTransition,
+    SeoMetaInvalid,
+    StaleDraftVersion,
+)
 from contentplatform.drafts.service import Author
-from contentplatform.jobs import service as jobs
-from contentplatform.kit.errors import Conflict, NotFound
 from contentplatform.kit.schemas import Empty
-from contentplatform.publishers import schemas as publishing
-from contentplatform.publishers import service as publishers
 
 router = ProcedureRouter("drafts", tag="Drafts")
 
@@ -23,7 +28,7 @@ STATE_MACHINE = (
 )
 
 
-def _author(ctx: Context) -> Author:
+def author_of(ctx: Context) -> Author:
     return Author.human(ctx.identity.subject)
 
 
@@ -39,27 +44,6 @@ def _author(ctx: Context) -> Author:
 )
 async def list_drafts(ctx: Context, data: schemas.ListDraftsInput) -> schemas.DraftPage:
     return await service.list_drafts(ctx.session, ctx.tenant.tenant_id, data)
-
-
-@router.procedure(
-    "createDraft",
-    "POST",
-    "/v1/drafts",
-    access=Access.editor,
-    input=schemas.CreateDraftInput,
-    output=schemas.Draft,
-    summary="Write a draft by hand; it starts in reviewing as version 1.",
-    description="Content is HTML, sanitized (scripts, event handlers and javascript: URLs are "
-    "removed). `jobId` and `instanceId`, when given, must be a job and an instance of it of the "
-    "organization (404 / 400); an instanceId alone sets jobId to its job.",
-    errors=[NotFound],
-)
-async def create_draft(ctx: Context, data: schemas.CreateDraftInput) -> schemas.Draft:
-    job_id, instance_id = await jobs.check_draft_links(
-        ctx.session, ctx.tenant.tenant_id, data.job_id, data.instance_id
-    )
-    data = data.model_copy(update={"job_id": job_id, "instance_id": instance_id})
-    return await service.create(ctx.session, ctx.tenant.tenant_id, _author(ctx), data)
 
 
 @router.procedure(
@@ -94,6 +78,7 @@ async def publishable(ctx: Context, _: Empty) -> list[schemas.Draft]:
     input=schemas.DraftIdInput,
     output=schemas.Draft,
     summary="One draft.",
+    errors=[DraftNotFound],
 )
 async def get_by_id(ctx: Context, data: schemas.DraftIdInput) -> schemas.Draft:
     return service.to_schema(await service.require(ctx.session, ctx.tenant.tenant_id, data.id))
@@ -110,10 +95,10 @@ async def get_by_id(ctx: Context, data: schemas.DraftIdInput) -> schemas.Draft:
     description="A change stores a new revision (version + 1) and recomputes the SEO score; "
     "an edit that changes nothing stores none. With `expectedVersion`, a draft that moved on is "
     "409. Generating and archived drafts cannot be edited (409). " + STATE_MACHINE,
-    errors=[Conflict],
+    errors=[SeoMetaInvalid, DraftNotFound, IllegalDraftTransition, StaleDraftVersion],
 )
 async def update(ctx: Context, data: schemas.UpdateDraftInput) -> schemas.Draft:
-    return await service.update(ctx.session, ctx.tenant.tenant_id, _author(ctx), data)
+    return await service.update(ctx.session, ctx.tenant.tenant_id, author_of(ctx), data)
 
 
 @router.procedure(
@@ -124,6 +109,7 @@ async def update(ctx: Context, data: schemas.UpdateDraftInput) -> schemas.Draft:
     input=schemas.DraftIdInput,
     output=schemas.Success,
     summary="Soft-delete a draft; a generation writing it stops and releases its credits.",
+    errors=[DraftNotFound],
 )
 async def delete(ctx: Context, data: schemas.DraftIdInput) -> schemas.Success:
     await service.delete(ctx.session, ctx.tenant.tenant_id, data.id)
@@ -139,7 +125,7 @@ async def delete(ctx: Context, data: schemas.DraftIdInput) -> schemas.Success:
     output=schemas.Draft,
     summary="Approve a draft in review; returns the draft.",
     description=STATE_MACHINE,
-    errors=[Conflict],
+    errors=[DraftNotFound, IllegalDraftTransition],
 )
 async def approve(ctx: Context, data: schemas.DraftIdInput) -> schemas.Draft:
     return await service.approve(ctx.session, ctx.tenant.tenant_id, data.id, ctx.identity.subject)
@@ -154,7 +140,7 @@ async def approve(ctx: Context, data: schemas.DraftIdInput) -> schemas.Draft:
     output=schemas.Draft,
     summary="Reject a draft in review with a reason; returns the draft.",
     description=STATE_MACHINE,
-    errors=[Conflict],
+    errors=[DraftNotFound, IllegalDraftTransition],
 )
 async def reject(ctx: Context, data: schemas.RejectDraftInput) -> schemas.Draft:
     return await service.reject(ctx.session, ctx.tenant.tenant_id, data.id, data.reason)
@@ -168,6 +154,7 @@ async def reject(ctx: Context, data: schemas.RejectDraftInput) -> schemas.Draft:
     input=schemas.AssignDraftInput,
     output=None,
     summary="Assign a reviewer, who must be a member of the organization; empty body.",
+    errors=[AssigneeNotMember, DraftNotFound],
 )
 async def assign(ctx: Context, data: schemas.AssignDraftInput) -> None:
     await service.assign(ctx.session, ctx.tenant.tenant_id, data.id, data.assignee_id)
@@ -181,6 +168,7 @@ async def assign(ctx: Context, data: schemas.AssignDraftInput) -> None:
     input=schemas.ListVersionsInput,
     output=schemas.VersionPage,
     summary="Revisions of a draft, newest first: who, when, what changed, AI or human.",
+    errors=[DraftNotFound],
 )
 async def list_versions(ctx: Context, data: schemas.ListVersionsInput) -> schemas.VersionPage:
     return await service.list_versions(ctx.session, ctx.tenant.tenant_id, data)
@@ -194,6 +182,7 @@ async def list_versions(ctx: Context, data: schemas.ListVersionsInput) -> schema
     input=schemas.VersionInput,
     output=schemas.Version,
     summary="One revision with its content and provenance.",
+    errors=[DraftNotFound, DraftVersionNotFound],
 )
 async def get_version(ctx: Context, data: schemas.VersionInput) -> schemas.Version:
     return await service.get_version(ctx.session, ctx.tenant.tenant_id, data.id, data.version)
@@ -209,53 +198,7 @@ async def get_version(ctx: Context, data: schemas.VersionInput) -> schemas.Versi
     summary="Restore a revision as a new revision; returns the draft.",
     description="Same rules as drafts.update: an approved draft returns to reviewing, "
     "`expectedVersion` guards against a draft that moved on (409).",
-    errors=[Conflict],
+    errors=[DraftNotFound, DraftVersionNotFound, IllegalDraftTransition, StaleDraftVersion],
 )
 async def restore_version(ctx: Context, data: schemas.RestoreVersionInput) -> schemas.Draft:
-    return await service.restore_version(ctx.session, ctx.tenant.tenant_id, _author(ctx), data)
-
-
-@router.procedure(
-    "publish",
-    "POST",
-    "/v1/drafts/{id}/publish",
-    access=Access.editor,
-    input=publishing.PublishDraftInput,
-    output=publishing.Published,
-    summary="Publish an approved draft to a connection (or republish a published one).",
-    description="Records a publish attempt and runs it in the background with retries and "
-    "backoff on transient failures; answers at once with the draft and the attempt (pending, or "
-    "scheduled with `mode` schedule). Follow it with drafts.listPublishAttempts. The draft "
-    "becomes published, with `published_url`, when the target accepts it; a failed attempt "
-    "leaves it approved with the attempt's error. Republishing updates the copy on the target, "
-    "never duplicates it. Only approved or published drafts (409); a disabled connection, or "
-    "an attempt to the same connection still under way, is 409. Default connection: the "
-    "draft's job's, else the organization's default (400 when there is none).",
-    errors=[Conflict],
-)
-async def publish(ctx: Context, data: publishing.PublishDraftInput) -> publishing.Published:
-    async def connection_of_job(job_id: uuid.UUID) -> uuid.UUID | None:
-        return await jobs.publisher_of(ctx.session, ctx.tenant.tenant_id, job_id)
-
-    return await publishers.publish(
-        ctx.session,
-        ctx.tenant.tenant_id,
-        data,
-        by=ctx.identity.subject,
-        connection_of_job=connection_of_job,
-    )
-
-
-@router.procedure(
-    "listPublishAttempts",
-    "GET",
-    "/v1/drafts/{id}/publish-attempts",
-    access=Access.member,
-    input=publishing.DraftAttemptsInput,
-    output=publishing.DraftAttemptPage,
-    summary="Publish attempts of a draft, newest first, with their tries and errors.",
-)
-async def list_publish_attempts(
-    ctx: Context, data: publishing.DraftAttemptsInput
-) -> publishing.DraftAttemptPage:
-    return await publishers.draft_attempts(ctx.session, ctx.tenant.tenant_id, data)
+    return await service.restore_version(ctx.session, ctx.tenant.tenant_id, author_of(ctx), data)

@@ -14,11 +14,18 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts import html, repository, schemas, seo, states
+from contentplatform.drafts.errors import (
+    AssigneeNotMember,
+    DraftNotFound,
+    DraftVersionNotFound,
+    SeoMetaInvalid,
+    StaleDraftVersion,
+)
 from contentplatform.drafts.html import slugify
 from contentplatform.drafts.models import Draft, DraftRevision
 from contentplatform.drafts.states import Status
 from contentplatform.kit.db import utcnow
-from contentplatform.kit.errors import BadRequest, Conflict, FieldError, NotFound
+from contentplatform.kit.errors import FieldError
 from contentplatform.tenants import service as tenants
 
 SCORE_KEY = "score_breakdown"
@@ -75,7 +82,7 @@ async def require(
 ) -> Draft:
     draft = await repository.get(session, tenant_id, draft_id, for_update=for_update)
     if draft is None:
-        raise NotFound(f"There is no draft {draft_id}.")
+        raise DraftNotFound(draft_id)
     return draft
 
 
@@ -183,7 +190,7 @@ async def update(
 
 def _check_expected_version(draft: Draft, expected: int | None) -> None:
     if expected is not None and expected != draft.version:
-        raise Conflict(
+        raise StaleDraftVersion(
             f"The draft is at version {draft.version}; this change was based on version "
             f"{expected}. Reload the draft and make the change again."
         )
@@ -219,7 +226,7 @@ def _merged_seo_meta(current: dict[str, Any], patch: dict[str, Any]) -> dict[str
         wanted = SEO_META_TYPES.get(key)
         if wanted is not None and not _is_a(value, wanted):
             kind = "a list of strings" if wanted is list else "a string"
-            raise BadRequest(
+            raise SeoMetaInvalid(
                 f"seo_meta.{key} must be {kind}.",
                 errors=[FieldError(f"seo_meta.{key}", f"must be {kind}")],
             )
@@ -330,7 +337,7 @@ async def assign(
     draft = await require(session, tenant_id, draft_id, for_update=True)
     subject = await tenants.member_subject(session, tenant_id, assignee)
     if subject is None:
-        raise BadRequest(
+        raise AssigneeNotMember(
             f"{assignee!r} is not a member of this organization.",
             errors=[FieldError("assigneeId", "must be a member of this organization")],
         )
@@ -369,7 +376,7 @@ async def _revision(
 ) -> DraftRevision:
     found = await repository.revision(session, tenant_id, draft_id, version)
     if found is None:
-        raise NotFound(f"Draft {draft_id} has no version {version}.")
+        raise DraftVersionNotFound(f"Draft {draft_id} has no version {version}.")
     return found
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from contentplatform.kit.errors import Conflict
+from contentplatform.drafts.errors import IllegalDraftTransition
 
 
 class Status(StrEnum):
@@ -75,15 +75,19 @@ def allowed(current: Status | str, target: Status | str, *, by_pipeline: bool = 
 
 
 def check_move(current: Status | str, target: Status | str, *, by_pipeline: bool = False) -> Status:
-    """The target status, or Conflict when the table has no such move (for this mover)."""
+    """The target status; IllegalDraftTransition when the table has no such move (for this
+    mover)."""
     if not allowed(current, target, by_pipeline=by_pipeline):
-        raise Conflict(f"The draft is {current}; it cannot be {_VERBS[Status(target)]}.")
+        raise IllegalDraftTransition(
+            f"The draft is {current}; it cannot be {_VERBS[Status(target)]}."
+        )
     return Status(target)
 
 
 def after_edit(current: Status | str) -> Status:
-    """The status a draft has once its content is edited, or Conflict when it cannot be."""
+    """The status a draft has once its content is edited; IllegalDraftTransition when it cannot
+    be edited."""
     status = Status(current)
     if status not in AFTER_EDIT:
-        raise Conflict(f"The draft is {status}; it cannot be edited.")
+        raise IllegalDraftTransition(f"The draft is {status}; it cannot be edited.")
     return AFTER_EDIT[status]

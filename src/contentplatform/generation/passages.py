@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from contentplatform.search.service import ChunkHit, query_terms
+from contentplatform.documents.index import ChunkHit, query_terms
 
 _HEADING_LINE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _WORD = re.compile(r"\w+")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
+from contentplatform.credits.errors import InsufficientCredits
+from contentplatform.documents.errors import DocumentNotFound, DocumentNotReady
 from contentplatform.drafts import service as drafts
 from contentplatform.generation import schemas, service
-from contentplatform.kit.errors import Conflict, NotFound, PaymentRequired
+from contentplatform.generation.errors import IdempotencyKeyReused, RunNotFound
 
 router = ProcedureRouter("generation", tag="Generation")
 
@@ -28,7 +30,7 @@ router = ProcedureRouter("generation", tag="Generation")
     "committed at the end: 1 credit per started 1,000 model tokens. The same "
     "`idempotencyKey` returns the same draft and run and never holds credits twice; reusing it "
     "for another request is 409.",
-    errors=[PaymentRequired, NotFound, Conflict],
+    errors=[DocumentNotReady, InsufficientCredits, DocumentNotFound, IdempotencyKeyReused],
 )
 async def blog(ctx: Context, data: schemas.BlogInput) -> schemas.GeneratingDraft:
     draft, run = await service.start_blog(
@@ -47,6 +49,7 @@ async def blog(ctx: Context, data: schemas.BlogInput) -> schemas.GeneratingDraft
     input=schemas.RunIdInput,
     output=schemas.Run,
     summary="A generation run: status, step, percent, error and its draft.",
+    errors=[RunNotFound],
 )
 async def get_run(ctx: Context, data: schemas.RunIdInput) -> schemas.Run:
     return await service.get_run(ctx.session, ctx.tenant.tenant_id, data.id)

@@ -17,10 +17,10 @@ from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
 from contentplatform.drafts.schemas import MAX_TITLE
 from contentplatform.generation import repository, schemas, workflows
+from contentplatform.generation.errors import IdempotencyKeyReused, RunNotFound
 from contentplatform.generation.models import GenerationRun
 from contentplatform.kit import durable
-from contentplatform.kit.errors import Conflict, NotFound
-from contentplatform.tenants import repository as tenants
+from contentplatform.tenants import service as tenants
 
 BLOG_KIND = "generation.blog"
 
@@ -75,7 +75,7 @@ async def start_blog(
     existing = await repository.by_key(session, tenant_id, key)
     if existing is not None:
         if existing.request != request:
-            raise Conflict(
+            raise IdempotencyKeyReused(
                 f"The idempotencyKey {key!r} was already used for another request; "
                 "use a new key for a new article."
             )
@@ -131,5 +131,5 @@ async def start_blog(
 async def get_run(session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID) -> schemas.Run:
     run = await repository.get(session, tenant_id, run_id)
     if run is None:
-        raise NotFound(f"There is no generation run {run_id}.")
+        raise RunNotFound(run_id)
     return to_schema(run)

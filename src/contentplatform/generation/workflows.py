@@ -39,6 +39,7 @@ from contentplatform.ai.base import (
 )
 from contentplatform.core import runtime
 from contentplatform.credits import service as credits
+from contentplatform.documents import index as search
 from contentplatform.documents import service as documents
 from contentplatform.drafts import html, seo
 from contentplatform.drafts import service as drafts
@@ -47,7 +48,6 @@ from contentplatform.generation.models import GenerationRun
 from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import Conflict
-from contentplatform.search import service as search
 
 log = logging.getLogger(__name__)
 

@@ -1,1 +1,1 @@
-"""Jobs: scheduled content generation, their instances and the scheduler."""
+"""Jobs: scheduled content generation: what to write and when."""

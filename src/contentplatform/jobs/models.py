@@ -6,12 +6,10 @@ from datetime import datetime
 from sqlalchemy import (
     JSON,
     Boolean,
-    ForeignKey,
     Index,
     Integer,
     String,
     Text,
-    UniqueConstraint,
     Uuid,
     text,
 )
@@ -21,8 +19,6 @@ from contentplatform.kit.db import Base, RecordMixin, SoftDeleteMixin, TenantMix
 
 # A job is scheduled exactly when it has a next run: paused, completed and deleted jobs have none.
 SCHEDULED = text("deleted_at IS NULL AND next_run_at IS NOT NULL")
-# Instances planned ahead (jobInstances.create) that no run has taken yet.
-WAITING = text("status = 'pending' AND run_id IS NULL")
 
 
 class Job(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
@@ -59,42 +55,3 @@ class Job(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
     last_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_error: Mapped[str | None] = mapped_column(Text)
     created_by: Mapped[str | None] = mapped_column(String(255))
-
-
-class JobInstance(RecordMixin, TenantMixin, Base):
-    """One occurrence of a job: planned, run, skipped or failed."""
-
-    __tablename__ = "job_instances"
-    __table_args__ = (
-        # One instance per occurrence, however many schedulers tick or retry.
-        UniqueConstraint("job_id", "scheduled_date"),
-        Index("ix_job_instances_tenant_id_scheduled_date", "tenant_id", "scheduled_date"),
-        Index(
-            "ix_job_instances_waiting",
-            "scheduled_date",
-            sqlite_where=WAITING,
-            postgresql_where=WAITING,
-        ),
-    )
-
-    job_id: Mapped[uuid.UUID] = mapped_column(
-        Uuid, ForeignKey("jobs.id", ondelete="CASCADE"), nullable=False
-    )
-    scheduled_date: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
-    day_mode: Mapped[str] = mapped_column(String(20), nullable=False)  # generate|select_existing
-    keywords: Mapped[list[str] | None] = mapped_column(JSON)
-    content_instructions: Mapped[str | None] = mapped_column(Text)
-    images: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
-    document_ids: Mapped[list[str] | None] = mapped_column(JSON)
-    # pending | running | completed | failed | skipped
-    status: Mapped[str] = mapped_column(String(20), nullable=False)
-    step: Mapped[str | None] = mapped_column(String(20))
-    percent: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
-    topic: Mapped[str | None] = mapped_column(String(500))
-    draft_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
-    run_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
-    # Why it failed or was skipped.
-    error: Mapped[str | None] = mapped_column(Text)
-    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
-    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -1,13 +1,26 @@
-"""The Jobs operations: declarations only; the rules live in service.py and schedule.py."""
+"""The Jobs operations: declarations only; the rules live in service.py (jobs and their
+schedule), calendar.py and analytics.py.
+
+jobs.trigger and jobs.bulk start runs, so they are declared with the flow that runs jobs
+(flows/procedures.py)."""
 
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
+from contentplatform.documents.errors import DocumentNotFound, DocumentNotReady
 from contentplatform.drafts.schemas import Draft
-from contentplatform.jobs import schemas, service
-from contentplatform.kit.errors import Conflict, NotFound, PaymentRequired
+from contentplatform.job_instances.schemas import JobInstance
+from contentplatform.jobs import analytics, calendar, schemas, service
+from contentplatform.jobs.errors import (
+    BadSchedule,
+    CalendarWindowRefused,
+    IllegalJobTransition,
+    JobNotFound,
+    UnknownTimezone,
+)
 from contentplatform.kit.schemas import Empty
+from contentplatform.publishers.errors import ConnectionNotFound
 
 router = ProcedureRouter("jobs", tag="Jobs")
 
@@ -42,7 +55,7 @@ async def list_jobs(ctx: Context, data: schemas.ListJobsInput) -> list[schemas.J
     output=schemas.Job,
     summary="Create a job: what to write and when.",
     description=SCHEDULES + " documentIds must be ready documents of the organization.",
-    errors=[NotFound],
+    errors=[BadSchedule, DocumentNotReady, DocumentNotFound, ConnectionNotFound],
 )
 async def create(ctx: Context, data: schemas.CreateJobInput) -> schemas.Job:
     return await service.create(ctx.session, ctx.tenant.tenant_id, ctx.identity.subject, data)
@@ -89,9 +102,10 @@ async def stats(ctx: Context, _: Empty) -> schemas.JobStats:
         "days (else 400); a date without an offset is read in the organization's time zone. At "
         f"most {schemas.MAX_CALENDAR_ENTRIES} entries are returned."
     ),
+    errors=[CalendarWindowRefused],
 )
-async def calendar(ctx: Context, data: schemas.CalendarInput) -> list[schemas.CalendarEntry]:
-    return await service.calendar(ctx.session, ctx.tenant.tenant_id, data)
+async def get_calendar(ctx: Context, data: schemas.CalendarInput) -> list[schemas.CalendarEntry]:
+    return await calendar.calendar(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.procedure(
@@ -114,31 +128,12 @@ async def scheduling_config(ctx: Context, _: Empty) -> schemas.SchedulingConfig:
     input=schemas.UpdateTimezoneInput,
     output=schemas.SchedulingConfig,
     summary="Set the organization's time zone; every active job's next run is recomputed.",
+    errors=[UnknownTimezone],
 )
 async def update_timezone(
     ctx: Context, data: schemas.UpdateTimezoneInput
 ) -> schemas.SchedulingConfig:
     return await service.update_timezone(ctx.session, ctx.tenant.tenant_id, data.timezone)
-
-
-# Before the /v1/jobs/{id}/... routes: REST takes the first path that matches.
-@router.procedure(
-    "bulk",
-    "POST",
-    "/v1/jobs/bulk/{action}",
-    access=Access.admin,
-    input=schemas.BulkJobsInput,
-    output=schemas.BulkOutcome,
-    summary="Pause, resume, trigger or delete up to 50 jobs at once.",
-    description=(
-        "Each id is handled on its own: `results` says, per id, whether it changed and if not "
-        "why (a problem code: NOT_FOUND for a missing id or another organization's, CONFLICT "
-        "for a status that does not allow the action, PAYMENT_REQUIRED for a trigger without "
-        "credits)."
-    ),
-)
-async def bulk(ctx: Context, data: schemas.BulkJobsInput) -> schemas.BulkOutcome:
-    return await service.bulk(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data)
 
 
 @router.procedure(
@@ -149,6 +144,7 @@ async def bulk(ctx: Context, data: schemas.BulkJobsInput) -> schemas.BulkOutcome
     input=schemas.JobIdInput,
     output=schemas.Job,
     summary="One job.",
+    errors=[JobNotFound],
 )
 async def get_by_id(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     return service.to_schema(await service.require(ctx.session, ctx.tenant.tenant_id, data.id))
@@ -163,7 +159,7 @@ async def get_by_id(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     output=schemas.Job,
     summary="Change a job; returns it. A changed schedule recomputes its next run.",
     description=SCHEDULES,
-    errors=[NotFound],
+    errors=[BadSchedule, DocumentNotReady, JobNotFound, DocumentNotFound, ConnectionNotFound],
 )
 async def update(ctx: Context, data: schemas.UpdateJobInput) -> schemas.Job:
     return await service.update(ctx.session, ctx.tenant.tenant_id, data)
@@ -177,6 +173,7 @@ async def update(ctx: Context, data: schemas.UpdateJobInput) -> schemas.Job:
     input=schemas.JobIdInput,
     output=schemas.Success,
     summary="Soft-delete a job; it is never scheduled again.",
+    errors=[JobNotFound],
 )
 async def delete(ctx: Context, data: schemas.JobIdInput) -> schemas.Success:
     await service.delete(ctx.session, ctx.tenant.tenant_id, data.id)
@@ -191,6 +188,7 @@ async def delete(ctx: Context, data: schemas.JobIdInput) -> schemas.Success:
     input=schemas.CloneJobInput,
     output=schemas.Job,
     summary="Copy a job's settings into a new paused job (default name: '<name> (copy)').",
+    errors=[JobNotFound],
 )
 async def clone(ctx: Context, data: schemas.CloneJobInput) -> schemas.Job:
     return await service.clone(ctx.session, ctx.tenant.tenant_id, ctx.identity.subject, data)
@@ -205,7 +203,7 @@ async def clone(ctx: Context, data: schemas.CloneJobInput) -> schemas.Job:
     output=schemas.Job,
     summary="Stop scheduling a job; returns it. A run in flight finishes.",
     description="Active, processing and failed (error) jobs can be paused; others are 409.",
-    errors=[Conflict],
+    errors=[JobNotFound, IllegalJobTransition],
 )
 async def pause(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     return await service.pause(ctx.session, ctx.tenant.tenant_id, data.id)
@@ -220,29 +218,10 @@ async def pause(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     output=schemas.Job,
     summary="Schedule a paused or failed job again from now; returns it with its next run.",
     description="Occurrences missed while paused are not run. Other statuses are 409.",
-    errors=[Conflict],
+    errors=[JobNotFound, IllegalJobTransition],
 )
 async def resume(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     return await service.resume(ctx.session, ctx.tenant.tenant_id, data.id)
-
-
-@router.procedure(
-    "trigger",
-    "POST",
-    "/v1/jobs/{id}/trigger",
-    access=Access.member,
-    input=schemas.JobIdInput,
-    output=schemas.JobInstance,
-    summary="Run a job now: returns the new pending instance, whose generation run has started.",
-    description=(
-        "Any job can be triggered, paused and completed ones too (their status does not change). "
-        "One run at a time per job: 409 while a run is in flight. 402 when the organization "
-        "lacks the credits a run holds. Follow the run with jobInstances.getProgress."
-    ),
-    errors=[PaymentRequired, Conflict],
-)
-async def trigger(ctx: Context, data: schemas.JobIdInput) -> schemas.JobInstance:
-    return await service.trigger(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data.id)
 
 
 @router.procedure(
@@ -253,9 +232,10 @@ async def trigger(ctx: Context, data: schemas.JobIdInput) -> schemas.JobInstance
     input=schemas.RunHistoryInput,
     output=list[Draft],
     summary="The drafts the job's runs wrote, newest first.",
+    errors=[JobNotFound],
 )
 async def get_run_history(ctx: Context, data: schemas.RunHistoryInput) -> list[Draft]:
-    return await service.run_history(ctx.session, ctx.tenant.tenant_id, data)
+    return await analytics.run_history(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.procedure(
@@ -266,9 +246,10 @@ async def get_run_history(ctx: Context, data: schemas.RunHistoryInput) -> list[D
     input=schemas.JobIdInput,
     output=schemas.JobAnalytics,
     summary="How the job's drafts fared: counts, mean SEO score and publish success rate.",
+    errors=[JobNotFound],
 )
 async def get_analytics(ctx: Context, data: schemas.JobIdInput) -> schemas.JobAnalytics:
-    return await service.analytics(ctx.session, ctx.tenant.tenant_id, data.id)
+    return await analytics.analytics(ctx.session, ctx.tenant.tenant_id, data.id)
 
 
 @router.procedure(
@@ -277,8 +258,9 @@ async def get_analytics(ctx: Context, data: schemas.JobIdInput) -> schemas.JobAn
     "/v1/jobs/{id}/instances",
     access=Access.member,
     input=schemas.JobIdInput,
-    output=list[schemas.JobInstance],
+    output=list[JobInstance],
     summary="The job's instances, latest scheduled first (at most 1,000).",
+    errors=[JobNotFound],
 )
-async def list_instances(ctx: Context, data: schemas.JobIdInput) -> list[schemas.JobInstance]:
+async def list_instances(ctx: Context, data: schemas.JobIdInput) -> list[JobInstance]:
     return await service.list_instances(ctx.session, ctx.tenant.tenant_id, data.id)

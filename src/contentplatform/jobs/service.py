@@ -7,21 +7,25 @@ kept in UTC for active jobs and recomputed whenever the schedule, the status or 
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo
+from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.core.runtime import Runtime
 from contentplatform.documents import service as documents
-from contentplatform.drafts import service as drafts
-from contentplatform.drafts.schemas import Draft
-from contentplatform.jobs import instances, repository, schedule, schemas
-from contentplatform.jobs.models import Job, JobInstance
+from contentplatform.job_instances import service as instances
+from contentplatform.job_instances.schemas import JobInstance
+from contentplatform.jobs import repository, schedule, schemas
+from contentplatform.jobs.errors import (
+    BadSchedule,
+    IllegalJobTransition,
+    JobNotFound,
+    UnknownTimezone,
+)
+from contentplatform.jobs.models import Job
 from contentplatform.kit.db import utcnow
-from contentplatform.kit.errors import BadRequest, Conflict, FieldError, NotFound, PlatformError
+from contentplatform.kit.errors import FieldError
 from contentplatform.publishers import service as publishers
-from contentplatform.tenants import repository as tenants
+from contentplatform.tenants import service as tenants
 
 
 def to_schema(job: Job) -> schemas.Job:
@@ -55,13 +59,8 @@ async def require(
 ) -> Job:
     job = await repository.get(session, tenant_id, job_id, for_update=for_update)
     if job is None:
-        raise NotFound(f"There is no job {job_id}.")
+        raise JobNotFound(job_id)
     return job
-
-
-async def timezone_of(session: AsyncSession, tenant_id: uuid.UUID) -> str:
-    tenant = await tenants.tenant_by_id(session, tenant_id)
-    return tenant.timezone if tenant is not None else "UTC"
 
 
 def spec_of(job: Job) -> schedule.ScheduleSpec:
@@ -125,7 +124,7 @@ async def stats(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.JobStats
 async def create(
     session: AsyncSession, tenant_id: uuid.UUID, created_by: str, data: schemas.CreateJobInput
 ) -> schemas.Job:
-    timezone = await timezone_of(session, tenant_id)
+    timezone = await tenants.timezone_of(session, tenant_id)
     job = Job(
         id=uuid.uuid4(),
         tenant_id=tenant_id,
@@ -153,7 +152,7 @@ async def update(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.UpdateJobInput
 ) -> schemas.Job:
     job = await require(session, tenant_id, data.id, for_update=True)
-    timezone = await timezone_of(session, tenant_id)
+    timezone = await tenants.timezone_of(session, tenant_id)
     if data.name is not None:
         job.name = data.name
     before = (job.cron_expression, list(job.scheduled_dates))
@@ -178,7 +177,7 @@ async def _apply(session: AsyncSession, job: Job, data: schemas.JobFields, timez
         job.topics = [topic.strip() for topic in data.topics or [] if topic.strip()]
     if "topic_source" in given and data.topic_source is not None:
         if data.topic_source == "seo_plan":
-            raise BadRequest(
+            raise BadSchedule(
                 "topicSource seo_plan is reserved for SEO plans, which are not available yet.",
                 errors=[FieldError("topicSource", "seo_plan is not available yet")],
             )
@@ -209,25 +208,19 @@ def _cron(expression: str | None) -> str | None:
     try:
         return schedule.validate_cron(expression)
     except schedule.InvalidSchedule as error:
-        raise BadRequest(str(error), errors=[FieldError("cronExpression", str(error))]) from None
+        raise BadSchedule(str(error), errors=[FieldError("cronExpression", str(error))]) from None
 
 
 def _dates(dates: list[datetime], timezone: str) -> list[str]:
     """UTC ISO strings, sorted and unique; a date without an offset is read in the zone."""
-    return [d.isoformat() for d in sorted({in_zone(d, timezone) for d in dates})]
-
-
-def in_zone(moment: datetime, timezone: str) -> datetime:
-    """`moment` in UTC; without an offset it is read on the organization's wall clock."""
-    aware = moment if moment.tzinfo else moment.replace(tzinfo=ZoneInfo(timezone))
-    return aware.astimezone(UTC)
+    return [d.isoformat() for d in sorted({tenants.in_zone(d, timezone) for d in dates})]
 
 
 def _check_schedule(job: Job) -> None:
     """What each job type needs, and nothing it cannot use."""
 
-    def refuse(field: str, message: str) -> BadRequest:
-        return BadRequest(message, errors=[FieldError(field, message)])
+    def refuse(field: str, message: str) -> BadSchedule:
+        return BadSchedule(message, errors=[FieldError(field, message)])
 
     if job.job_type == "recurring":
         if not job.cron_expression:
@@ -290,7 +283,7 @@ async def pause(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID) 
     """Stop scheduling; a run in flight finishes."""
     job = await require(session, tenant_id, job_id, for_update=True)
     if job.status not in ("active", "processing", "error"):
-        raise Conflict(f"The job is {job.status}; it cannot be paused.")
+        raise IllegalJobTransition(f"The job is {job.status}; it cannot be paused.")
     job.status = "paused"
     job.next_run_at = None
     job.updated_at = utcnow()
@@ -301,11 +294,11 @@ async def resume(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID)
     """Schedule again from now: occurrences missed while paused are not run."""
     job = await require(session, tenant_id, job_id, for_update=True)
     if job.status not in ("paused", "error"):
-        raise Conflict(f"The job is {job.status}; it cannot be resumed.")
-    in_flight = await repository.in_flight(session, tenant_id, job.id)
+        raise IllegalJobTransition(f"The job is {job.status}; it cannot be resumed.")
+    in_flight = await instances.in_flight(session, tenant_id, job.id)
     job.status = "processing" if in_flight else "active"
     job.last_error = None
-    plan_next_run(job, await timezone_of(session, tenant_id), utcnow())
+    plan_next_run(job, await tenants.timezone_of(session, tenant_id), utcnow())
     job.updated_at = utcnow()
     return to_schema(job)
 
@@ -316,7 +309,7 @@ async def resume(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID)
 async def scheduling_config(
     session: AsyncSession, tenant_id: uuid.UUID
 ) -> schemas.SchedulingConfig:
-    return schemas.SchedulingConfig(timezone=await timezone_of(session, tenant_id))
+    return schemas.SchedulingConfig(timezone=await tenants.timezone_of(session, tenant_id))
 
 
 async def update_timezone(
@@ -326,198 +319,47 @@ async def update_timezone(
     try:
         timezone = schedule.validate_timezone(name)
     except schedule.InvalidSchedule as error:
-        raise BadRequest(str(error), errors=[FieldError("timezone", str(error))]) from None
+        raise UnknownTimezone(str(error), errors=[FieldError("timezone", str(error))]) from None
     await tenants.lock_tenant(session, tenant_id)
-    tenant = await tenants.tenant_by_id(session, tenant_id)
-    assert tenant is not None, "a resolved tenant exists"
-    tenant.timezone = timezone
+    await tenants.set_timezone(session, tenant_id, timezone)
     now = utcnow()
     for job in await repository.scheduled(session, tenant_id):
         plan_next_run(job, timezone, now)
     return schemas.SchedulingConfig(timezone=timezone)
 
 
-# --- runs -------------------------------------------------------------------------------------
+# --- what a run does to its job (flows/job_runs.py starts and follows runs) --------------------
 
 
-async def trigger(
-    session: AsyncSession, runtime: Runtime, tenant_id: uuid.UUID, job_id: uuid.UUID
-) -> schemas.JobInstance:
-    """Run the job now, whatever its status: a pending instance whose run has started."""
-    await tenants.lock_tenant(session, tenant_id)
-    job = await require(session, tenant_id, job_id, for_update=True)
-    now = utcnow()
-    instance = JobInstance(**instances.new_instance(job, now))
-    # Added only once the run started, so a refusal (409, 402) leaves nothing behind.
-    await instances.start(session, runtime, job, instance, now, by_hand=True)
-    session.add(instance)
-    await session.flush()
-    return instances.to_schema(instance)
+def run_started(job: Job, now: datetime) -> None:
+    """A run of the job started: it is processing, unless paused or completed (a trigger)."""
+    job.last_run_at = now
+    if job.status in ("active", "error"):
+        job.status = "processing"
 
 
-async def run_history(
-    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.RunHistoryInput
-) -> list[Draft]:
-    job = await require(session, tenant_id, data.id)
-    return await drafts.of_job(session, tenant_id, job.id, data.limit)
+def settle(job: Job, *, failure: str | None) -> None:
+    """A run of the job ended: back to active (or completed when nothing is left to run), or
+    error with the reason. A paused job stays paused; a deleted one is left alone."""
+    if job.deleted_at is not None:
+        return
+    job.last_error = failure
+    job.updated_at = utcnow()
+    if job.status in ("paused", "completed"):
+        return
+    if failure is not None:
+        job.status = "error"
+    elif job.next_run_at is None and job.job_type != "recurring":
+        job.status = "completed"
+    else:
+        job.status = "active"
 
 
-async def analytics(
-    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID
-) -> schemas.JobAnalytics:
-    job = await require(session, tenant_id, job_id)
-    counts, mean_score = await drafts.job_figures(session, tenant_id, job.id)
-    published = counts.get("published", 0)
-    return schemas.JobAnalytics(
-        totalDrafts=sum(counts.values()),
-        approvedDrafts=counts.get("approved", 0) + published,
-        publishedDrafts=published,
-        avgSeoScore=round(mean_score, 2) if mean_score is not None else 0.0,
-        publishSuccessRate=await publishers.success_rate(session, tenant_id, job.id),
-    )
-
-
-async def find_instances(
-    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListInstancesInput
-) -> list[schemas.JobInstance]:
-    """jobInstances.list; a window date without an offset is read in the organization's zone."""
-    timezone = await timezone_of(session, tenant_id)
-    window = {
-        name: in_zone(value, timezone)
-        for name in ("start_date", "end_date")
-        if (value := getattr(data, name)) is not None
-    }
-    return await instances.list_instances(session, tenant_id, data.model_copy(update=window))
-
-
-async def list_instances(
-    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID
-) -> list[schemas.JobInstance]:
-    return await instances.of_job(session, tenant_id, await require(session, tenant_id, job_id))
-
-
-# --- the calendar -----------------------------------------------------------------------------
-
-
-async def calendar(
-    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.CalendarInput
-) -> list[schemas.CalendarEntry]:
-    """Every occurrence in the window: existing instances, and what the schedules plan beyond
-    them (from each job's next run on), oldest first, at most MAX_CALENDAR_ENTRIES."""
-    timezone = await timezone_of(session, tenant_id)
-    start, end = in_zone(data.start_date, timezone), in_zone(data.end_date, timezone)
-    if end <= start:
-        raise BadRequest(
-            "endDate must be after startDate.",
-            errors=[FieldError("endDate", "must be after startDate")],
-        )
-    if end - start > timedelta(days=schemas.MAX_CALENDAR_DAYS):
-        message = f"The window spans at most {schemas.MAX_CALENDAR_DAYS} days."
-        raise BadRequest(message, errors=[FieldError("endDate", message)])
-    limit = schemas.MAX_CALENDAR_ENTRIES
-    entries: dict[tuple[uuid.UUID, datetime], schemas.CalendarEntry] = {}
-    for job in await repository.scheduled(session, tenant_id):
-        if job.next_run_at is None:
-            continue
-        for moment in schedule.occurrences(
-            spec_of(job), timezone, max(start, job.next_run_at), end, limit
-        ):
-            entries[(job.id, moment)] = schemas.CalendarEntry(
-                jobId=job.id,
-                jobName=job.name,
-                date=moment,
-                instanceId=None,
-                status="planned",
-                draftId=None,
-            )
-    existing = await repository.instances_between(session, tenant_id, start, end, limit)
-    names = {
-        job.id: job.name
-        for job in await repository.many(session, tenant_id, list({i.job_id for i in existing}))
-    }
-    for instance in existing:
-        entries[(instance.job_id, instance.scheduled_date)] = schemas.CalendarEntry(
-            jobId=instance.job_id,
-            jobName=names.get(instance.job_id, ""),
-            date=instance.scheduled_date,
-            instanceId=instance.id,
-            status=instance.status,
-            draftId=instance.draft_id,
-        )
-    return sorted(entries.values(), key=lambda entry: (entry.date, entry.jobName))[:limit]
-
-
-# --- many at once -----------------------------------------------------------------------------
-
-
-async def bulk(
-    session: AsyncSession,
-    runtime: Runtime,
-    tenant_id: uuid.UUID,
-    data: schemas.BulkJobsInput,
-) -> schemas.BulkOutcome:
-    """Apply one action to each id; an id that fails (another tenant's or missing: NOT_FOUND,
-    a wrong status: CONFLICT) is reported and leaves the others untouched."""
-    # The tenant before any job, as every transaction that locks both does.
-    await tenants.lock_tenant(session, tenant_id)
-    results = []
-    for job_id in dict.fromkeys(data.job_ids):
-        try:
-            if data.action == "pause":
-                await pause(session, tenant_id, job_id)
-            elif data.action == "resume":
-                await resume(session, tenant_id, job_id)
-            elif data.action == "trigger":
-                await trigger(session, runtime, tenant_id, job_id)
-            else:
-                await delete(session, tenant_id, job_id)
-        except PlatformError as error:
-            results.append(schemas.BulkResult(id=job_id, ok=False, error=error.code))
-        else:
-            results.append(schemas.BulkResult(id=job_id, ok=True, error=None))
-    affected = sum(result.ok for result in results)
-    return schemas.BulkOutcome(success=affected == len(results), affected=affected, results=results)
-
-
-# --- instances by hand ------------------------------------------------------------------------
-
-
-async def create_instance(
-    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.CreateInstanceInput
-) -> schemas.JobInstance:
-    """Plan one occurrence ahead with its own overrides; the scheduler runs it at its date."""
-    job = await require(session, tenant_id, data.job_id)
-    scheduled_date = in_zone(data.scheduled_date, await timezone_of(session, tenant_id))
-    if await repository.instance_at(session, tenant_id, job.id, scheduled_date) is not None:
-        raise Conflict(f"The job already has an instance at {scheduled_date.isoformat()}.")
-    values = instances.new_instance(job, scheduled_date)
-    values.update(
-        day_mode=data.day_mode,
-        keywords=instances.clean_keywords(data.keywords),
-        content_instructions=data.content_instructions,
-        images=list(data.images),
-        document_ids=await instances.check_documents(session, tenant_id, data.document_ids),
-    )
-    if not await repository.add_instance_once(session, **values):
-        raise Conflict(f"The job already has an instance at {scheduled_date.isoformat()}.")
-    instance = await instances.require(session, tenant_id, values["id"])  # type: ignore[arg-type]
-    return instances.to_schema(instance)
-
-
-async def generate_instance(
-    session: AsyncSession, runtime: Runtime, tenant_id: uuid.UUID, instance_id: uuid.UUID
-) -> schemas.JobInstance:
-    """Run a planned instance now, or again after it failed or was skipped."""
-    await tenants.lock_tenant(session, tenant_id)
-    instance = await instances.require(session, tenant_id, instance_id, for_update=True)
-    state = instances.state_of(instance)
-    if state in ("queued", "running", "completed"):
-        raise Conflict(f"The instance is {state}; it cannot be generated again.")
-    job = await repository.get(session, tenant_id, instance.job_id, for_update=True)
-    if job is None:
-        raise Conflict("The instance's job was deleted.")
-    await instances.start(session, runtime, job, instance, utcnow(), by_hand=True)
-    return instances.to_schema(instance)
+async def find(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, *, for_update: bool = False
+) -> Job | None:
+    """The job, or None when it was deleted (a run may outlive its job)."""
+    return await repository.get(session, tenant_id, job_id, for_update=for_update)
 
 
 async def publisher_of(
@@ -528,20 +370,25 @@ async def publisher_of(
     return job.publisher_connection_id if job is not None else None
 
 
-async def check_draft_links(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    job_id: uuid.UUID | None,
-    instance_id: uuid.UUID | None,
-) -> tuple[uuid.UUID | None, uuid.UUID | None]:
-    """The job and instance a draft written by hand names: this organization's (else 404), the
-    instance of that job (else 400); naming only the instance names its job too."""
-    if instance_id is not None:
-        instance = await instances.require(session, tenant_id, instance_id)
-        if job_id is not None and job_id != instance.job_id:
-            message = "The instance belongs to another job."
-            raise BadRequest(message, errors=[FieldError("instanceId", message)])
-        job_id = instance.job_id
-    if job_id is not None:
-        await require(session, tenant_id, job_id)
-    return job_id, instance_id
+async def list_instances(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID
+) -> list[JobInstance]:
+    job = await require(session, tenant_id, job_id)
+    return await instances.of_job(session, tenant_id, job.id)
+
+
+# --- the scheduler: due jobs across tenants -----------------------------------------------------
+
+
+async def due(
+    session: AsyncSession, now: datetime, limit: int
+) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """(tenant_id, job_id) of jobs whose next run has come, oldest first."""
+    return await repository.due_jobs(session, now, limit)
+
+
+async def claim_due(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, now: datetime
+) -> Job | None:
+    """Lock the job if it is still due and no other scheduler holds it."""
+    return await repository.claim_due_job(session, tenant_id, job_id, now)

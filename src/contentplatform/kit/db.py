@@ -6,9 +6,21 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import DateTime, ForeignKey, MetaData, TypeDecorator, Uuid, event, text, update
+from sqlalchemy import (
+    DateTime,
+    ForeignKey,
+    MetaData,
+    Select,
+    TypeDecorator,
+    Uuid,
+    event,
+    func,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
@@ -161,6 +173,47 @@ async def lock_rows(session: AsyncSession, model: type[Base], *criteria: Any) ->
     )
 
 
+ModelT = TypeVar("ModelT", bound=Base)
+RowT = TypeVar("RowT")
+
+
+async def get_owned(
+    session: AsyncSession,
+    model: type[ModelT],
+    tenant_id: uuid.UUID,
+    record_id: uuid.UUID,
+    *,
+    for_update: bool = False,
+) -> ModelT | None:
+    """One row of the tenant by id, None when absent, another tenant's or soft-deleted.
+
+    With `for_update` the row is locked (see lock_rows) and read as it is now: a copy this
+    session read before the lock would otherwise keep its old values in the identity map.
+    """
+    columns = model.__table__.c
+    criteria = [columns.tenant_id == tenant_id, columns.id == record_id]
+    if "deleted_at" in columns:
+        criteria.append(columns.deleted_at.is_(None))
+    statement = select(model).where(*criteria)
+    if for_update:
+        await lock_rows(session, model, *criteria)
+        statement = statement.with_for_update().execution_options(populate_existing=True)
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+async def page_of(
+    session: AsyncSession,
+    statement: Select[RowT],
+    *order_by: Any,
+    limit: int,
+    offset: int,
+) -> tuple[list[RowT], int]:
+    """One page of what `statement` selects, in `order_by` order, and how many there are."""
+    total = await session.scalar(select(func.count()).select_from(statement.subquery()))
+    rows = await session.execute(statement.order_by(*order_by).limit(limit).offset(offset))
+    return list(rows.scalars()), int(total or 0)
+
+
 def insert_ignoring_conflicts(session: AsyncSession, model: type[Base], **values: Any) -> Any:
     """INSERT ... ON CONFLICT DO NOTHING for the session's dialect."""
     dialect = session.get_bind().dialect.name
@@ -176,7 +229,9 @@ __all__ = [
     "TenantMixin",
     "UTCDateTime",
     "after_commit",
+    "get_owned",
     "insert_ignoring_conflicts",
     "lock_rows",
+    "page_of",
     "utcnow",
 ]

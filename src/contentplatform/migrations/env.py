@@ -7,12 +7,11 @@ import asyncio
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from contentplatform.kit.db import Base, Database
-from contentplatform.models import load_all
-from contentplatform.search.models import include_name
+from contentplatform.documents.models import include_name
+from contentplatform.domains import metadata
+from contentplatform.kit.db import Database
 
-load_all()
-target_metadata = Base.metadata
+target_metadata = metadata()
 
 
 def run_on(connection: Connection) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
-from contentplatform.kit.errors import NotFound
 from contentplatform.public import schemas, service
+from contentplatform.public.errors import BlogNotFound, PostNotFound
 
 router = ProcedureRouter("public", tag="Public")
 
@@ -25,7 +25,7 @@ FEED_RULES = (
     output=schemas.BlogPage,
     summary="Published posts of a tenant, newest first (the public blog feed).",
     description=FEED_RULES,
-    errors=[NotFound],
+    errors=[BlogNotFound],
 )
 async def list_blogs(ctx: Context, data: schemas.ListBlogsInput) -> schemas.BlogPage:
     return await service.list_blogs(ctx.session, data)
@@ -40,7 +40,7 @@ async def list_blogs(ctx: Context, data: schemas.ListBlogsInput) -> schemas.Blog
     output=schemas.Blog,
     summary="One published post by its slug, with its sanitized HTML.",
     description=FEED_RULES + " A slug that is not a published post of the tenant is 404.",
-    errors=[NotFound],
+    errors=[BlogNotFound, PostNotFound],
 )
 async def get_blog(ctx: Context, data: schemas.GetBlogInput) -> schemas.Blog:
     return await service.get_blog(ctx.session, data)

@@ -9,9 +9,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.drafts import html
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
-from contentplatform.kit.errors import NotFound
 from contentplatform.public import schemas
-from contentplatform.tenants import repository as tenants
+from contentplatform.public.errors import BlogNotFound, PostNotFound
+from contentplatform.tenants import service as tenants
 
 # How much of the first paragraph stands in for a missing excerpt.
 LEAD_CHARACTERS = 300
@@ -32,7 +32,7 @@ async def get_blog(session: AsyncSession, query: schemas.GetBlogInput) -> schema
     await _require_tenant(session, query.tenant_id)
     draft = await drafts.published_by_slug(session, query.tenant_id, query.slug)
     if draft is None:
-        raise NotFound(f"There is no published post {query.slug!r}.")
+        raise PostNotFound(f"There is no published post {query.slug!r}.")
     summary = _summary(draft)
     seo_title = _text(draft.seo_meta.get("seo_title"))
     seo_description = _text(draft.seo_meta.get("meta_description"))
@@ -52,9 +52,8 @@ async def get_blog(session: AsyncSession, query: schemas.GetBlogInput) -> schema
 
 async def _require_tenant(session: AsyncSession, tenant_id: uuid.UUID) -> None:
     """Unknown and suspended tenants answer alike, so the feed tells nobody which exist."""
-    tenant = await tenants.tenant_by_id(session, tenant_id)
-    if tenant is None or tenant.status != "active":
-        raise NotFound(f"There is no blog for tenant {tenant_id}.")
+    if not await tenants.is_active(session, tenant_id):
+        raise BlogNotFound(f"There is no blog for tenant {tenant_id}.")
 
 
 def _summary(draft: Draft) -> schemas.BlogSummary:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
-from contentplatform.publishers import schemas, service
+from contentplatform.publishers import attempts, schemas, service
+from contentplatform.publishers.errors import ConnectionConfigRefused, ConnectionNotFound
 
 router = ProcedureRouter("publishers", tag="Publishers")
 
@@ -40,6 +41,7 @@ async def list_connections(
     "link-local, CGNAT, metadata addresses are refused before anything is stored). A webhook "
     "connection answers its `whsec_` signing secret this once. The first connection of an "
     "organization, or one created with `isDefault`, becomes its default. " + CREDENTIALS,
+    errors=[ConnectionConfigRefused],
 )
 async def create(ctx: Context, data: schemas.CreateConnectionInput) -> schemas.CreatedConnection:
     return await service.create(ctx.session, ctx.settings, ctx.tenant.tenant_id, data)
@@ -54,6 +56,7 @@ async def create(ctx: Context, data: schemas.CreateConnectionInput) -> schemas.C
     output=schemas.Connection,
     summary="One publisher connection.",
     description=CREDENTIALS,
+    errors=[ConnectionNotFound],
 )
 async def get_by_id(ctx: Context, data: schemas.ConnectionIdInput) -> schemas.Connection:
     return service.to_schema(await service.require(ctx.session, ctx.tenant.tenant_id, data.id))
@@ -69,6 +72,7 @@ async def get_by_id(ctx: Context, data: schemas.ConnectionIdInput) -> schemas.Co
     summary="Rename, reconfigure, replace credentials, make default, disable or enable.",
     description="The type cannot change. A new config passes the same checks as on create. "
     "A disabled connection publishes nothing (409).",
+    errors=[ConnectionConfigRefused, ConnectionNotFound],
 )
 async def update(ctx: Context, data: schemas.UpdateConnectionInput) -> schemas.Connection:
     return await service.update(ctx.session, ctx.settings, ctx.tenant.tenant_id, data)
@@ -83,6 +87,7 @@ async def update(ctx: Context, data: schemas.UpdateConnectionInput) -> schemas.C
     output=schemas.Success,
     summary="Remove a connection (soft).",
     description="Jobs still pointing at it hold their drafts for review, with the reason recorded.",
+    errors=[ConnectionNotFound],
 )
 async def delete(ctx: Context, data: schemas.ConnectionIdInput) -> schemas.Success:
     await service.delete(ctx.session, ctx.tenant.tenant_id, data.id)
@@ -99,6 +104,7 @@ async def delete(ctx: Context, data: schemas.ConnectionIdInput) -> schemas.Succe
     summary="Check the credentials and rights against the target.",
     description="Answers 200 either way: `ok` false with the target's words in `warnings` when "
     "it refuses, and the connection is marked `error` until a test or publish succeeds.",
+    errors=[ConnectionNotFound],
 )
 async def test(ctx: Context, data: schemas.ConnectionIdInput) -> schemas.TestOutcome:
     return await service.test(ctx.session, ctx.settings, ctx.tenant.tenant_id, data.id)
@@ -112,6 +118,7 @@ async def test(ctx: Context, data: schemas.ConnectionIdInput) -> schemas.TestOut
     input=schemas.ListAttemptsInput,
     output=schemas.AttemptPage,
     summary="Publish attempts through one connection, newest first.",
+    errors=[ConnectionNotFound],
 )
 async def list_attempts(ctx: Context, data: schemas.ListAttemptsInput) -> schemas.AttemptPage:
-    return await service.connection_attempts(ctx.session, ctx.tenant.tenant_id, data)
+    return await attempts.connection_attempts(ctx.session, ctx.tenant.tenant_id, data)

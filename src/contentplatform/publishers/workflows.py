@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.core import runtime
 from contentplatform.kit import durable, outbound
 from contentplatform.kit.db import utcnow
-from contentplatform.publishers import repository, service
+from contentplatform.publishers import attempts, repository, service
 from contentplatform.publishers.strategies.base import (
     Article,
     Mode,
@@ -70,7 +70,7 @@ async def try_once(tenant_id: str, attempt_id: str) -> dict[str, Any]:
     settings = current.settings
     ids = (uuid.UUID(tenant_id), uuid.UUID(attempt_id))
     async with current.db.unit_of_work() as session:
-        begun = await service.begin_try(session, settings, *ids)
+        begun = await attempts.begin_try(session, *ids)
         if begun is None:
             return {"done": True}
         attempt, connection, article, remote = begun
@@ -90,15 +90,15 @@ async def try_once(tenant_id: str, attempt_id: str) -> dict[str, Any]:
         if delay > MAX_WAIT_SECONDS:
             final = True
         async with current.db.unit_of_work() as session:
-            await service.record_failure(session, *ids, error, final=final)
+            await attempts.record_failure(session, *ids, error, final=final)
         return {"done": True} if final else {"done": False, "retry_in": delay}
     except Exception as error:  # a bug or an unexpected answer: fail visibly, never stay running
         failure = Transient(f"Publishing failed unexpectedly ({type(error).__name__}).")
         async with current.db.unit_of_work() as session:
-            await service.record_failure(session, *ids, failure, final=True)
+            await attempts.record_failure(session, *ids, failure, final=True)
         raise
     async with current.db.unit_of_work() as session:
-        await service.record_success(session, *ids, result)
+        await attempts.record_success(session, *ids, result)
     return {"done": True}
 
 
@@ -143,6 +143,6 @@ def _restarter(tenant_id: uuid.UUID, attempt_id: uuid.UUID) -> Any:
 
 def _giver_up(tenant_id: uuid.UUID, attempt_id: uuid.UUID) -> Any:
     async def give_up(session: AsyncSession, reason: str) -> None:
-        await service.give_up(session, tenant_id, attempt_id, reason)
+        await attempts.give_up(session, tenant_id, attempt_id, reason)
 
     return give_up

@@ -1,4 +1,5 @@
-"""Object paths a tenant may use: always under its own organization's prefix.
+"""Object keys: every shape of key this service makes, and the paths a tenant may use, always
+under its own organization's prefix (`<org id>/uploads/...`, `<org id>/derived/...`).
 
 Paths come from clients (e.g. `storagePath` when registering a document), so every rule here
 keeps them from reaching outside `<org id>/` on any backend: a local file system resolves `..`,
@@ -73,3 +74,13 @@ def new_upload_path(org_id: str, filename: str) -> str:
     """A fresh path for an upload; the random part keeps two uploads of one name apart."""
     path = f"{org_id}/uploads/{uuid.uuid4()}/{safe_filename(filename)}"
     return validate_storage_path(path, org_id)
+
+
+def organization_of(path: str) -> str:
+    """The organization whose prefix a key is under: its first segment."""
+    return path.split("/", 1)[0]
+
+
+def derived_text_path(org_id: str, document_id: uuid.UUID, version: int) -> str:
+    """Where the text extracted from a document's version is kept."""
+    return f"{org_id}/derived/documents/{document_id}/v{version}.txt"

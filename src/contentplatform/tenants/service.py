@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Identity, Role, TenantAccess
-from contentplatform.kit.errors import Forbidden
 from contentplatform.tenants import repository
+from contentplatform.tenants.errors import NotAMember, TenantSuspended
 from contentplatform.tenants.models import Tenant, User
 from contentplatform.tenants.schemas import Member
 
@@ -27,7 +29,7 @@ async def resolve_access(session: AsyncSession, identity: Identity, org_id: str)
     else:
         tenant, user, role = await _stored_membership(session, identity, org_id)
     if tenant.status != "active":
-        raise Forbidden("This organization's tenant is suspended.")
+        raise TenantSuspended("This organization's tenant is suspended.")
     return TenantAccess(
         tenant_id=tenant.id, org_id=org_id, org_name=tenant.name, user_id=user.id, role=role
     )
@@ -50,7 +52,7 @@ async def _provision(
 async def _stored_membership(
     session: AsyncSession, identity: Identity, org_id: str
 ) -> tuple[Tenant, User, Role]:
-    refused = Forbidden(f"You are not a member of organization {org_id!r}.")
+    refused = NotAMember(f"You are not a member of organization {org_id!r}.")
     tenant = await repository.tenant_by_org(session, org_id)
     user = await repository.user_by_subject(session, identity.subject)
     if tenant is None or user is None:
@@ -86,3 +88,37 @@ async def member_subject(session: AsyncSession, tenant_id: uuid.UUID, user_ref: 
     if user is None or await repository.membership(session, tenant_id, user.id) is None:
         return None
     return user.idp_user_id
+
+
+async def lock_tenant(session: AsyncSession, tenant_id: uuid.UUID) -> None:
+    """Serialize this transaction with the tenant's other locked ones until it ends. Whoever
+    locks the tenant and one of its records locks the tenant first."""
+    await repository.lock_tenant(session, tenant_id)
+
+
+async def is_active(session: AsyncSession, tenant_id: uuid.UUID) -> bool:
+    """Whether the tenant exists and is not suspended."""
+    tenant = await repository.tenant_by_id(session, tenant_id)
+    return tenant is not None and tenant.status == "active"
+
+
+# --- the organization's time zone -------------------------------------------------------------
+
+
+async def timezone_of(session: AsyncSession, tenant_id: uuid.UUID) -> str:
+    """The IANA zone the organization's schedules and dates are read in (default UTC)."""
+    tenant = await repository.tenant_by_id(session, tenant_id)
+    return tenant.timezone if tenant is not None else "UTC"
+
+
+async def set_timezone(session: AsyncSession, tenant_id: uuid.UUID, timezone: str) -> None:
+    """Set the zone (a valid IANA name); the caller locked the tenant."""
+    tenant = await repository.tenant_by_id(session, tenant_id)
+    assert tenant is not None, "a resolved tenant exists"
+    tenant.timezone = timezone
+
+
+def in_zone(moment: datetime, timezone: str) -> datetime:
+    """`moment` in UTC; without an offset it is read on the organization's wall clock."""
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=ZoneInfo(timezone))
+    return aware.astimezone(UTC)

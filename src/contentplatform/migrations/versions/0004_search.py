@@ -3,7 +3,7 @@
 SQLite: an FTS5 table `document_chunks_fts` kept in step with `document_chunks` by triggers, so
 inserts, deletes and ON DELETE CASCADE from documents or tenants all reach the index.
 PostgreSQL: a generated tsvector column `search_vector` with a GIN index.
-Neither is in the models (see contentplatform.search.models.include_name).
+Neither is in the models (see contentplatform.documents.models.include_name).
 
 Revision ID: 0004_search
 Revises: 0003_documents

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.documents import index_repository as repository
 from contentplatform.documents.chunking import Chunk
-from contentplatform.kit.errors import NotFound
-from contentplatform.search import repository
+from contentplatform.documents.errors import DocumentNotFound
 
 # The most distinct terms of a query that are searched for; a pasted paragraph would otherwise
 # become a very long OR query.
@@ -60,7 +60,7 @@ async def replace_document_chunks(
 ) -> int:
     """Make `chunks` the document's only chunks (in the index too); returns how many."""
     if not await repository.document_exists(session, tenant_id, document_id):
-        raise NotFound("The document does not exist.")
+        raise DocumentNotFound(document_id)
     await repository.delete_chunks(session, tenant_id, document_id)
     await repository.insert_chunks(
         session,

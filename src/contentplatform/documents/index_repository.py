@@ -23,8 +23,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.documents.models import Document
-from contentplatform.search.models import FTS_TABLE, SEARCH_VECTOR, DocumentChunk
+from contentplatform.documents.models import FTS_TABLE, SEARCH_VECTOR, Document, DocumentChunk
 
 
 async def document_exists(

@@ -13,13 +13,13 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import delete, func, select, text
 
+from contentplatform.documents import index as service
+from contentplatform.documents import models
 from contentplatform.documents.chunking import Chunk, chunk_text
-from contentplatform.documents.models import Document
+from contentplatform.documents.models import Document, DocumentChunk
+from contentplatform.domains import metadata
 from contentplatform.kit.db import Base, Database
 from contentplatform.kit.errors import NotFound
-from contentplatform.models import load_all
-from contentplatform.search import models, service
-from contentplatform.search.models import DocumentChunk
 from contentplatform.tenants import repository as tenants
 
 COMPOST = [
@@ -323,9 +323,9 @@ def test_document_text_is_rebuilt_from_overlapping_chunks(run):
 
 
 def test_models_match_the_migration_but_for_the_full_text_index(run):
-    """What `alembic check` sees with `include_name` from search.models (the hook env.py needs),
+    """What `alembic check` sees with `include_name` from documents.models (the hook env.py needs),
     and that without the hook the full-text objects are the only difference."""
-    load_all()
+    metadata()
 
     def diffs(connection: Any, hook: Any) -> list[Any]:
         options = {"compare_type": True, "target_metadata": Base.metadata}

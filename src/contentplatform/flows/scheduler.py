@@ -23,9 +23,13 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.core.runtime import Runtime
-from contentplatform.jobs import instances, repository, schedule, service
-from contentplatform.jobs.models import Job, JobInstance
-from contentplatform.tenants import repository as tenants
+from contentplatform.flows import job_runs
+from contentplatform.job_instances import service as instances
+from contentplatform.job_instances.models import JobInstance
+from contentplatform.jobs import schedule
+from contentplatform.jobs import service as jobs
+from contentplatform.jobs.models import Job
+from contentplatform.tenants import service as tenants
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +63,7 @@ async def tick(runtime: Runtime, now: datetime, *, limit: int | None = None) -> 
     workers = 1 if runtime.db.dialect == "sqlite" else runtime.settings.scheduler_concurrency
     while budget > 0:
         async with runtime.db.unit_of_work() as session:
-            due = await repository.due_jobs(session, now, min(BATCH, budget) + len(seen))
+            due = await jobs.due(session, now, min(BATCH, budget) + len(seen))
         fresh = [(tenant_id, job_id) for tenant_id, job_id in due if job_id not in seen][:budget]
         if not fresh:
             break
@@ -120,13 +124,13 @@ async def _fire(
     report: TickReport,
 ) -> None:
     await tenants.lock_tenant(session, tenant_id)
-    job = await repository.claim_due_job(session, tenant_id, job_id, now)
+    job = await jobs.claim_due(session, tenant_id, job_id, now)
     if job is None or job.next_run_at is None:
         return  # another tick took it, or it changed since it was read
     if tenant_id not in zones:
-        zones[tenant_id] = await service.timezone_of(session, tenant_id)
+        zones[tenant_id] = await tenants.timezone_of(session, tenant_id)
     try:
-        plan = schedule.due(service.spec_of(job), zones[tenant_id], job.next_run_at, now)
+        plan = schedule.due(jobs.spec_of(job), zones[tenant_id], job.next_run_at, now)
     except schedule.InvalidSchedule as error:
         # Cannot happen for a schedule that passed validation; never retry it every tick.
         job.next_run_at = None
@@ -137,11 +141,13 @@ async def _fire(
     latest = plan.run_at.isoformat() if plan.run_at else "?"
     missed = f"Missed while the scheduler was not running; the run at {latest} ran instead."
     for moment in plan.skipped:
-        values = instances.new_instance(job, moment, status="skipped", error=missed)
-        if await repository.add_instance_once(session, **values):
+        values = instances.new_instance(
+            job.tenant_id, job.id, moment, status="skipped", error=missed
+        )
+        if await instances.plan_once(session, values):
             report.skipped += 1
             continue
-        planned = await repository.instance_at(session, job.tenant_id, job.id, moment)
+        planned = await instances.at(session, job.tenant_id, job.id, moment)
         if planned is not None and instances.is_waiting(planned):
             instances.skip(planned, missed)  # planned by hand, and missed all the same
             report.skipped += 1
@@ -160,12 +166,14 @@ async def _run_occurrence(
     report: TickReport,
 ) -> None:
     """The occurrence's instance, made once (or planned ahead by hand), and its run."""
-    created = await repository.add_instance_once(session, **instances.new_instance(job, moment))
-    instance = await repository.instance_at(session, job.tenant_id, job.id, moment)
+    created = await instances.plan_once(
+        session, instances.new_instance(job.tenant_id, job.id, moment)
+    )
+    instance = await instances.at(session, job.tenant_id, job.id, moment)
     assert instance is not None
     if not created and not instances.is_waiting(instance):
         return  # this occurrence was handled already (a retried tick)
-    await instances.start(session, runtime, job, instance, now)
+    await job_runs.start(session, runtime, job, instance, now)
     report.count(instance)
 
 
@@ -173,25 +181,23 @@ async def _start_waiting(runtime: Runtime, now: datetime, report: TickReport) ->
     """Instances planned by hand whose date has come (or whose tick crashed before starting
     them): start them, or skip them when their job is paused or deleted."""
     async with runtime.db.unit_of_work() as session:
-        waiting = await repository.waiting_instances(session, now, BATCH)
+        waiting = await instances.waiting_due(session, now, BATCH)
     for tenant_id, instance_id in waiting:
         try:
             async with runtime.db.unit_of_work() as session:
                 await tenants.lock_tenant(session, tenant_id)
-                instance = await repository.claim_waiting_instance(
-                    session, tenant_id, instance_id, now
-                )
+                instance = await instances.claim_waiting(session, tenant_id, instance_id, now)
                 if instance is None:
                     continue
-                job = await repository.get(session, tenant_id, instance.job_id, for_update=True)
+                job = await jobs.find(session, tenant_id, instance.job_id, for_update=True)
                 if job is None or job.status == "paused":
                     reason = instances.JOB_PAUSED if job else "The job was deleted."
                     instances.skip(instance, reason)
-                elif await repository.later_waiting(session, instance, now):
+                elif await instances.later_waiting(session, instance, now):
                     # Coalesced as the schedule's occurrences are: only the latest one runs.
                     instances.skip(instance, instances.MISSED_FOR_LATER)
                 else:
-                    await instances.start(session, runtime, job, instance, now)
+                    await job_runs.start(session, runtime, job, instance, now)
                 report.count(instance)
         except Exception:
             report.errors += 1

@@ -1,4 +1,4 @@
-"""The scheduler as a DBOS scheduled workflow: every `scheduler_interval_seconds`, one tick.
+"""The job scheduler as a DBOS scheduled workflow: every `scheduler_interval_seconds`, one tick.
 
 DBOS names each firing's workflow after its scheduled time, so however many processes run,
 each firing runs once; and the tick itself is idempotent (scheduler.py), so one recovered
@@ -15,7 +15,7 @@ from typing import Any
 from dbos import DBOS
 
 from contentplatform.core import runtime
-from contentplatform.jobs import scheduler
+from contentplatform.flows import scheduler
 from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
 

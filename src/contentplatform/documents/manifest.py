@@ -1,0 +1,13 @@
+"""Knowledge documents: uploads, ingestion and the chunk index."""
+
+from __future__ import annotations
+
+from contentplatform.core.manifest import Domain
+from contentplatform.documents import models, procedures, workflows
+
+domain = Domain(
+    name="documents",
+    routers=(procedures.router,),
+    models=models,
+    durable=(workflows,),
+)

@@ -1,0 +1,54 @@
+"""Every domain of the service, in one list: adding a domain is one line here (and its own
+manifest.py). The app, Alembic, the tests and every worker process read this list.
+
+The order is the order of the API document: an operation group keeps the place of the domain
+that first declares it, and a flow's operations of that group follow the domain's own.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import MetaData
+
+from contentplatform.core.manifest import Domain
+from contentplatform.core.procedures import ProcedureRouter
+from contentplatform.credits.manifest import domain as credits
+from contentplatform.documents.manifest import domain as documents
+from contentplatform.drafts.manifest import domain as drafts
+from contentplatform.flows.manifest import domain as flows
+from contentplatform.generation.manifest import domain as generation
+from contentplatform.job_instances.manifest import domain as job_instances
+from contentplatform.jobs.manifest import domain as jobs
+from contentplatform.kit.db import Base
+from contentplatform.public.manifest import domain as public
+from contentplatform.publishers.manifest import domain as publishers
+from contentplatform.system.manifest import domain as system
+from contentplatform.tenants.manifest import domain as tenants
+
+DOMAINS: tuple[Domain, ...] = (
+    system,
+    tenants,
+    credits,
+    documents,
+    jobs,
+    job_instances,
+    drafts,
+    publishers,
+    generation,
+    public,
+    flows,
+)
+
+
+def routers() -> list[ProcedureRouter]:
+    """Every router, grouped by operation group in the order the groups first appear."""
+    groups: dict[str, list[ProcedureRouter]] = {}
+    for domain in DOMAINS:
+        for router in domain.routers:
+            groups.setdefault(router.name, []).append(router)
+    return [router for group in groups.values() for router in group]
+
+
+def metadata() -> MetaData:
+    """Every domain's tables (their modules are imported with this one)."""
+    assert all(domain.models is None or domain.models.__name__ for domain in DOMAINS)
+    return Base.metadata

@@ -1,0 +1,320 @@
+"""Running a job: an instance's run, started by the scheduler, a trigger or by hand, followed as
+the generation pipeline writes, and settled on the job when it ends (auto-publishing what it
+wrote when the job says so). Never commits.
+
+A job has at most one run in flight. Whoever locks both a tenant and one of its jobs locks the
+tenant first, as the pipeline already holds the tenant (credits) when it reports a finished run.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from pathlib import PurePath
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.core.runtime import Runtime
+from contentplatform.documents import index as search
+from contentplatform.documents import service as documents
+from contentplatform.drafts import service as drafts
+from contentplatform.generation import service as generation
+from contentplatform.generation import watchers
+from contentplatform.generation.models import GenerationRun
+from contentplatform.generation.schemas import BlogInput
+from contentplatform.job_instances import schemas as instance_schemas
+from contentplatform.job_instances import service as instances
+from contentplatform.job_instances.errors import (
+    InstanceDateTaken,
+    InstanceNotRunnable,
+    NothingToSelect,
+)
+from contentplatform.job_instances.models import JobInstance
+from contentplatform.jobs import schemas
+from contentplatform.jobs import service as jobs
+from contentplatform.jobs.errors import JobBusy, NoTopic
+from contentplatform.jobs.models import Job
+from contentplatform.kit.db import utcnow
+from contentplatform.kit.errors import PlatformError
+from contentplatform.publishers import publishing
+from contentplatform.tenants import service as tenants
+
+MAX_KNOWLEDGE_TOPICS = 100
+
+
+# --- starting a run -----------------------------------------------------------------------------
+
+
+async def start(
+    session: AsyncSession,
+    runtime: Runtime,
+    job: Job,
+    instance: JobInstance,
+    now: datetime,
+    *,
+    by_hand: bool = False,
+) -> None:
+    """Run the instance now: generate its article or take an approved draft.
+
+    The tenant and the job must be locked (in that order). A run of the job in flight skips the
+    instance. What keeps the run from starting (no credits, no topic, a document gone) fails the
+    instance and the job with the reason, or, `by_hand`, is raised before anything was written.
+    """
+    if await instances.in_flight(session, job.tenant_id, job.id):
+        if by_hand:
+            raise JobBusy(instances.BUSY)
+        instances.skip(instance, instances.BUSY)
+        return
+    attempt = instance.attempts + 1
+    if instance.day_mode == "select_existing":
+        await _select_existing(session, job, instance, now, attempt, by_hand=by_hand)
+        return
+    try:
+        topic, rotated = (
+            (instance.topic, False) if instance.topic else (await _next_topic(session, job), True)
+        )
+        draft, run = await generation.start_blog(
+            session,
+            runtime,
+            job.tenant_id,
+            _brief_of(job, instance, topic, attempt),
+            created_by=job.created_by,
+            job_id=job.id,
+            instance_id=instance.id,
+        )
+    except PlatformError as error:
+        if by_hand:
+            raise
+        instance.attempts = attempt
+        instances.finish(instance, "failed", error.detail, now)
+        job.last_run_at = now
+        jobs.settle(job, failure=error.detail)
+        return
+    if rotated:
+        job.topic_cursor += 1
+    instance.topic = topic
+    instance.attempts = attempt
+    instance.status = "pending"
+    instance.run_id = run.id
+    instance.draft_id = draft.id
+    instance.error = None
+    instance.step = None
+    instance.percent = 0
+    instance.started_at = None
+    instance.finished_at = None
+    instance.updated_at = now
+    jobs.run_started(job, now)
+
+
+def _brief_of(job: Job, instance: JobInstance, topic: str, attempt: int) -> BlogInput:
+    """What the article is about: the instance's overrides, else the job's settings."""
+    keywords = instance.keywords if instance.keywords is not None else job.keywords
+    document_ids = instance.document_ids if instance.document_ids is not None else job.document_ids
+    return BlogInput(
+        topic=topic,
+        keywords=keywords,
+        content_instructions=instance.content_instructions or job.content_instructions,
+        document_ids=[uuid.UUID(i) for i in document_ids] or None,
+        idempotency_key=f"job-instance:{instance.id}:{attempt}",
+    )
+
+
+async def _next_topic(session: AsyncSession, job: Job) -> str:
+    """The job's topics in turn (the caller advances the cursor once the run started), so no
+    run repeats the one before it unless the job has only one."""
+    topics = job.topics if job.topic_source == "manual" else await _knowledge_topics(session, job)
+    if not topics:
+        raise NoTopic(
+            "This job has no topic to write about: give it topics, or make a ready document "
+            "the organization's primary knowledge (topicSource knowledge)."
+        )
+    return topics[job.topic_cursor % len(topics)]
+
+
+async def _knowledge_topics(session: AsyncSession, job: Job) -> list[str]:
+    """Topics proposed from the primary knowledge document: its section headings, or its name."""
+    primary = await documents.primary_knowledge_id(session, job.tenant_id)
+    if primary is None:
+        return list(job.topics)
+    chunks = await search.leading_chunks(
+        session, job.tenant_id, [primary], per_document=MAX_KNOWLEDGE_TOPICS
+    )
+    headings = [
+        chunk.heading.strip() for chunk in chunks if chunk.heading and chunk.heading.strip()
+    ]
+    topics = list(dict.fromkeys(heading[:500] for heading in headings))
+    if not topics and chunks:
+        topics = [PurePath(chunks[0].document_name).stem[:500] or chunks[0].document_name[:500]]
+    return topics or list(job.topics)
+
+
+async def _select_existing(
+    session: AsyncSession,
+    job: Job,
+    instance: JobInstance,
+    now: datetime,
+    attempt: int,
+    *,
+    by_hand: bool,
+) -> None:
+    draft = await drafts.take_approved(session, job.tenant_id, job.id, instance.id)
+    if draft is None and by_hand:
+        raise NothingToSelect(instances.NOTHING_TO_SELECT)
+    instance.attempts = attempt
+    job.last_run_at = now
+    if draft is None:
+        instances.finish(instance, "failed", instances.NOTHING_TO_SELECT, now)
+        jobs.settle(job, failure=instances.NOTHING_TO_SELECT)
+        return
+    instance.draft_id = draft.id
+    instance.topic = draft.title[:500]
+    instance.percent = 100
+    instance.started_at = now
+    instances.finish(instance, "completed", None, now)
+    jobs.settle(job, failure=None)
+
+
+# --- following the pipeline ---------------------------------------------------------------------
+
+RUN_TO_INSTANCE = {
+    "queued": "pending",
+    "running": "running",
+    "succeeded": "completed",
+    "failed": "failed",
+    "cancelled": "failed",
+}
+
+
+@watchers.watch_runs
+async def follow_run(session: AsyncSession, run: GenerationRun) -> None:
+    """Mirror a job run's progress on its instance, and settle the job when it ends."""
+    if run.instance_id is None:
+        return
+    instance = await instances.find(session, run.tenant_id, run.instance_id)
+    if instance is None or instance.run_id != run.id or instance.status == "skipped":
+        return
+    now = utcnow()
+    instance.step = run.step
+    instance.percent = run.percent
+    instance.updated_at = now
+    status = RUN_TO_INSTANCE[run.status]
+    if status == "running" and instance.started_at is None:
+        instance.started_at = run.started_at or now
+    if status not in ("completed", "failed"):
+        instance.status = status
+        return
+    failure = None
+    if status == "failed":
+        failure = (run.error or {}).get("message") or "Generation failed."
+    instances.finish(instance, status, failure, now)
+    # Locked: a pause committed meanwhile must not be overwritten.
+    job = await jobs.find(session, run.tenant_id, instance.job_id, for_update=True)
+    if job is None:
+        return
+    jobs.settle(job, failure=failure)
+    if status == "completed" and job.auto_publish and run.draft_id is not None:
+        draft = await drafts.require_or_none(session, run.tenant_id, run.draft_id, for_update=True)
+        if draft is not None and draft.status == "reviewing":
+            await publishing.auto_publish(
+                session,
+                draft,
+                connection_id=job.publisher_connection_id,
+                threshold=job.auto_publish_threshold,
+            )
+
+
+# --- runs asked for by a person -----------------------------------------------------------------
+
+
+async def trigger(
+    session: AsyncSession, runtime: Runtime, tenant_id: uuid.UUID, job_id: uuid.UUID
+) -> instance_schemas.JobInstance:
+    """Run the job now, whatever its status: a pending instance whose run has started."""
+    await tenants.lock_tenant(session, tenant_id)
+    job = await jobs.require(session, tenant_id, job_id, for_update=True)
+    now = utcnow()
+    instance = JobInstance(**instances.new_instance(tenant_id, job.id, now))
+    # Added only once the run started, so a refusal (409, 402) leaves nothing behind.
+    await start(session, runtime, job, instance, now, by_hand=True)
+    session.add(instance)
+    await session.flush()
+    return instances.to_schema(instance)
+
+
+async def bulk(
+    session: AsyncSession,
+    runtime: Runtime,
+    tenant_id: uuid.UUID,
+    data: schemas.BulkJobsInput,
+) -> schemas.BulkOutcome:
+    """Apply one action to each id; an id that fails (another tenant's or missing: NOT_FOUND,
+    a wrong status: CONFLICT) is reported and leaves the others untouched."""
+    # The tenant before any job, as every transaction that locks both does.
+    await tenants.lock_tenant(session, tenant_id)
+    results = []
+    for job_id in dict.fromkeys(data.job_ids):
+        try:
+            if data.action == "pause":
+                await jobs.pause(session, tenant_id, job_id)
+            elif data.action == "resume":
+                await jobs.resume(session, tenant_id, job_id)
+            elif data.action == "trigger":
+                await trigger(session, runtime, tenant_id, job_id)
+            else:
+                await jobs.delete(session, tenant_id, job_id)
+        except PlatformError as error:
+            results.append(schemas.BulkResult(id=job_id, ok=False, error=error.code))
+        else:
+            results.append(schemas.BulkResult(id=job_id, ok=True, error=None))
+    affected = sum(result.ok for result in results)
+    return schemas.BulkOutcome(success=affected == len(results), affected=affected, results=results)
+
+
+async def plan_instance(
+    session: AsyncSession, tenant_id: uuid.UUID, data: instance_schemas.CreateInstanceInput
+) -> instance_schemas.JobInstance:
+    """Plan one occurrence ahead with its own overrides; the scheduler runs it at its date."""
+    job = await jobs.require(session, tenant_id, data.job_id)
+    timezone = await tenants.timezone_of(session, tenant_id)
+    scheduled_date = tenants.in_zone(data.scheduled_date, timezone)
+    taken = InstanceDateTaken(f"The job already has an instance at {scheduled_date.isoformat()}.")
+    if await instances.at(session, tenant_id, job.id, scheduled_date) is not None:
+        raise taken
+    values = instances.new_instance(tenant_id, job.id, scheduled_date)
+    values.update(
+        day_mode=data.day_mode,
+        keywords=instances.clean_keywords(data.keywords),
+        content_instructions=data.content_instructions,
+        images=list(data.images),
+        document_ids=await _checked_documents(session, tenant_id, data.document_ids),
+    )
+    if not await instances.plan_once(session, values):
+        raise taken
+    instance = await instances.require(session, tenant_id, values["id"])  # type: ignore[arg-type]
+    return instances.to_schema(instance)
+
+
+async def _checked_documents(
+    session: AsyncSession, tenant_id: uuid.UUID, document_ids: list[uuid.UUID] | None
+) -> list[str] | None:
+    if document_ids is None:
+        return None
+    ids = list(dict.fromkeys(document_ids))
+    await documents.check_usable_for_generation(session, tenant_id, ids)
+    return [str(i) for i in ids]
+
+
+async def generate_instance(
+    session: AsyncSession, runtime: Runtime, tenant_id: uuid.UUID, instance_id: uuid.UUID
+) -> instance_schemas.JobInstance:
+    """Run a planned instance now, or again after it failed or was skipped."""
+    await tenants.lock_tenant(session, tenant_id)
+    instance = await instances.require(session, tenant_id, instance_id, for_update=True)
+    state = instances.state_of(instance)
+    if state in ("queued", "running", "completed"):
+        raise InstanceNotRunnable(f"The instance is {state}; it cannot be generated again.")
+    job = await jobs.find(session, tenant_id, instance.job_id, for_update=True)
+    if job is None:
+        raise InstanceNotRunnable("The instance's job was deleted.")
+    await start(session, runtime, job, instance, utcnow(), by_hand=True)
+    return instances.to_schema(instance)

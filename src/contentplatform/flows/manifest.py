@@ -1,0 +1,20 @@
+"""Flows: the operations and durable work that cross domains (publishing a draft, running
+jobs, the scheduler)."""
+
+from __future__ import annotations
+
+from contentplatform.core.manifest import Domain
+from contentplatform.flows import job_runs, procedures, workflows
+
+domain = Domain(
+    name="flows",
+    routers=(
+        procedures.drafts_router,
+        procedures.jobs_router,
+        procedures.instances_router,
+    ),
+    durable=(
+        job_runs,
+        workflows,
+    ),
+)

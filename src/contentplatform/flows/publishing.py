@@ -1,0 +1,88 @@
+"""Publishing a draft by hand (drafts.publish): whether it may go, and where.
+
+Approved drafts publish and published ones republish (anything else is 409); a published draft
+cannot be sent as a target's draft. The connection is the one named, else the draft's job's (when
+it still exists), else the organization's default; none is 400, a disabled one 409. The attempt
+itself, its retries and what the target answers are the publishers domain's.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.drafts import service as drafts
+from contentplatform.drafts.models import Draft
+from contentplatform.jobs import service as jobs
+from contentplatform.kit.db import utcnow
+from contentplatform.kit.errors import FieldError
+from contentplatform.publishers import attempts, publishing, schemas
+from contentplatform.publishers import service as publishers
+from contentplatform.publishers.errors import (
+    BadScheduledAt,
+    NoConnectionChosen,
+    PublishedAsDraft,
+    PublisherDisabled,
+)
+from contentplatform.publishers.models import PublisherConnection
+
+
+async def publish(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.PublishDraftInput, *, by: str
+) -> schemas.Published:
+    """Record an attempt to publish the draft; its workflow starts once this commits."""
+    draft = await drafts.require(session, tenant_id, data.id, for_update=True)
+    drafts.check_publishable(draft)
+    if data.mode == "draft" and draft.status == "published":
+        raise PublishedAsDraft("The draft is published; it cannot be sent to a target as a draft.")
+    connection = await _connection_for(session, draft, data.publisher_connection_id)
+    attempt = await publishing.start(
+        session, draft, connection, data.mode, by=by, scheduled_at=_scheduled_at(data)
+    )
+    return schemas.Published(
+        draft=drafts.to_schema(draft), attempt=attempts.attempt_schema(attempt)
+    )
+
+
+async def _connection_for(
+    session: AsyncSession, draft: Draft, chosen: uuid.UUID | None
+) -> PublisherConnection:
+    """The connection named, else the draft's job's (when it still exists), else the default."""
+    tenant_id = draft.tenant_id
+    connection = None
+    if chosen is not None:
+        connection = await publishers.require(session, tenant_id, chosen)
+    elif draft.job_id is not None:
+        of_job = await jobs.publisher_of(session, tenant_id, draft.job_id)
+        if of_job is not None:
+            connection = await publishers.find(session, tenant_id, of_job)
+    if connection is None:
+        connection = await publishers.default_connection(session, tenant_id)
+    if connection is None:
+        raise NoConnectionChosen(
+            "Say where to publish: the draft's job has no publisher connection and the "
+            "organization has no default one.",
+            errors=[FieldError("publisherConnectionId", "is required")],
+        )
+    if connection.status == "disabled":
+        raise PublisherDisabled(f"The publisher connection {connection.name!r} is disabled.")
+    return connection
+
+
+def _scheduled_at(data: schemas.PublishDraftInput) -> datetime | None:
+    if data.mode != "schedule":
+        if data.scheduled_at is not None:
+            raise BadScheduledAt(
+                "scheduledAt is only for mode schedule.",
+                errors=[FieldError("scheduledAt", "is only allowed with mode schedule")],
+            )
+        return None
+    when = data.scheduled_at
+    if when is None or when.tzinfo is None or when <= utcnow():
+        raise BadScheduledAt(
+            "Scheduling needs scheduledAt: a future instant with a time zone.",
+            errors=[FieldError("scheduledAt", "must be a future instant with a time zone")],
+        )
+    return when

@@ -1,0 +1,1 @@
+"""Generation: the article pipeline (retrieve, outline, write, optimize, score) and its runs."""

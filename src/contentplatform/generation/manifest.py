@@ -1,0 +1,13 @@
+"""Generation: the article pipeline, its runs and their queue."""
+
+from __future__ import annotations
+
+from contentplatform.core.manifest import Domain
+from contentplatform.generation import models, procedures, workflows
+
+domain = Domain(
+    name="generation",
+    routers=(procedures.router,),
+    models=models,
+    durable=(workflows,),
+)

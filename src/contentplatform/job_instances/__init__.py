@@ -1,0 +1,1 @@
+"""Job instances: one occurrence of a job, planned, run, skipped or failed."""

@@ -1,0 +1,88 @@
+"""The Job instances operations: declarations only; the rules live in service.py.
+
+jobInstances.create and jobInstances.generate start or plan runs of a job, so they are declared
+with the flow that runs jobs (flows/procedures.py)."""
+
+from __future__ import annotations
+
+from contentplatform.auth.context import Access
+from contentplatform.core.procedures import Context, ProcedureRouter
+from contentplatform.job_instances import schemas, service
+from contentplatform.job_instances.errors import InstanceNotWaiting, JobInstanceNotFound
+
+router = ProcedureRouter("jobInstances", tag="Job instances")
+
+
+@router.procedure(
+    "list",
+    "GET",
+    "/v1/job-instances",
+    access=Access.member,
+    input=schemas.ListInstancesInput,
+    output=list[schemas.JobInstance],
+    summary="Job instances by scheduled date, filtered by window, job and status.",
+    description="startDate is inclusive, endDate exclusive; a date without an offset is read "
+    "in the organization's time zone. limit defaults to 50.",
+)
+async def list_instances(
+    ctx: Context, data: schemas.ListInstancesInput
+) -> list[schemas.JobInstance]:
+    return await service.list_instances(ctx.session, ctx.tenant.tenant_id, data)
+
+
+@router.procedure(
+    "getById",
+    "GET",
+    "/v1/job-instances/{id}",
+    access=Access.member,
+    input=schemas.InstanceIdInput,
+    output=schemas.JobInstance,
+    summary="One job instance.",
+    errors=[JobInstanceNotFound],
+)
+async def get_by_id(ctx: Context, data: schemas.InstanceIdInput) -> schemas.JobInstance:
+    return service.to_schema(await service.require(ctx.session, ctx.tenant.tenant_id, data.id))
+
+
+@router.procedure(
+    "update",
+    "PATCH",
+    "/v1/job-instances/{id}",
+    access=Access.editor,
+    input=schemas.UpdateInstanceInput,
+    output=schemas.JobInstance,
+    summary="Change a pending instance's overrides or day mode; returns it.",
+    description="Only a pending instance no run has taken can be changed (else 409).",
+    errors=[JobInstanceNotFound, InstanceNotWaiting],
+)
+async def update(ctx: Context, data: schemas.UpdateInstanceInput) -> schemas.JobInstance:
+    return await service.update(ctx.session, ctx.tenant.tenant_id, data)
+
+
+@router.procedure(
+    "getProgress",
+    "GET",
+    "/v1/job-instances/{id}/progress",
+    access=Access.member,
+    input=schemas.InstanceIdInput,
+    output=schemas.InstanceProgress,
+    summary="Where the instance's run is: status, pipeline step and percent.",
+    errors=[JobInstanceNotFound],
+)
+async def get_progress(ctx: Context, data: schemas.InstanceIdInput) -> schemas.InstanceProgress:
+    return service.progress(await service.require(ctx.session, ctx.tenant.tenant_id, data.id))
+
+
+@router.procedure(
+    "skip",
+    "POST",
+    "/v1/job-instances/{id}/skip",
+    access=Access.editor,
+    input=schemas.InstanceIdInput,
+    output=schemas.JobInstance,
+    summary="Skip a pending instance; returns it.",
+    description="Only a pending instance no run has taken can be skipped (else 409).",
+    errors=[JobInstanceNotFound, InstanceNotWaiting],
+)
+async def skip(ctx: Context, data: schemas.InstanceIdInput) -> schemas.JobInstance:
+    return await service.skip_by_hand(ctx.session, ctx.tenant.tenant_id, data.id)

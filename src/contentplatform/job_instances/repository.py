@@ -1,0 +1,143 @@
+"""Every query on job instances; the tenant always comes first, but for the scheduler's, which
+look across tenants for instances whose date has come."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.job_instances.models import JobInstance
+from contentplatform.kit.db import insert_ignoring_conflicts, lock_rows
+
+IN_FLIGHT = ("pending", "running")
+# A pending instance no run took yet (planned by hand, or its tick crashed before the start).
+WAITING = (JobInstance.status == "pending", JobInstance.run_id.is_(None))
+
+
+async def get(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    instance_id: uuid.UUID,
+    *,
+    for_update: bool = False,
+) -> JobInstance | None:
+    criteria = (JobInstance.tenant_id == tenant_id, JobInstance.id == instance_id)
+    statement = select(JobInstance).where(*criteria)
+    if for_update:
+        await lock_rows(session, JobInstance, *criteria)
+        statement = statement.with_for_update()
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+async def instance_at(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, scheduled_date: datetime
+) -> JobInstance | None:
+    statement = select(JobInstance).where(
+        JobInstance.tenant_id == tenant_id,
+        JobInstance.job_id == job_id,
+        JobInstance.scheduled_date == scheduled_date,
+    )
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+async def add_once(session: AsyncSession, **values: object) -> bool:
+    """Insert the instance unless its (job_id, scheduled_date) exists; True when inserted."""
+    result = await session.execute(insert_ignoring_conflicts(session, JobInstance, **values))
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def in_flight(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID) -> bool:
+    """Whether a run of the job is queued or running."""
+    statement = select(JobInstance.id).where(
+        JobInstance.tenant_id == tenant_id,
+        JobInstance.job_id == job_id,
+        JobInstance.run_id.is_not(None),
+        JobInstance.status.in_(IN_FLIGHT),
+    )
+    return (await session.execute(statement.limit(1))).first() is not None
+
+
+async def of_job(
+    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, limit: int
+) -> list[JobInstance]:
+    statement = (
+        select(JobInstance)
+        .where(JobInstance.tenant_id == tenant_id, JobInstance.job_id == job_id)
+        .order_by(JobInstance.scheduled_date.desc())
+        .limit(limit)
+    )
+    return list((await session.execute(statement)).scalars())
+
+
+async def listed(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    start: datetime | None,
+    end: datetime | None,
+    job_id: uuid.UUID | None,
+    status: str | None,
+    limit: int,
+    offset: int,
+) -> list[JobInstance]:
+    statement = select(JobInstance).where(JobInstance.tenant_id == tenant_id)
+    if start is not None:
+        statement = statement.where(JobInstance.scheduled_date >= start)
+    if end is not None:
+        statement = statement.where(JobInstance.scheduled_date < end)
+    if job_id is not None:
+        statement = statement.where(JobInstance.job_id == job_id)
+    if status is not None:
+        statement = statement.where(JobInstance.status == status)
+    statement = statement.order_by(JobInstance.scheduled_date, JobInstance.id)
+    return list((await session.execute(statement.limit(limit).offset(offset))).scalars())
+
+
+# --- the scheduler: across tenants --------------------------------------------------------------
+
+
+async def waiting(
+    session: AsyncSession, now: datetime, limit: int
+) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """(tenant_id, instance_id) of planned instances whose date has come and no run took."""
+    statement = (
+        select(JobInstance.tenant_id, JobInstance.id)
+        .where(
+            *WAITING,
+            JobInstance.scheduled_date <= now,
+        )
+        .order_by(JobInstance.scheduled_date)
+        .limit(limit)
+    )
+    return [
+        (tenant_id, instance_id) for tenant_id, instance_id in (await session.execute(statement))
+    ]
+
+
+async def later_waiting(session: AsyncSession, instance: JobInstance, now: datetime) -> bool:
+    """Whether a later instance of the same job, planned by hand, is also due by now."""
+    statement = select(JobInstance.id).where(
+        JobInstance.tenant_id == instance.tenant_id,
+        JobInstance.job_id == instance.job_id,
+        *WAITING,
+        JobInstance.scheduled_date > instance.scheduled_date,
+        JobInstance.scheduled_date <= now,
+    )
+    return (await session.execute(statement.limit(1))).first() is not None
+
+
+async def claim_waiting(
+    session: AsyncSession, tenant_id: uuid.UUID, instance_id: uuid.UUID, now: datetime
+) -> JobInstance | None:
+    criteria = (
+        JobInstance.tenant_id == tenant_id,
+        JobInstance.id == instance_id,
+        *WAITING,
+        JobInstance.scheduled_date <= now,
+    )
+    await lock_rows(session, JobInstance, *criteria)
+    statement = select(JobInstance).where(*criteria).with_for_update(skip_locked=True)
+    return (await session.execute(statement)).scalar_one_or_none()

@@ -1,0 +1,214 @@
+"""Publish attempts: what each try of the publishing workflow records, and reading them back.
+
+Each function runs in the transaction of one workflow step (or a request): a try begins (the
+attempt running, what to send where), then succeeds (the draft published, the copy on the target
+remembered) or fails (for now, or for good). Never commits.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.drafts import service as drafts
+from contentplatform.drafts.models import Draft
+from contentplatform.kit.db import utcnow
+from contentplatform.publishers import repository, schemas
+from contentplatform.publishers.models import Publication, PublishAttempt, PublisherConnection
+from contentplatform.publishers.service import require
+from contentplatform.publishers.strategies.base import (
+    Article,
+    AuthFailed,
+    PublishError,
+    Remote,
+    Result,
+)
+
+IN_FLIGHT = ("pending", "running")
+
+
+def attempt_schema(attempt: PublishAttempt) -> schemas.Attempt:
+    return schemas.Attempt(
+        id=attempt.id,
+        draft_id=attempt.draft_id,
+        publisher_connection_id=attempt.connection_id,
+        mode=attempt.mode,
+        status=attempt.status,
+        tries=attempt.tries,
+        draft_version=attempt.draft_version,
+        external_id=attempt.external_id,
+        external_url=attempt.external_url,
+        error=schemas.AttemptError(**attempt.error) if attempt.error else None,
+        triggered_by=attempt.triggered_by,
+        triggered_by_id=attempt.triggered_by_id,
+        scheduled_at=attempt.scheduled_at,
+        started_at=attempt.started_at,
+        finished_at=attempt.finished_at,
+        created_at=attempt.created_at,
+    )
+
+
+async def draft_attempts(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.DraftAttemptsInput
+) -> schemas.DraftAttemptPage:
+    await drafts.require(session, tenant_id, data.id)
+    rows, total = await repository.attempts(
+        session, tenant_id, limit=data.limit, offset=(data.page - 1) * data.limit, draft_id=data.id
+    )
+    return schemas.DraftAttemptPage(data=[attempt_schema(row) for row in rows], total=total)
+
+
+async def connection_attempts(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListAttemptsInput
+) -> schemas.AttemptPage:
+    await require(session, tenant_id, data.id)
+    rows, total = await repository.attempts(
+        session,
+        tenant_id,
+        limit=data.limit,
+        offset=(data.page - 1) * data.limit,
+        connection_id=data.id,
+        status=data.status,
+    )
+    return schemas.AttemptPage(
+        data=[attempt_schema(row) for row in rows], total=total, page=data.page, limit=data.limit
+    )
+
+
+async def success_rate(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID) -> float:
+    """Of a job's drafts' finished publish attempts, the share that succeeded (0 with none)."""
+    succeeded, finished = await repository.job_attempt_outcomes(session, tenant_id, job_id)
+    return round(succeeded / finished, 4) if finished else 0.0
+
+
+async def begin_try(
+    session: AsyncSession, tenant_id: uuid.UUID, attempt_id: uuid.UUID
+) -> tuple[PublishAttempt, PublisherConnection, Article, Remote | None] | None:
+    """Start one try: the attempt running with one more try, and what to send where. None
+    when there is nothing to do (the attempt finished or was cancelled); a draft that can no
+    longer be published fails the attempt here."""
+    attempt = await repository.attempt(session, tenant_id, attempt_id, for_update=True)
+    if attempt is None or attempt.status not in ("scheduled", *IN_FLIGHT):
+        return None
+    now = utcnow()
+    failure = None
+    draft = await drafts.require_or_none(session, tenant_id, attempt.draft_id, for_update=True)
+    connection = await repository.connection(session, tenant_id, attempt.connection_id)
+    if draft is None:
+        failure = "The draft was deleted."
+    elif connection is None:
+        failure = "The publisher connection was deleted."
+    elif connection.status == "disabled":
+        failure = f"The publisher connection {connection.name!r} is disabled."
+    elif draft.status not in ("approved", "published"):
+        failure = f"The draft is {draft.status} now; it needs approving before it is published."
+    if failure is not None or draft is None or connection is None:
+        _finish(attempt, "failed", {"code": "invalid", "message": failure, "retryable": False})
+        return None
+    attempt.status = "running"
+    attempt.tries += 1
+    attempt.started_at = attempt.started_at or now
+    attempt.draft_version = draft.version
+    attempt.updated_at = now
+    publication = await repository.publication(session, tenant_id, draft.id, connection.id)
+    remote = None
+    if publication is not None:
+        remote = Remote(
+            publication.external_id, publication.remote_version, publication.external_url
+        )
+    return attempt, connection, article_of(draft), remote
+
+
+def article_of(draft: Draft) -> Article:
+    meta = draft.seo_meta
+    keywords = meta.get("focus_keywords")
+    return Article(
+        draft_id=draft.id,
+        version=draft.version,
+        title=draft.title,
+        html=draft.content,
+        excerpt=draft.excerpt,
+        slug=drafts.slug_of(draft),
+        seo_title=_text(meta.get("seo_title")),
+        meta_description=_text(meta.get("meta_description")),
+        tags=[k for k in keywords if isinstance(k, str)] if isinstance(keywords, list) else [],
+        canonical_url=_text(meta.get("canonical_url")),
+    )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+async def record_success(
+    session: AsyncSession, tenant_id: uuid.UUID, attempt_id: uuid.UUID, result: Result
+) -> None:
+    attempt = await repository.attempt(session, tenant_id, attempt_id, for_update=True)
+    if attempt is None:
+        return
+    attempt.external_id = result.external_id
+    attempt.external_url = result.external_url
+    attempt.error = None
+    _finish(attempt, "succeeded", None)
+    publication = await repository.publication(
+        session, tenant_id, attempt.draft_id, attempt.connection_id
+    )
+    if publication is None:
+        publication = Publication(
+            id=uuid.uuid4(),
+            tenant_id=tenant_id,
+            draft_id=attempt.draft_id,
+            connection_id=attempt.connection_id,
+        )
+        session.add(publication)
+    publication.external_id = result.external_id
+    publication.external_url = result.external_url
+    publication.remote_version = result.remote_version
+    publication.remote_status = result.status
+    publication.published_at = result.published_at
+    publication.updated_at = utcnow()
+    connection = await repository.connection(session, tenant_id, attempt.connection_id)
+    if connection is not None and connection.status == "error":
+        connection.status, connection.last_error = "active", None
+    draft = await drafts.require_or_none(session, tenant_id, attempt.draft_id, for_update=True)
+    if draft is not None and result.status == "published":
+        await drafts.mark_published(session, draft, result.external_url, result.published_at)
+
+
+async def record_failure(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    attempt_id: uuid.UUID,
+    error: PublishError,
+    *,
+    final: bool,
+) -> None:
+    """Keep the error on the attempt; `final` fails it (else it waits for its next try). The
+    draft keeps its status. A refusal of our credentials marks the connection `error`."""
+    attempt = await repository.attempt(session, tenant_id, attempt_id, for_update=True)
+    if attempt is None:
+        return
+    attempt.error = error.as_json()
+    attempt.updated_at = utcnow()
+    if final:
+        _finish(attempt, "failed", error.as_json())
+    if isinstance(error, AuthFailed):
+        connection = await repository.connection(session, tenant_id, attempt.connection_id)
+        if connection is not None and connection.status == "active":
+            connection.status, connection.last_error = "error", error.message
+
+
+async def give_up(
+    session: AsyncSession, tenant_id: uuid.UUID, attempt_id: uuid.UUID, reason: str
+) -> None:
+    attempt = await repository.attempt(session, tenant_id, attempt_id, for_update=True)
+    if attempt is not None and attempt.status in ("scheduled", *IN_FLIGHT):
+        _finish(attempt, "failed", {"code": "transient", "message": reason, "retryable": True})
+
+
+def _finish(attempt: PublishAttempt, status: str, error: dict[str, Any] | None) -> None:
+    attempt.status = status
+    attempt.error = error
+    attempt.finished_at = attempt.updated_at = utcnow()

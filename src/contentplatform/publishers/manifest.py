@@ -1,0 +1,13 @@
+"""Publishers: connections, and publish attempts run as workflows."""
+
+from __future__ import annotations
+
+from contentplatform.core.manifest import Domain
+from contentplatform.publishers import models, procedures, workflows
+
+domain = Domain(
+    name="publishers",
+    routers=(procedures.router,),
+    models=models,
+    durable=(workflows,),
+)

@@ -1,0 +1,150 @@
+"""Starting publish attempts: one at a time per draft and target, and auto-publish, which
+approves and publishes what a job wrote when its SEO score reaches the job's threshold.
+
+Which connection a person's publish goes to is decided by flows/publishing.py. Never commits.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.drafts import service as drafts
+from contentplatform.drafts.models import Draft
+from contentplatform.kit import durable
+from contentplatform.kit.db import utcnow
+from contentplatform.publishers import repository, workflows
+from contentplatform.publishers.attempts import IN_FLIGHT
+from contentplatform.publishers.errors import AttemptUnderWay
+from contentplatform.publishers.models import PublishAttempt, PublisherConnection
+
+
+async def start(
+    session: AsyncSession,
+    draft: Draft,
+    connection: PublisherConnection,
+    mode: str,
+    *,
+    by: str,
+    scheduled_at: datetime | None,
+) -> PublishAttempt:
+    """A person's attempt to publish `draft` to `connection`, started once this commits."""
+    await _supersede(session, draft.tenant_id, draft.id, connection.id)
+    attempt = _new_attempt(draft, connection, mode, "user", by, scheduled_at=scheduled_at)
+    await _begin(session, attempt)
+    return attempt
+
+
+async def _supersede(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, connection_id: uuid.UUID
+) -> None:
+    """One attempt per draft and target at a time: a scheduled one gives way to the new
+    request; one already under way makes the new request a 409."""
+    rows, _ = await repository.attempts(
+        session, tenant_id, limit=20, offset=0, draft_id=draft_id, connection_id=connection_id
+    )
+    for attempt in rows:
+        if attempt.status in IN_FLIGHT:
+            raise AttemptUnderWay(
+                "This draft is already being published to that connection; wait for the "
+                f"attempt {attempt.id} to finish."
+            )
+        if attempt.status == "scheduled":
+            attempt.status = "cancelled"
+            attempt.finished_at = attempt.updated_at = utcnow()
+
+
+def _new_attempt(
+    draft: Draft,
+    connection: PublisherConnection,
+    mode: str,
+    triggered_by: str,
+    by: str | None,
+    *,
+    scheduled_at: datetime | None = None,
+) -> PublishAttempt:
+    now = utcnow()
+    return PublishAttempt(
+        id=uuid.uuid4(),
+        tenant_id=draft.tenant_id,
+        draft_id=draft.id,
+        connection_id=connection.id,
+        mode=mode,
+        status="scheduled" if scheduled_at else "pending",
+        tries=0,
+        draft_version=draft.version,
+        triggered_by=triggered_by,
+        triggered_by_id=by,
+        scheduled_at=scheduled_at,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+async def _begin(session: AsyncSession, attempt: PublishAttempt) -> None:
+    """Record the attempt; its workflow starts once this commits."""
+    session.add(attempt)
+    await session.flush()
+    durable.start_after_commit(
+        session,
+        workflows.publish_draft,
+        workflows.workflow_id(attempt.id),
+        str(attempt.tenant_id),
+        str(attempt.id),
+    )
+
+
+async def auto_publish(
+    session: AsyncSession,
+    draft: Draft,
+    *,
+    connection_id: uuid.UUID | None,
+    threshold: int | None,
+) -> None:
+    """A job's run wrote `draft` (in review) and the job publishes automatically: approve and
+    publish it when its SEO score reaches the threshold, else hold it for review with the reason."""
+    note: dict[str, Any] = {
+        "seo_score": draft.seo_score,
+        "threshold": threshold,
+        "decided_at": utcnow().isoformat(),
+    }
+    connection = None
+    if connection_id is not None:
+        connection = await repository.connection(session, draft.tenant_id, connection_id)
+    reason = _hold_reason(draft, connection, connection_id, threshold)
+    if reason is not None:
+        drafts.hold_for_review(draft, {**note, "decision": "held", "reason": reason})
+        return
+    assert connection is not None
+    score = draft.seo_score
+    drafts.approve_automatically(
+        draft,
+        {
+            **note,
+            "decision": "published",
+            "reason": f"SEO score {score} reached the threshold {threshold}."
+            if threshold is not None
+            else "The job publishes every draft it writes.",
+        },
+    )
+    await _begin(session, _new_attempt(draft, connection, "publish", "auto_publish", None))
+
+
+def _hold_reason(
+    draft: Draft,
+    connection: PublisherConnection | None,
+    connection_id: uuid.UUID | None,
+    threshold: int | None,
+) -> str | None:
+    if connection_id is None:
+        return "The job has no publisher connection."
+    if connection is None:
+        return "The job's publisher connection was deleted."
+    if connection.status == "disabled":
+        return f"The publisher connection {connection.name!r} is disabled."
+    if threshold is not None and (draft.seo_score or 0) < threshold:
+        return f"SEO score {draft.seo_score or 0} is below the threshold {threshold}."
+    return None
