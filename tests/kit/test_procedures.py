@@ -89,16 +89,9 @@ class Catalog(BaseModel):
     kinds: list[str]
 
 
-@router.procedure(
-    "getById",
-    "GET",
-    "/v1/things/{id}",
-    access=Access.member,
-    input=ThingQuery,
-    output=ThingPage,
-    summary="One thing, with paging options.",
-)
+@router.get("getById", "/v1/things/{id}", access=Access.member)
 async def get_by_id(ctx: Context, input: ThingQuery) -> ThingPage:
+    """One thing, with paging options."""
     return ThingPage(
         id=input.id,
         limit=input.limit,
@@ -109,16 +102,9 @@ async def get_by_id(ctx: Context, input: ThingQuery) -> ThingPage:
     )
 
 
-@router.procedure(
-    "create",
-    "POST",
-    "/v1/things",
-    access=Access.editor,
-    input=NewThing,
-    output=Thing,
-    summary="Create a thing.",
-)
+@router.post("create", "/v1/things", access=Access.editor)
 async def create(ctx: Context, input: NewThing) -> Thing:
+    """Create a thing."""
     return Thing(
         name=input.name,
         tags=list(input.tags),
@@ -127,55 +113,27 @@ async def create(ctx: Context, input: NewThing) -> Thing:
     )
 
 
-@router.procedure(
-    "archive",
-    "POST",
-    "/v1/things/{id}/archive",
-    access=Access.admin,
-    input=ArchiveThing,
-    output=Archived,
-    summary="Archive a thing (the body is optional).",
-)
+@router.post("archive", "/v1/things/{id}/archive", access=Access.admin)
 async def archive(ctx: Context, input: ArchiveThing) -> Archived:
+    """Archive a thing (the body is optional)."""
     return Archived(id=input.id, archived=True, reason=input.reason)
 
 
-@router.procedure(
-    "claim",
-    "POST",
-    "/v1/things/{id}/claim",
-    access=Access.member,
-    input=ThingRef,
-    output=Thing,
-    summary="Claim a thing; it is always already claimed.",
-    errors=[Conflict],
-)
+@router.post("claim", "/v1/things/{id}/claim", access=Access.member, errors=[Conflict])
 async def claim(ctx: Context, input: ThingRef) -> Thing:
+    """Claim a thing; it is always already claimed."""
     raise Conflict(f"Thing {input.id} is already claimed.")
 
 
-@router.procedure(
-    "explode",
-    "POST",
-    "/v1/things/{id}/explode",
-    access=Access.member,
-    input=ThingRef,
-    output=Thing,
-    summary="Fails the way a bug would.",
-)
+@router.post("explode", "/v1/things/{id}/explode", access=Access.member)
 async def explode(ctx: Context, input: ThingRef) -> Thing:
+    """Fails the way a bug would."""
     raise RuntimeError(LEAKY_MESSAGE)
 
 
-@router.procedure(
-    "adminList",
-    "GET",
-    "/api/admin/things",
-    access=Access.superadmin,
-    output=AdminThings,
-    summary="Every thing on the platform (superadmins only).",
-)
+@router.get("adminList", "/api/admin/things", access=Access.superadmin)
 async def admin_list(ctx: Context, _: Empty) -> AdminThings:
+    """Every thing on the platform (superadmins only)."""
     return AdminThings(
         subject=ctx.identity.subject,
         tenant_scoped=ctx.principal.tenant is not None,
@@ -183,15 +141,9 @@ async def admin_list(ctx: Context, _: Empty) -> AdminThings:
     )
 
 
-@router.procedure(
-    "catalog",
-    "GET",
-    "/v1/catalog",
-    access=Access.public,
-    output=Catalog,
-    summary="The kinds of things (no authentication).",
-)
+@router.get("catalog", "/v1/catalog", access=Access.public)
 async def catalog(ctx: Context, _: Empty) -> Catalog:
+    """The kinds of things (no authentication)."""
     return Catalog(kinds=["pdf", "docx", "markdown"])
 
 

@@ -19,7 +19,17 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Generic, Protocol, TypeVar
+from typing import (
+    Annotated,
+    Any,
+    Generic,
+    Protocol,
+    Required,
+    TypedDict,
+    TypeVar,
+    Unpack,
+    get_type_hints,
+)
 
 from fastapi import Body, Depends, FastAPI, Header, Path, Query, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -40,7 +50,7 @@ from contentplatform.kit.errors import (
     PlatformError,
     validation_failed,
 )
-from contentplatform.kit.schemas import Empty, Input, is_header
+from contentplatform.kit.schemas import Input, is_header
 
 ORG_HEADER = "x-idp-org-id"
 RPC_PREFIX = "/api/rpc"
@@ -120,6 +130,19 @@ class Procedure(Generic[InT, OutT]):
         return "query" if self.method in {"GET", "DELETE"} else "body"
 
 
+class Declared(TypedDict, total=False):
+    """What a declaration says besides its name, method and path. Summary and description
+    default to the handler's docstring: its first line, then the rest (whitespace folded,
+    paragraphs kept)."""
+
+    access: Required[Access]
+    summary: str
+    description: str
+    # The errors it raises beyond the ones every operation may (400, 401, 403, 429, 500, and
+    # 404 when its path names a record): domain error classes, listed in its OpenAPI responses.
+    errors: Sequence[type[PlatformError]]
+
+
 @dataclass
 class ProcedureRouter:
     """The procedures of one router (`documents`, `jobs`, ...)."""
@@ -129,37 +152,69 @@ class ProcedureRouter:
     procedures: list[Procedure[Any, Any]] = field(default_factory=list)
 
     def procedure(
-        self,
-        name: str,
-        method: str,
-        path: str,
-        *,
-        access: Access,
-        output: Any,
-        input: type[InT] = Empty,  # type: ignore[assignment]
-        summary: str,
-        description: str | None = None,
-        errors: Sequence[type[PlatformError]] = (),
+        self, name: str, method: str, path: str, **declared: Unpack[Declared]
     ) -> Callable[[Handler[InT, OutT]], Handler[InT, OutT]]:
+        """Declare `handler(ctx, data: Input) -> Output` as operation `<router>.<name>`. Its
+        input and output models are the ones its signature names (`-> None`: an empty body)."""
+
         def register(handler: Handler[InT, OutT]) -> Handler[InT, OutT]:
+            input, output = _models_of(handler)
+            summary, description = _documentation(handler)
             self.procedures.append(
                 Procedure(
                     operation_id=f"{self.name}.{name}",
                     method=method.upper(),
                     path=path,
-                    access=access,
+                    access=declared["access"],
                     input=input,
                     output=output,
                     handler=handler,
-                    summary=summary,
-                    description=description or handler.__doc__,
+                    summary=declared.get("summary", summary),
+                    description=declared.get("description", description),
                     tag=self.tag,
-                    errors=tuple(errors),
+                    errors=tuple(declared.get("errors", ())),
                 )
             )
             return handler
 
         return register
+
+    def get(
+        self, name: str, path: str, **declared: Unpack[Declared]
+    ) -> Callable[[Handler[InT, OutT]], Handler[InT, OutT]]:
+        return self.procedure(name, "GET", path, **declared)
+
+    def post(
+        self, name: str, path: str, **declared: Unpack[Declared]
+    ) -> Callable[[Handler[InT, OutT]], Handler[InT, OutT]]:
+        return self.procedure(name, "POST", path, **declared)
+
+    def patch(
+        self, name: str, path: str, **declared: Unpack[Declared]
+    ) -> Callable[[Handler[InT, OutT]], Handler[InT, OutT]]:
+        return self.procedure(name, "PATCH", path, **declared)
+
+    def delete(
+        self, name: str, path: str, **declared: Unpack[Declared]
+    ) -> Callable[[Handler[InT, OutT]], Handler[InT, OutT]]:
+        return self.procedure(name, "DELETE", path, **declared)
+
+
+def _documentation(handler: Callable[..., Any]) -> tuple[str, str | None]:
+    """The summary (first line) and description (the rest) of the handler's docstring."""
+    first, _, rest = inspect.cleandoc(handler.__doc__ or "").partition("\n")
+    if not first.strip():
+        raise TypeError(f"{handler.__qualname__} needs a docstring: its summary, then more.")
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", rest) if p.strip()]
+    return first.strip(), "\n\n".join(paragraphs) or None
+
+
+def _models_of(handler: Callable[..., Any]) -> tuple[type[BaseModel], Any]:
+    """The input model of `handler(ctx, data)` and what it returns, from its annotations."""
+    hints = get_type_hints(handler)
+    data = list(inspect.signature(handler).parameters)[1]
+    output = hints["return"]
+    return hints[data], None if output is type(None) else output
 
 
 def mount(

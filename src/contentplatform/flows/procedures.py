@@ -43,39 +43,25 @@ instances_router = ProcedureRouter("jobInstances", tag="Job instances")
 # --- Drafts -------------------------------------------------------------------------------------
 
 
-@drafts_router.procedure(
+@drafts_router.post(
     "createDraft",
-    "POST",
     "/v1/drafts",
     access=Access.editor,
-    input=draft_schemas.CreateDraftInput,
-    output=draft_schemas.Draft,
-    summary="Write a draft by hand; it starts in reviewing as version 1.",
-    description="Content is HTML, sanitized (scripts, event handlers and javascript: URLs are "
-    "removed). `jobId` and `instanceId`, when given, must be a job and an instance of it of the "
-    "organization (404 / 400); an instanceId alone sets jobId to its job.",
     errors=[InstanceOfAnotherJob, JobNotFound, JobInstanceNotFound],
 )
 async def create_draft(ctx: Context, data: draft_schemas.CreateDraftInput) -> draft_schemas.Draft:
+    """Write a draft by hand; it starts in reviewing as version 1.
+
+    Content is HTML, sanitized (scripts, event handlers and javascript: URLs are removed). `jobId`
+    and `instanceId`, when given, must be a job and an instance of it of the organization (404 /
+    400); an instanceId alone sets jobId to its job."""
     return await drafting.create_draft(ctx.session, ctx.tenant.tenant_id, author_of(ctx), data)
 
 
-@drafts_router.procedure(
+@drafts_router.post(
     "publish",
-    "POST",
     "/v1/drafts/{id}/publish",
     access=Access.editor,
-    input=publishing_schemas.PublishDraftInput,
-    output=publishing_schemas.Published,
-    summary="Publish an approved draft to a connection (or republish a published one).",
-    description="Records a publish attempt and runs it in the background with retries and "
-    "backoff on transient failures; answers at once with the draft and the attempt (pending, or "
-    "scheduled with `mode` schedule). Follow it with drafts.listPublishAttempts. The draft "
-    "becomes published, with `published_url`, when the target accepts it; a failed attempt "
-    "leaves it approved with the attempt's error. Republishing updates the copy on the target, "
-    "never duplicates it. Only approved or published drafts (409); a disabled connection, or "
-    "an attempt to the same connection still under way, is 409. Default connection: the "
-    "draft's job's, else the organization's default (400 when there is none).",
     errors=[
         BadScheduledAt,
         NoConnectionChosen,
@@ -90,38 +76,41 @@ async def create_draft(ctx: Context, data: draft_schemas.CreateDraftInput) -> dr
 async def publish(
     ctx: Context, data: publishing_schemas.PublishDraftInput
 ) -> publishing_schemas.Published:
+    """Publish an approved draft to a connection (or republish a published one).
+
+    Records a publish attempt and runs it in the background with retries and backoff on transient
+    failures; answers at once with the draft and the attempt (pending, or scheduled with `mode`
+    schedule). Follow it with drafts.listPublishAttempts. The draft becomes published, with
+    `published_url`, when the target accepts it; a failed attempt leaves it approved with the
+    attempt's error. Republishing updates the copy on the target, never duplicates it. Only approved
+    or published drafts (409); a disabled connection, or an attempt to the same connection still
+    under way, is 409. Default connection: the draft's job's, else the organization's default (400
+    when there is none)."""
     return await publishing.publish(
         ctx.session, ctx.tenant.tenant_id, data, by=ctx.identity.subject
     )
 
 
-@drafts_router.procedure(
+@drafts_router.get(
     "listPublishAttempts",
-    "GET",
     "/v1/drafts/{id}/publish-attempts",
     access=Access.member,
-    input=publishing_schemas.DraftAttemptsInput,
-    output=publishing_schemas.DraftAttemptPage,
-    summary="Publish attempts of a draft, newest first, with their tries and errors.",
     errors=[DraftNotFound],
 )
 async def list_publish_attempts(
     ctx: Context, data: publishing_schemas.DraftAttemptsInput
 ) -> publishing_schemas.DraftAttemptPage:
+    """Publish attempts of a draft, newest first, with their tries and errors."""
     return await attempts.draft_attempts(ctx.session, ctx.tenant.tenant_id, data)
 
 
 # --- Jobs ---------------------------------------------------------------------------------------
 
 
-@jobs_router.procedure(
+@jobs_router.post(
     "bulk",
-    "POST",
     "/v1/jobs/bulk/{action}",
     access=Access.admin,
-    input=job_schemas.BulkJobsInput,
-    output=job_schemas.BulkOutcome,
-    summary="Pause, resume, trigger or delete up to 50 jobs at once.",
     description=(
         "Each id is handled on its own: `results` says, per id, whether it changed and if not "
         "why (a problem code: NOT_FOUND for a missing id or another organization's, CONFLICT "
@@ -130,22 +119,14 @@ async def list_publish_attempts(
     ),
 )
 async def bulk(ctx: Context, data: job_schemas.BulkJobsInput) -> job_schemas.BulkOutcome:
+    """Pause, resume, trigger or delete up to 50 jobs at once."""
     return await job_runs.bulk(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data)
 
 
-@jobs_router.procedure(
+@jobs_router.post(
     "trigger",
-    "POST",
     "/v1/jobs/{id}/trigger",
     access=Access.member,
-    input=job_schemas.JobIdInput,
-    output=instance_schemas.JobInstance,
-    summary="Run a job now: returns the new pending instance, whose generation run has started.",
-    description=(
-        "Any job can be triggered, paused and completed ones too (their status does not change). "
-        "One run at a time per job: 409 while a run is in flight. 402 when the organization "
-        "lacks the credits a run holds. Follow the run with jobInstances.getProgress."
-    ),
     errors=[
         NoTopic,
         DocumentNotReady,
@@ -157,47 +138,38 @@ async def bulk(ctx: Context, data: job_schemas.BulkJobsInput) -> job_schemas.Bul
     ],
 )
 async def trigger(ctx: Context, data: job_schemas.JobIdInput) -> instance_schemas.JobInstance:
+    """Run a job now: returns the new pending instance, whose generation run has started.
+
+    Any job can be triggered, paused and completed ones too (their status does not change). One run
+    at a time per job: 409 while a run is in flight. 402 when the organization lacks the credits a
+    run holds. Follow the run with jobInstances.getProgress."""
     return await job_runs.trigger(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data.id)
 
 
 # --- Job instances ------------------------------------------------------------------------------
 
 
-@instances_router.procedure(
+@instances_router.post(
     "create",
-    "POST",
     "/v1/job-instances",
     access=Access.editor,
-    input=instance_schemas.CreateInstanceInput,
-    output=instance_schemas.JobInstance,
-    summary="Plan one occurrence of a job with its own keywords, instructions and documents.",
-    description=(
-        "The scheduler runs it when its date comes (at once when the date has passed) unless "
-        "the job is paused. `select_existing` takes an approved draft instead of generating. "
-        "409 when the job already has an instance at that date."
-    ),
     errors=[DocumentNotReady, JobNotFound, DocumentNotFound, InstanceDateTaken],
 )
 async def create_instance(
     ctx: Context, data: instance_schemas.CreateInstanceInput
 ) -> instance_schemas.JobInstance:
+    """Plan one occurrence of a job with its own keywords, instructions and documents.
+
+    The scheduler runs it when its date comes (at once when the date has passed) unless the job is
+    paused. `select_existing` takes an approved draft instead of generating. 409 when the job
+    already has an instance at that date."""
     return await job_runs.plan_instance(ctx.session, ctx.tenant.tenant_id, data)
 
 
-@instances_router.procedure(
+@instances_router.post(
     "generate",
-    "POST",
     "/v1/job-instances/{id}/generate",
     access=Access.member,
-    input=instance_schemas.InstanceIdInput,
-    output=instance_schemas.JobInstance,
-    summary="Run an instance now with its own overrides; returns it.",
-    description=(
-        "For a pending instance, or again for a failed or skipped one. A `generate` instance "
-        "starts a generation run (follow it with getProgress); a `select_existing` one takes "
-        "an approved draft (409 when none is left). 409 while it, or another run of its job, "
-        "is in flight; 402 without the credits a run holds."
-    ),
     errors=[
         NoTopic,
         DocumentNotReady,
@@ -212,4 +184,10 @@ async def create_instance(
 async def generate(
     ctx: Context, data: instance_schemas.InstanceIdInput
 ) -> instance_schemas.JobInstance:
+    """Run an instance now with its own overrides; returns it.
+
+    For a pending instance, or again for a failed or skipped one. A `generate` instance starts a
+    generation run (follow it with getProgress); a `select_existing` one takes an approved draft
+    (409 when none is left). 409 while it, or another run of its job, is in flight; 402 without the
+    credits a run holds."""
     return await job_runs.generate_instance(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data.id)

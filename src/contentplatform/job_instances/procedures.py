@@ -13,76 +13,58 @@ from contentplatform.job_instances.errors import InstanceNotWaiting, JobInstance
 router = ProcedureRouter("jobInstances", tag="Job instances")
 
 
-@router.procedure(
+@router.get(
     "list",
-    "GET",
     "/v1/job-instances",
     access=Access.member,
-    input=schemas.ListInstancesInput,
-    output=list[schemas.JobInstance],
-    summary="Job instances by scheduled date, filtered by window, job and status.",
     description="startDate is inclusive, endDate exclusive; a date without an offset is read "
     "in the organization's time zone. limit defaults to 50.",
 )
 async def list_instances(
     ctx: Context, data: schemas.ListInstancesInput
 ) -> list[schemas.JobInstance]:
+    """Job instances by scheduled date, filtered by window, job and status."""
     return await service.list_instances(ctx.session, ctx.tenant.tenant_id, data)
 
 
-@router.procedure(
-    "getById",
-    "GET",
-    "/v1/job-instances/{id}",
-    access=Access.member,
-    input=schemas.InstanceIdInput,
-    output=schemas.JobInstance,
-    summary="One job instance.",
-    errors=[JobInstanceNotFound],
-)
+@router.get("getById", "/v1/job-instances/{id}", access=Access.member, errors=[JobInstanceNotFound])
 async def get_by_id(ctx: Context, data: schemas.InstanceIdInput) -> schemas.JobInstance:
+    """One job instance."""
     return service.to_schema(await service.require(ctx.session, ctx.tenant.tenant_id, data.id))
 
 
-@router.procedure(
+@router.patch(
     "update",
-    "PATCH",
     "/v1/job-instances/{id}",
     access=Access.editor,
-    input=schemas.UpdateInstanceInput,
-    output=schemas.JobInstance,
-    summary="Change a pending instance's overrides or day mode; returns it.",
-    description="Only a pending instance no run has taken can be changed (else 409).",
     errors=[JobInstanceNotFound, InstanceNotWaiting],
 )
 async def update(ctx: Context, data: schemas.UpdateInstanceInput) -> schemas.JobInstance:
+    """Change a pending instance's overrides or day mode; returns it.
+
+    Only a pending instance no run has taken can be changed (else 409)."""
     return await service.update(ctx.session, ctx.tenant.tenant_id, data)
 
 
-@router.procedure(
+@router.get(
     "getProgress",
-    "GET",
     "/v1/job-instances/{id}/progress",
     access=Access.member,
-    input=schemas.InstanceIdInput,
-    output=schemas.InstanceProgress,
-    summary="Where the instance's run is: status, pipeline step and percent.",
     errors=[JobInstanceNotFound],
 )
 async def get_progress(ctx: Context, data: schemas.InstanceIdInput) -> schemas.InstanceProgress:
+    """Where the instance's run is: status, pipeline step and percent."""
     return service.progress(await service.require(ctx.session, ctx.tenant.tenant_id, data.id))
 
 
-@router.procedure(
+@router.post(
     "skip",
-    "POST",
     "/v1/job-instances/{id}/skip",
     access=Access.editor,
-    input=schemas.InstanceIdInput,
-    output=schemas.JobInstance,
-    summary="Skip a pending instance; returns it.",
-    description="Only a pending instance no run has taken can be skipped (else 409).",
     errors=[JobInstanceNotFound, InstanceNotWaiting],
 )
 async def skip(ctx: Context, data: schemas.InstanceIdInput) -> schemas.JobInstance:
+    """Skip a pending instance; returns it.
+
+    Only a pending instance no run has taken can be skipped (else 409)."""
     return await service.skip_by_hand(ctx.session, ctx.tenant.tenant_id, data.id)

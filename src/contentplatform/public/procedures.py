@@ -16,31 +16,21 @@ FEED_RULES = (
 )
 
 
-@router.procedure(
-    "listBlogs",
-    "GET",
-    "/api/blogs",
-    access=Access.public,
-    input=schemas.ListBlogsInput,
-    output=schemas.BlogPage,
-    summary="Published posts of a tenant, newest first (the public blog feed).",
-    description=FEED_RULES,
-    errors=[BlogNotFound],
+@router.get(
+    "listBlogs", "/api/blogs", access=Access.public, description=FEED_RULES, errors=[BlogNotFound]
 )
 async def list_blogs(ctx: Context, data: schemas.ListBlogsInput) -> schemas.BlogPage:
+    """Published posts of a tenant, newest first (the public blog feed)."""
     return await service.list_blogs(ctx.session, data)
 
 
-@router.procedure(
+@router.get(
     "getBlog",
-    "GET",
     "/api/blogs/{slug}",
     access=Access.public,
-    input=schemas.GetBlogInput,
-    output=schemas.Blog,
-    summary="One published post by its slug, with its sanitized HTML.",
     description=FEED_RULES + " A slug that is not a published post of the tenant is 404.",
     errors=[BlogNotFound, PostNotFound],
 )
 async def get_blog(ctx: Context, data: schemas.GetBlogInput) -> schemas.Blog:
+    """One published post by its slug, with its sanitized HTML."""
     return await service.get_blog(ctx.session, data)

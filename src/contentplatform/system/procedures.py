@@ -16,27 +16,15 @@ from contentplatform.tenants import service as tenants
 router = ProcedureRouter("system", tag="System")
 
 
-@router.procedure(
-    "health",
-    "GET",
-    "/v1/system/health",
-    access=Access.public,
-    output=Health,
-    summary="Liveness of the API (no authentication).",
-)
+@router.get("health", "/v1/system/health", access=Access.public)
 async def health(ctx: Context, _: Empty) -> Health:
+    """Liveness of the API (no authentication)."""
     return Health(status="ok")
 
 
-@router.procedure(
-    "version",
-    "GET",
-    "/v1/system/version",
-    access=Access.user,
-    output=Version,
-    summary="Build and API version (any valid token; no organization needed).",
-)
+@router.get("version", "/v1/system/version", access=Access.user)
 async def version(ctx: Context, _: Empty) -> Version:
+    """Build and API version (any valid token; no organization needed)."""
     return Version(
         version=__version__,
         api_version=API_VERSION,
@@ -46,15 +34,9 @@ async def version(ctx: Context, _: Empty) -> Version:
     )
 
 
-@router.procedure(
-    "whoami",
-    "GET",
-    "/v1/system/whoami",
-    access=Access.member,
-    output=WhoAmI,
-    summary="The caller as the API sees it: user, organization, tenant and role.",
-)
+@router.get("whoami", "/v1/system/whoami", access=Access.member)
 async def whoami(ctx: Context, _: Empty) -> WhoAmI:
+    """The caller as the API sees it: user, organization, tenant and role."""
     tenant = ctx.tenant
     member = await tenants.member_profile(ctx.session, tenant)
     return WhoAmI(
