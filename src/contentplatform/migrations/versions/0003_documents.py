@@ -1,21 +1,13 @@
-"""Documents.
-
-Revision ID: 0003_documents
-Revises: 0002_credits
-Create Date: 2026-11-22
-"""
-
-from collections.abc import Sequence
+"""Documents (revision of 2026-11-22)."""
 
 import sqlalchemy as sa
 from alembic import op
 
 from contentplatform.kit.db import UTCDateTime
+from contentplatform.migrations import shapes
 
-revision: str = "0003_documents"
-down_revision: str | None = "0002_credits"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0003_documents"
+down_revision = "0002_credits"
 
 LIVE = sa.text("deleted_at IS NULL")
 LIVE_PRIMARY = sa.text("is_primary AND deleted_at IS NULL")
@@ -24,8 +16,7 @@ LIVE_PRIMARY = sa.text("is_primary AND deleted_at IS NULL")
 def upgrade() -> None:
     op.create_table(
         "documents",
-        sa.Column("id", sa.Uuid(), nullable=False),
-        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        *shapes.owned(),
         sa.Column("filename", sa.String(255), nullable=False),
         sa.Column("file_type", sa.String(10), nullable=False),
         sa.Column("storage_path", sa.String(1024), nullable=False),
@@ -46,17 +37,10 @@ def upgrade() -> None:
         sa.Column("generation_count", sa.Integer(), nullable=False),
         sa.Column("last_used_at", UTCDateTime(), nullable=True),
         sa.Column("deleted_at", UTCDateTime(), nullable=True),
-        sa.Column("created_at", UTCDateTime(), nullable=False),
-        sa.Column("updated_at", UTCDateTime(), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_documents")),
-        sa.ForeignKeyConstraint(
-            ["tenant_id"],
-            ["tenants.id"],
-            name=op.f("fk_documents_tenant_id_tenants"),
-            ondelete="CASCADE",
-        ),
+        *shapes.timestamps(),
+        *shapes.keys("documents"),
     )
-    op.create_index(op.f("ix_documents_tenant_id"), "documents", ["tenant_id"])
+    shapes.index_tenant("documents")
     op.create_index(
         "uq_documents_tenant_id_storage_path_live",
         "documents",

@@ -5,22 +5,17 @@ inserts, deletes and ON DELETE CASCADE from documents or tenants all reach the i
 PostgreSQL: a generated tsvector column `search_vector` with a GIN index.
 Neither is in the models (see contentplatform.documents.models.include_name).
 
-Revision ID: 0004_search
-Revises: 0003_documents
-Create Date: 2026-11-22
+Revision 0004_search of 2026-11-22.
 """
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
 from contentplatform.kit.db import UTCDateTime
+from contentplatform.migrations import shapes
 
-revision: str = "0004_search"
-down_revision: str | None = "0003_documents"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0004_search"
+down_revision = "0003_documents"
 
 # `document_key` holds the document id so a chunk's index row is found through the index itself
 # (an UNINDEXED column would mean a full scan per deleted chunk); user queries never look at it.
@@ -75,8 +70,7 @@ POSTGRESQL = [
 def upgrade() -> None:
     op.create_table(
         "document_chunks",
-        sa.Column("id", sa.Uuid(), nullable=False),
-        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        *shapes.owned(),
         sa.Column("document_id", sa.Uuid(), nullable=False),
         sa.Column("ordinal", sa.Integer(), nullable=False),
         sa.Column("content", sa.Text(), nullable=False),
@@ -85,24 +79,13 @@ def upgrade() -> None:
         sa.Column("char_end", sa.Integer(), nullable=False),
         sa.Column("heading", sa.Text(), nullable=True),
         sa.Column("created_at", UTCDateTime(), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_document_chunks")),
-        sa.ForeignKeyConstraint(
-            ["tenant_id"],
-            ["tenants.id"],
-            name=op.f("fk_document_chunks_tenant_id_tenants"),
-            ondelete="CASCADE",
-        ),
-        sa.ForeignKeyConstraint(
-            ["document_id"],
-            ["documents.id"],
-            name=op.f("fk_document_chunks_document_id_documents"),
-            ondelete="CASCADE",
-        ),
+        *shapes.keys("document_chunks"),
+        shapes.references("document_chunks", "document_id", "documents"),
         sa.UniqueConstraint(
             "document_id", "ordinal", name=op.f("uq_document_chunks_document_id_ordinal")
         ),
     )
-    op.create_index(op.f("ix_document_chunks_tenant_id"), "document_chunks", ["tenant_id"])
+    shapes.index_tenant("document_chunks")
     dialect = op.get_bind().dialect.name
     for statement in SQLITE if dialect == "sqlite" else POSTGRESQL:
         op.execute(statement)

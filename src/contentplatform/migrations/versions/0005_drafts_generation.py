@@ -1,41 +1,19 @@
-"""Drafts, their revisions, and generation runs.
-
-Revision ID: 0005_drafts_generation
-Revises: 0004_search
-Create Date: 2026-11-22
-"""
-
-from collections.abc import Sequence
+"""Drafts, their revisions, and generation runs (revision of 2026-11-22)."""
 
 import sqlalchemy as sa
 from alembic import op
 
 from contentplatform.kit.db import UTCDateTime
+from contentplatform.migrations import shapes
 
-revision: str = "0005_drafts_generation"
-down_revision: str | None = "0004_search"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
-
-
-def _record() -> list[sa.Column[object]]:
-    return [
-        sa.Column("created_at", UTCDateTime(), nullable=False),
-        sa.Column("updated_at", UTCDateTime(), nullable=False),
-    ]
-
-
-def _tenant_key(table: str) -> sa.ForeignKeyConstraint:
-    return sa.ForeignKeyConstraint(
-        ["tenant_id"], ["tenants.id"], name=f"fk_{table}_tenant_id_tenants", ondelete="CASCADE"
-    )
+revision = "0005_drafts_generation"
+down_revision = "0004_search"
 
 
 def upgrade() -> None:
     op.create_table(
         "drafts",
-        sa.Column("id", sa.Uuid(), nullable=False),
-        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        *shapes.owned(),
         sa.Column("title", sa.String(500), nullable=False),
         sa.Column("content", sa.Text(), nullable=False),
         sa.Column("content_text", sa.Text(), nullable=False),
@@ -53,19 +31,17 @@ def upgrade() -> None:
         sa.Column("approved_at", UTCDateTime(), nullable=True),
         sa.Column("published_at", UTCDateTime(), nullable=True),
         sa.Column("deleted_at", UTCDateTime(), nullable=True),
-        *_record(),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_drafts")),
-        _tenant_key("drafts"),
+        *shapes.timestamps(),
+        *shapes.keys("drafts"),
     )
-    op.create_index(op.f("ix_drafts_tenant_id"), "drafts", ["tenant_id"])
+    shapes.index_tenant("drafts")
     op.create_index("ix_drafts_tenant_id_created_at", "drafts", ["tenant_id", "created_at"])
     op.create_index("ix_drafts_tenant_id_status", "drafts", ["tenant_id", "status"])
     op.create_index("ix_drafts_tenant_id_job_id", "drafts", ["tenant_id", "job_id"])
 
     op.create_table(
         "draft_revisions",
-        sa.Column("id", sa.Uuid(), nullable=False),
-        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        *shapes.owned(),
         sa.Column("draft_id", sa.Uuid(), nullable=False),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("title", sa.String(500), nullable=False),
@@ -78,23 +54,16 @@ def upgrade() -> None:
         sa.Column("change_summary", sa.String(500), nullable=False),
         sa.Column("fields_changed", sa.JSON(), nullable=False),
         sa.Column("provenance", sa.JSON(), nullable=True),
-        *_record(),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_draft_revisions")),
-        _tenant_key("draft_revisions"),
-        sa.ForeignKeyConstraint(
-            ["draft_id"],
-            ["drafts.id"],
-            name="fk_draft_revisions_draft_id_drafts",
-            ondelete="CASCADE",
-        ),
+        *shapes.timestamps(),
+        *shapes.keys("draft_revisions"),
+        shapes.references("draft_revisions", "draft_id", "drafts"),
         sa.UniqueConstraint("draft_id", "version", name="uq_draft_revisions_draft_id_version"),
     )
-    op.create_index(op.f("ix_draft_revisions_tenant_id"), "draft_revisions", ["tenant_id"])
+    shapes.index_tenant("draft_revisions")
 
     op.create_table(
         "generation_runs",
-        sa.Column("id", sa.Uuid(), nullable=False),
-        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        *shapes.owned(),
         sa.Column("kind", sa.String(20), nullable=False),
         sa.Column("status", sa.String(20), nullable=False),
         sa.Column("step", sa.String(20), nullable=True),
@@ -111,20 +80,14 @@ def upgrade() -> None:
         sa.Column("created_by", sa.String(255), nullable=True),
         sa.Column("started_at", UTCDateTime(), nullable=True),
         sa.Column("finished_at", UTCDateTime(), nullable=True),
-        *_record(),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_generation_runs")),
-        _tenant_key("generation_runs"),
-        sa.ForeignKeyConstraint(
-            ["draft_id"],
-            ["drafts.id"],
-            name="fk_generation_runs_draft_id_drafts",
-            ondelete="CASCADE",
-        ),
+        *shapes.timestamps(),
+        *shapes.keys("generation_runs"),
+        shapes.references("generation_runs", "draft_id", "drafts"),
         sa.UniqueConstraint(
             "tenant_id", "idempotency_key", name="uq_generation_runs_tenant_id_idempotency_key"
         ),
     )
-    op.create_index(op.f("ix_generation_runs_tenant_id"), "generation_runs", ["tenant_id"])
+    shapes.index_tenant("generation_runs")
     op.create_index(op.f("ix_generation_runs_draft_id"), "generation_runs", ["draft_id"])
     op.create_index(
         "ix_generation_runs_tenant_id_created_at", "generation_runs", ["tenant_id", "created_at"]

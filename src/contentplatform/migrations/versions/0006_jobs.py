@@ -1,21 +1,13 @@
-"""Jobs, job instances, and the tenant's scheduling time zone.
-
-Revision ID: 0006_jobs
-Revises: 0005_drafts_generation
-Create Date: 2026-11-22
-"""
-
-from collections.abc import Sequence
+"""Jobs, job instances, and the tenant's scheduling time zone (revision of 2026-11-22)."""
 
 import sqlalchemy as sa
 from alembic import op
 
 from contentplatform.kit.db import UTCDateTime
+from contentplatform.migrations import shapes
 
-revision: str = "0006_jobs"
-down_revision: str | None = "0005_drafts_generation"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0006_jobs"
+down_revision = "0005_drafts_generation"
 
 SCHEDULED = sa.text("deleted_at IS NULL AND next_run_at IS NOT NULL")
 WAITING = sa.text("status = 'pending' AND run_id IS NULL")
@@ -29,8 +21,7 @@ def upgrade() -> None:
 
     op.create_table(
         "jobs",
-        sa.Column("id", sa.Uuid(), nullable=False),
-        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        *shapes.owned(),
         sa.Column("name", sa.String(100), nullable=False),
         sa.Column("job_type", sa.String(20), nullable=False),
         sa.Column("status", sa.String(20), nullable=False),
@@ -51,14 +42,10 @@ def upgrade() -> None:
         sa.Column("last_error", sa.Text(), nullable=True),
         sa.Column("created_by", sa.String(255), nullable=True),
         sa.Column("deleted_at", UTCDateTime(), nullable=True),
-        sa.Column("created_at", UTCDateTime(), nullable=False),
-        sa.Column("updated_at", UTCDateTime(), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_jobs")),
-        sa.ForeignKeyConstraint(
-            ["tenant_id"], ["tenants.id"], name="fk_jobs_tenant_id_tenants", ondelete="CASCADE"
-        ),
+        *shapes.timestamps(),
+        *shapes.keys("jobs"),
     )
-    op.create_index(op.f("ix_jobs_tenant_id"), "jobs", ["tenant_id"])
+    shapes.index_tenant("jobs")
     op.create_index("ix_jobs_tenant_id_created_at", "jobs", ["tenant_id", "created_at"])
     op.create_index(
         "ix_jobs_due",
@@ -70,8 +57,7 @@ def upgrade() -> None:
 
     op.create_table(
         "job_instances",
-        sa.Column("id", sa.Uuid(), nullable=False),
-        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        *shapes.owned(),
         sa.Column("job_id", sa.Uuid(), nullable=False),
         sa.Column("scheduled_date", UTCDateTime(), nullable=False),
         sa.Column("day_mode", sa.String(20), nullable=False),
@@ -89,23 +75,14 @@ def upgrade() -> None:
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("started_at", UTCDateTime(), nullable=True),
         sa.Column("finished_at", UTCDateTime(), nullable=True),
-        sa.Column("created_at", UTCDateTime(), nullable=False),
-        sa.Column("updated_at", UTCDateTime(), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_job_instances")),
-        sa.ForeignKeyConstraint(
-            ["tenant_id"],
-            ["tenants.id"],
-            name="fk_job_instances_tenant_id_tenants",
-            ondelete="CASCADE",
-        ),
-        sa.ForeignKeyConstraint(
-            ["job_id"], ["jobs.id"], name="fk_job_instances_job_id_jobs", ondelete="CASCADE"
-        ),
+        *shapes.timestamps(),
+        *shapes.keys("job_instances"),
+        shapes.references("job_instances", "job_id", "jobs"),
         sa.UniqueConstraint(
             "job_id", "scheduled_date", name="uq_job_instances_job_id_scheduled_date"
         ),
     )
-    op.create_index(op.f("ix_job_instances_tenant_id"), "job_instances", ["tenant_id"])
+    shapes.index_tenant("job_instances")
     op.create_index(
         "ix_job_instances_tenant_id_scheduled_date",
         "job_instances",

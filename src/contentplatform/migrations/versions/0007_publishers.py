@@ -1,43 +1,23 @@
-"""Publisher connections, publish attempts, publications; drafts learn where they are live.
-
-Revision ID: 0007_publishers
-Revises: 0006_jobs
-Create Date: 2026-11-23
-"""
-
-from collections.abc import Sequence
+"""Publisher connections, publish attempts, publications; drafts learn where they are live
+(revision of 2026-11-23)."""
 
 import sqlalchemy as sa
 from alembic import op
 
 from contentplatform.kit.db import UTCDateTime
+from contentplatform.migrations import shapes
 
-revision: str = "0007_publishers"
-down_revision: str | None = "0006_jobs"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0007_publishers"
+down_revision = "0006_jobs"
 
 DEFAULT = sa.text("is_default AND deleted_at IS NULL")
 UNFINISHED = sa.text("status IN ('scheduled', 'pending', 'running')")
 
 
-def _tenant_fk(table: str) -> sa.ForeignKeyConstraint:
-    return sa.ForeignKeyConstraint(
-        ["tenant_id"], ["tenants.id"], name=f"fk_{table}_tenant_id_tenants", ondelete="CASCADE"
-    )
-
-
 def _draft_and_connection(table: str) -> list[sa.ForeignKeyConstraint]:
     return [
-        sa.ForeignKeyConstraint(
-            ["draft_id"], ["drafts.id"], name=f"fk_{table}_draft_id_drafts", ondelete="CASCADE"
-        ),
-        sa.ForeignKeyConstraint(
-            ["connection_id"],
-            ["publisher_connections.id"],
-            name=f"fk_{table}_connection_id_publisher_connections",
-            ondelete="CASCADE",
-        ),
+        shapes.references(table, "draft_id", "drafts"),
+        shapes.references(table, "connection_id", "publisher_connections"),
     ]
 
 
@@ -51,8 +31,7 @@ def upgrade() -> None:
 
     op.create_table(
         "publisher_connections",
-        sa.Column("id", sa.Uuid(), nullable=False),
-        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        *shapes.owned(),
         sa.Column("name", sa.String(100), nullable=False),
         sa.Column("type", sa.String(20), nullable=False),
         sa.Column("config", sa.JSON(), nullable=False),
@@ -66,10 +45,8 @@ def upgrade() -> None:
         sa.Column("last_test_ok", sa.Boolean(), nullable=True),
         sa.Column("last_error", sa.Text(), nullable=True),
         sa.Column("deleted_at", UTCDateTime(), nullable=True),
-        sa.Column("created_at", UTCDateTime(), nullable=False),
-        sa.Column("updated_at", UTCDateTime(), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_publisher_connections")),
-        _tenant_fk("publisher_connections"),
+        *shapes.timestamps(),
+        *shapes.keys("publisher_connections"),
     )
     op.create_index(
         op.f("ix_publisher_connections_tenant_id"), "publisher_connections", ["tenant_id"]
@@ -90,8 +67,7 @@ def upgrade() -> None:
 
     op.create_table(
         "publish_attempts",
-        sa.Column("id", sa.Uuid(), nullable=False),
-        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        *shapes.owned(),
         sa.Column("draft_id", sa.Uuid(), nullable=False),
         sa.Column("connection_id", sa.Uuid(), nullable=False),
         sa.Column("mode", sa.String(20), nullable=False),
@@ -106,13 +82,11 @@ def upgrade() -> None:
         sa.Column("scheduled_at", UTCDateTime(), nullable=True),
         sa.Column("started_at", UTCDateTime(), nullable=True),
         sa.Column("finished_at", UTCDateTime(), nullable=True),
-        sa.Column("created_at", UTCDateTime(), nullable=False),
-        sa.Column("updated_at", UTCDateTime(), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_publish_attempts")),
-        _tenant_fk("publish_attempts"),
+        *shapes.timestamps(),
+        *shapes.keys("publish_attempts"),
         *_draft_and_connection("publish_attempts"),
     )
-    op.create_index(op.f("ix_publish_attempts_tenant_id"), "publish_attempts", ["tenant_id"])
+    shapes.index_tenant("publish_attempts")
     op.create_index(
         "ix_publish_attempts_tenant_id_draft_id",
         "publish_attempts",
@@ -133,8 +107,7 @@ def upgrade() -> None:
 
     op.create_table(
         "publications",
-        sa.Column("id", sa.Uuid(), nullable=False),
-        sa.Column("tenant_id", sa.Uuid(), nullable=False),
+        *shapes.owned(),
         sa.Column("draft_id", sa.Uuid(), nullable=False),
         sa.Column("connection_id", sa.Uuid(), nullable=False),
         sa.Column("external_id", sa.String(255), nullable=False),
@@ -142,16 +115,14 @@ def upgrade() -> None:
         sa.Column("remote_version", sa.String(255), nullable=True),
         sa.Column("remote_status", sa.String(20), nullable=False),
         sa.Column("published_at", UTCDateTime(), nullable=True),
-        sa.Column("created_at", UTCDateTime(), nullable=False),
-        sa.Column("updated_at", UTCDateTime(), nullable=False),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_publications")),
-        _tenant_fk("publications"),
+        *shapes.timestamps(),
+        *shapes.keys("publications"),
         *_draft_and_connection("publications"),
         sa.UniqueConstraint(
             "draft_id", "connection_id", name="uq_publications_draft_id_connection_id"
         ),
     )
-    op.create_index(op.f("ix_publications_tenant_id"), "publications", ["tenant_id"])
+    shapes.index_tenant("publications")
 
 
 def downgrade() -> None:
