@@ -71,15 +71,19 @@ class OpenAICompatible:
         )
         self._where = f"{_safe_url(self._client.base_url)} (model {model})"
 
+    def _arguments(self, request: CompletionRequest) -> dict[str, Any]:
+        """What a completion and a stream of one ask the server alike."""
+        return {
+            "model": self.model,
+            "messages": [_message(message) for message in request.messages],
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "response_format": {"type": "json_object"} if request.json else openai.omit,
+        }
+
     async def complete(self, request: CompletionRequest) -> Completion:
         try:
-            response = await self._client.chat.completions.create(
-                model=self.model,
-                messages=[_message(message) for message in request.messages],
-                max_tokens=request.max_tokens,
-                temperature=request.temperature,
-                response_format={"type": "json_object"} if request.json else openai.omit,
-            )
+            response = await self._client.chat.completions.create(**self._arguments(request))
         except openai.APIError as error:
             raise self._error(error) from error
         if not response.choices:
@@ -105,11 +109,7 @@ class OpenAICompatible:
         refusal = ""
         try:
             chunks = await self._client.chat.completions.create(
-                model=self.model,
-                messages=[_message(message) for message in request.messages],
-                max_tokens=request.max_tokens,
-                temperature=request.temperature,
-                response_format={"type": "json_object"} if request.json else openai.omit,
+                **self._arguments(request),
                 stream=True,
                 stream_options={"include_usage": True},
             )

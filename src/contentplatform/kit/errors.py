@@ -29,6 +29,15 @@ class PlatformError(Exception):
     status: ClassVar[int] = 500
     title: ClassVar[str] = "Internal server error"
 
+    def __init_subclass__(
+        cls, *, code: str = "", status: int = 0, title: str = "", **kwargs: Any
+    ) -> None:
+        """A problem code of its own: `class NotFound(PlatformError, code=..., status=...)`."""
+        super().__init_subclass__(**kwargs)
+        cls.code = code or cls.code
+        cls.status = status or cls.status
+        cls.title = title or cls.title
+
     def __init__(
         self,
         detail: str | None = None,
@@ -64,48 +73,34 @@ class PlatformError(Exception):
         return body
 
 
-class BadRequest(PlatformError):
-    code = "BAD_REQUEST"
-    status = 400
-    title = "Bad request"
+class BadRequest(PlatformError, code="BAD_REQUEST", status=400, title="Bad request"):
+    """The input is invalid: the fields that fail are listed in `errors`."""
 
 
-class Unauthorized(PlatformError):
-    code = "UNAUTHORIZED"
-    status = 401
-    title = "Unauthorized"
+class Unauthorized(PlatformError, code="UNAUTHORIZED", status=401, title="Unauthorized"):
+    """No token, or one that is not valid."""
 
     def __init__(self, detail: str | None = None) -> None:
         super().__init__(detail, headers={"WWW-Authenticate": 'Bearer realm="contentplatform"'})
 
 
-class PaymentRequired(PlatformError):
-    code = "PAYMENT_REQUIRED"
-    status = 402
-    title = "Payment required"
+class PaymentRequired(PlatformError, code="PAYMENT_REQUIRED", status=402, title="Payment required"):
+    """Not enough credits."""
 
 
-class Forbidden(PlatformError):
-    code = "FORBIDDEN"
-    status = 403
-    title = "Forbidden"
+class Forbidden(PlatformError, code="FORBIDDEN", status=403, title="Forbidden"):
+    """The caller's role or membership does not allow it."""
 
 
-class MethodNotAllowed(PlatformError):
+class MethodNotAllowed(PlatformError, code="BAD_REQUEST", status=405, title="Method not allowed"):
     """405: the reference has no code of its own for it; the client sent a bad request."""
-
-    code = "BAD_REQUEST"
-    status = 405
-    title = "Method not allowed"
 
     def __init__(self, detail: str | None = None, *, allow: list[str]) -> None:
         super().__init__(detail, headers={"Allow": ", ".join(allow)})
 
 
-class NotFound(PlatformError):
-    code = "NOT_FOUND"
-    status = 404
-    title = "Not found"
+class NotFound(PlatformError, code="NOT_FOUND", status=404, title="Not found"):
+    """Absent, or another organization's."""
 
 
 class RecordNotFound(NotFound):
@@ -124,23 +119,21 @@ def require(found: T | None, missing: type[RecordNotFound], key: object) -> T:
     return found
 
 
-class Conflict(PlatformError):
-    code = "CONFLICT"
-    status = 409
-    title = "Conflict"
+class Conflict(PlatformError, code="CONFLICT", status=409, title="Conflict"):
+    """The state of what it acts on forbids it."""
 
 
-class TooManyRequests(PlatformError):
-    code = "TOO_MANY_REQUESTS"
-    status = 429
-    title = "Too many requests"
+class TooManyRequests(
+    PlatformError, code="TOO_MANY_REQUESTS", status=429, title="Too many requests"
+):
+    """Rate limited; Retry-After says when to try again."""
 
     def __init__(self, detail: str | None = None, *, retry_after: int) -> None:
         super().__init__(detail, headers={"Retry-After": str(max(retry_after, 1))})
 
 
 class InternalError(PlatformError):
-    pass
+    """Our fault: logged with the request id; the body never carries a trace or SQL."""
 
 
 class Problem(BaseModel):
