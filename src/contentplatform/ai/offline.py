@@ -7,14 +7,7 @@ look varied, like the title's form, come from a hash of the input). It reads `re
 `temperature` are ignored. Usage is `count_tokens` over all message contents (input) and over the
 output (output). An unknown task is `ProviderRejected`.
 
-Sources are passages extracted from PDF, DOCX, HTML and Markdown: their text is read line by line,
-`# heading` lines and code fences are dropped, Markdown emphasis, links and stray `[n]` footnote
-markers are removed, bullet lines and table rows become list items (a row reads
-"Starter — price: $29, seats: 3", labelled by the table's header row), and the remaining prose is
-split into sentences by a regex that knows common abbreviations ("e.g.", "Dr.", "U.S.").
-Sentences are ranked by the words they share with the brief (topic, keywords, heading, points;
-light suffix stripping so "pricing" meets "price"), with a bonus for the more relevant sources
-(they arrive best first). Near-duplicates (chunk overlap repeats text) are chosen only once.
+Sources are read into sentences and list items, and ranked against the brief, by `ranking.py`.
 
 Citations are ` [n]` (a space, then n = `Source.ref`) after the sentence or run of sentences they
 support. Output formats, per task:
@@ -68,9 +61,10 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from contentplatform.ai import ranking
 from contentplatform.ai.base import (
     Completion,
     CompletionRequest,
@@ -85,33 +79,12 @@ KEY_TAKEAWAYS = "Key takeaways"
 NO_ANSWER = "The knowledge base has nothing on this question yet."
 
 
-def _wordset(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
 # Typographic quotes and dashes, spelled as escapes so the source shows which is which.
 _APOSTROPHES = "'\u2019"
-_CLOSING = "\"'\u201d\u2019)]"
-_OPENING = "\"'\u201c\u2018(["
 _DASHES = "\u2013\u2014"
 
-_STOPWORDS = _wordset(
-    "a about above after again against all also am an and any are as at be because been before "
-    "being below between both but by can could did do does doing down during each either every "
-    "few for from further had has have having he her here hers him his how however i if in into "
-    "is it its itself just let may me might more most must my no nor not now of off on once only "
-    "or other our ours out over own per same shall she should so some such than that the their "
-    "theirs them then there these they this those through to too under until up upon us very via "
-    "was we were what when where whether which while who whom why will with within without would "
-    "yet you your yours"
-)
-# Words written with a final period that rarely end a sentence.
-_ABBREVIATIONS = _wordset(
-    "approx dept dr e.g eg esp est fig i.e ie inc incl jr ltd mr mrs ms no nos prof sr st vs "
-    "ca cf al co corp"
-)
 # Title-case keeps these lowercase unless they open the title.
-_SMALL_WORDS = _wordset(
+_SMALL_WORDS = ranking.wordset(
     "a an and as at but by for from in into nor of on or per the to via vs with"
 )
 _TITLE_FORMS = (
@@ -121,7 +94,7 @@ _TITLE_FORMS = (
     "A Practical Guide to {}",
     "{} Explained",
 )
-_QUESTION_WORDS = _wordset("how what why when where which who is are can should do does")
+_QUESTION_WORDS = ranking.wordset("how what why when where which who is are can should do does")
 _CONNECTIVES = ("In practice, ", "Beyond that, ", "On top of that, ", "Just as important, ")
 # Letters NFKD does not decompose into ASCII.
 _ASCII_FOLD = str.maketrans(
@@ -129,32 +102,8 @@ _ASCII_FOLD = str.maketrans(
     | {"Đ": "D", "ł": "l", "Ł": "L", "þ": "th", "Þ": "TH", "ð": "d", "Ð": "D"}
 )
 
-_WORD = re.compile(r"\w+")
-_HEADING_LINE = re.compile(r"#{1,6}(\s|$)")
-_FENCE = re.compile(r"(```|~~~)")
-_TABLE_SEPARATOR = re.compile(r"\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?")
-_BULLET = re.compile(r"(?:[-*+•▪◦‣]|\d{1,2}[.)])\s+(.*)")
-_BOUNDARY = re.compile(rf"([.!?…]+[{re.escape(_CLOSING)}]*)\s+")
 _MARKER = re.compile(r"\s*\[\d+\]")
 _NUMBERING = re.compile(r"^(?:chapter\s+|section\s+)?\d+(?:\.\d+)*[.):]?\s+", re.IGNORECASE)
-_INLINE = (
-    (re.compile(r"!\[[^\]]*\]\([^)]*\)"), ""),  # images
-    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),  # links keep their text
-    (re.compile(r"\*\*|__|`"), ""),
-    (re.compile(r"(?<!\w)[*_](\S(?:[^*_]*\S)?)[*_](?!\w)"), r"\1"),
-    (re.compile(r"\s*\[\d+\]"), ""),  # the document's own footnote markers would read as citations
-)
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s", "e")
-
-
-@dataclass(frozen=True, slots=True)
-class _Sentence:
-    text: str  # plain text; prose ends with terminal punctuation, items may not
-    ref: int
-    rank: int  # index of its source in the request (0: most relevant)
-    position: int  # order within its source
-    item: bool  # a list item or a table row rather than prose
-    words: frozenset[str] = field(compare=False)  # stemmed content words
 
 
 @dataclass(slots=True)
@@ -201,21 +150,23 @@ def _outline(brief: dict[str, Any], sources: Sequence[Source]) -> str:
     topic = _line(brief.get("topic"))
     keywords = _strings(brief.get("keywords"))
     max_sections = max(1, _int(brief.get("max_sections"), 5))
-    query = _query(
+    query = ranking.query(
         (topic, 2.0), *((keyword, 2.0) for keyword in keywords), (brief.get("instructions"), 0.5)
     )
-    chosen: list[_Sentence] = []  # points already given, so no two points repeat each other
+    chosen: list[ranking.Sentence] = []  # points already given, so no two points repeat each other
 
     intro_sources = list(sources[:2])
-    intro_points = _pick(_sentences(intro_sources, sources), query, 2, per_source=1, prose=True)
+    intro_points = ranking.pick(
+        ranking.sentences(intro_sources, sources), query, 2, per_source=1, prose=True
+    )
     chosen += intro_points
 
     sections: list[dict[str, Any]] = []
     for group in _groups(sources, topic, max_sections):
         heading = group.heading or "Overview"
-        candidates = _sentences(group.sources, sources)
-        points = _pick(
-            candidates, _query((heading, 1.5), extend=query), 3, avoid=chosen, prose=True
+        candidates = ranking.sentences(group.sources, sources)
+        points = ranking.pick(
+            candidates, ranking.query((heading, 1.5), extend=query), 3, avoid=chosen, prose=True
         )
         chosen += points
         sections.append(
@@ -265,7 +216,7 @@ def _groups(sources: Sequence[Source], topic: str, max_sections: int) -> list[_G
         heading = group.heading
         if heading is None:
             avoid = [topic, *(section.heading or "" for section in named.values())]
-            passages = _sentences(group.sources, sources)
+            passages = ranking.sentences(group.sources, sources)
             heading = _key_phrase(passages, avoid) or _document_title(
                 group.sources[0].document_name
             )
@@ -281,15 +232,17 @@ def _heading(path: str | None) -> str | None:
     """The last part of a heading path, cleaned: "Guide > 2.1 PRICING" -> "Pricing"."""
     if not path:
         return None
-    last = _inline(path.split(">")[-1]).strip(" #*:")
+    last = ranking.inline(path.split(">")[-1]).strip(" #*:")
     last = _NUMBERING.sub("", last).strip()
     return _title_case(last) if last else None
 
 
-def _key_phrase(sentences: Sequence[_Sentence], avoid: Sequence[str]) -> str | None:
+def _key_phrase(sentences: Sequence[ranking.Sentence], avoid: Sequence[str]) -> str | None:
     """The most frequent two-word phrase of content words (else word), counted by stem so "draft"
     and "drafts" add up, that says something beyond `avoid` (the topic, other headings)."""
-    avoided = {_stem(word) for text in avoid for word in _WORD.findall(text.casefold())}
+    avoided = {
+        ranking.stem(word) for text in avoid for word in ranking.WORD.findall(text.casefold())
+    }
     counts: Counter[tuple[str, ...]] = Counter()
     forms: dict[tuple[str, ...], str] = {}  # the first way each phrase was written
     for sentence in sentences:
@@ -300,7 +253,7 @@ def _key_phrase(sentences: Sequence[_Sentence], avoid: Sequence[str]) -> str | N
                 if index and _content(words[index - 1]):
                     phrases.append(words[index - 1 : index + 1])
                 for phrase in phrases if _content(word) else []:
-                    key = tuple(_stem(w.casefold()) for w in phrase)
+                    key = tuple(ranking.stem(w.casefold()) for w in phrase)
                     if not set(key) <= avoided:
                         counts[key] += 1
                         forms.setdefault(key, " ".join(phrase))
@@ -314,7 +267,7 @@ def _key_phrase(sentences: Sequence[_Sentence], avoid: Sequence[str]) -> str | N
 
 
 def _content(word: str) -> bool:
-    return len(word) > 2 and word.casefold() not in _STOPWORDS
+    return len(word) > 2 and word.casefold() not in ranking.STOPWORDS
 
 
 def _document_title(name: str) -> str:
@@ -361,12 +314,12 @@ def _section(brief: dict[str, Any], sources: Sequence[Source]) -> str:
     heading = _line(brief.get("heading")) or None
     topic = _line(brief.get("topic"))
     points = _strings(brief.get("points"))
-    sentences = _sentences(sources, sources)
+    sentences = ranking.sentences(sources, sources)
     if not sentences:
         conclusion = brief.get("kind") == "conclusion"
         subject = (topic if conclusion else heading) or topic or "this topic"
         return f"<p>{_escape(f'The knowledge base has no material on {subject} yet.')}</p>"
-    query = _query(
+    query = ranking.query(
         (topic, 2.0),
         *((keyword, 2.0) for keyword in _strings(brief.get("keywords"))),
         (heading, 1.5),
@@ -375,12 +328,14 @@ def _section(brief: dict[str, Any], sources: Sequence[Source]) -> str:
     )
     preferred = _matching(sentences, points)
     if brief.get("kind") == "conclusion":
-        takeaways = _pick(sentences, query, 5, preferred=preferred, per_source=2, prose=True)
+        takeaways = ranking.pick(sentences, query, 5, preferred=preferred, per_source=2, prose=True)
         if len(takeaways) < 3:  # few sources: variety matters less than having three
-            takeaways = _pick(sentences, query, 3, preferred=preferred, prose=True)
+            takeaways = ranking.pick(sentences, query, 3, preferred=preferred, prose=True)
         return "<ul>" + "".join(f"<li>{_cited(s.text, s.ref)}</li>" for s in takeaways) + "</ul>"
 
-    used = [_sentence(text, 0, 0, 0, False) for text in _strings(brief.get("used_sentences"))]
+    used = [
+        ranking.sentence(text, 0, 0, 0, False) for text in _strings(brief.get("used_sentences"))
+    ]
     # List items and table rows make a <ul> of their own (never of the introduction); prose
     # sentences make the paragraphs, in the sources' own order, which reads best.
     listed = [s for s in sentences if s.item] if heading is not None else []
@@ -390,7 +345,7 @@ def _section(brief: dict[str, Any], sources: Sequence[Source]) -> str:
     prose = sorted(_choose(rest, query, 3 if heading is None else 6, used, preferred), key=_order)
     paragraphs = _paragraphs(prose, 1 if heading is None else 3)
     offset = _int(brief.get("index"), 0)
-    lowercase = frozenset(w for s in sources for w in _WORD.findall(s.text) if w.islower())
+    lowercase = frozenset(w for s in sources for w in ranking.WORD.findall(s.text) if w.islower())
     blocks = []
     for number, paragraph in enumerate(paragraphs):
         # The first paragraph opens plainly; later ones may take a connective, varied by section.
@@ -403,26 +358,26 @@ def _section(brief: dict[str, Any], sources: Sequence[Source]) -> str:
 
 
 def _choose(
-    sentences: Sequence[_Sentence],
+    sentences: Sequence[ranking.Sentence],
     query: dict[str, float],
     count: int,
-    used: Sequence[_Sentence],
-    preferred: Sequence[_Sentence],
-) -> list[_Sentence]:
+    used: Sequence[ranking.Sentence],
+    preferred: Sequence[ranking.Sentence],
+) -> list[ranking.Sentence]:
     """The best prose (else items) not already used; used ones only if too few remain."""
-    chosen = _pick(sentences, query, count, avoid=used, preferred=preferred, prose=True)
+    chosen = ranking.pick(sentences, query, count, avoid=used, preferred=preferred, prose=True)
     if len(chosen) < min(count, 2):  # repeating the article beats saying nothing
-        chosen = _pick(sentences, query, count, preferred=preferred, prose=True)
+        chosen = ranking.pick(sentences, query, count, preferred=preferred, prose=True)
     return chosen
 
 
-def _order(sentence: _Sentence) -> tuple[int, int]:
+def _order(sentence: ranking.Sentence) -> tuple[int, int]:
     return sentence.rank, sentence.position
 
 
-def _paragraphs(sentences: list[_Sentence], limit: int) -> list[list[_Sentence]]:
+def _paragraphs(sentences: list[ranking.Sentence], limit: int) -> list[list[ranking.Sentence]]:
     """Up to `limit` paragraphs of about 3 sentences, keeping a source's run together."""
-    paragraphs: list[list[_Sentence]] = []
+    paragraphs: list[list[ranking.Sentence]] = []
     for sentence in sentences:
         current = paragraphs[-1] if paragraphs else None
         same_source = current is not None and current[-1].rank == sentence.rank
@@ -435,7 +390,9 @@ def _paragraphs(sentences: list[_Sentence], limit: int) -> list[list[_Sentence]]
     return paragraphs
 
 
-def _paragraph(sentences: list[_Sentence], connective: str, lowercase: frozenset[str]) -> str:
+def _paragraph(
+    sentences: list[ranking.Sentence], connective: str, lowercase: frozenset[str]
+) -> str:
     """Sentences joined, a marker after each run from one source (so the paragraph ends in one)."""
     parts = []
     for index, sentence in enumerate(sentences):
@@ -452,16 +409,18 @@ def _connect(connective: str, text: str, lowercase: frozenset[str]) -> str:
     is a stop word, or the sources also write it in lowercase ("Customers" -> "customers")."""
     first = text.split(maxsplit=1)[0]
     plain_word = first[:1].isupper() and (len(first) == 1 or first[1:].islower())
-    common = first.lower() in _STOPWORDS or first.lower() in lowercase
+    common = first.lower() in ranking.STOPWORDS or first.lower() in lowercase
     if common and first != "I" and plain_word:
         return connective + first.lower() + text[len(first) :]
     return text
 
 
-def _matching(sentences: Sequence[_Sentence], points: Sequence[str]) -> list[_Sentence]:
+def _matching(
+    sentences: Sequence[ranking.Sentence], points: Sequence[str]
+) -> list[ranking.Sentence]:
     """The sentences an outline's points name (a point is one of the sources' sentences)."""
-    wanted = [_sentence(point, 0, 0, 0, False) for point in points]
-    return [s for s in sentences if any(_similar(s, point) for point in wanted)]
+    wanted = [ranking.sentence(point, 0, 0, 0, False) for point in points]
+    return [s for s in sentences if any(ranking.similar(s, point) for point in wanted)]
 
 
 # --- seo -------------------------------------------------------------------------------------
@@ -474,13 +433,13 @@ def _seo(brief: dict[str, Any]) -> str:
     text = _plain(str(brief.get("text") or ""))
     focus = _unique(_strings(brief.get("keywords")))[:5] or [_topic_phrase(topic or title)]
     keyword = focus[0]
-    sentences = _unique([*_split_sentences(first), *_split_sentences(text)])
+    sentences = _unique([*ranking.split_sentences(first), *ranking.split_sentences(text)])
     seo = {
         "seo_title": _seo_title(title, keyword),
         "meta_description": _description(sentences, keyword),
         "slug": _slug(title) or _slug(keyword) or "article",
         "focus_keywords": focus,
-        "excerpt": _excerpt(_split_sentences(first) or sentences, title),
+        "excerpt": _excerpt(ranking.split_sentences(first) or sentences, title),
     }
     return json.dumps(seo, ensure_ascii=False)
 
@@ -489,10 +448,10 @@ def _topic_phrase(topic: str) -> str:
     """A focus keyword from a topic: at most 5 words, lowercase, no stop words at the edges."""
     words = [w.strip(".,;:!?\"'()") for w in topic.casefold().split()]
     words = [w for w in words if w]
-    while words and words[0] in _STOPWORDS:
+    while words and words[0] in ranking.STOPWORDS:
         words.pop(0)
     words = words[:5]
-    while words and words[-1] in _STOPWORDS:
+    while words and words[-1] in ranking.STOPWORDS:
         words.pop()
     return " ".join(words) or topic.casefold().strip() or "article"
 
@@ -544,7 +503,7 @@ def _slug(text: str) -> str:
     folded = unicodedata.normalize("NFKD", text.translate(_ASCII_FOLD))
     ascii_text = folded.encode("ascii", "ignore").decode("ascii").casefold()
     words = re.findall(r"[a-z0-9]+", re.sub(f"[{_APOSTROPHES}]", "", ascii_text))
-    content = [w for w in words if w not in _STOPWORDS]
+    content = [w for w in words if w not in ranking.STOPWORDS]
     words = content if len(content) >= 2 else words
     slug = ""
     for word in words:
@@ -572,220 +531,15 @@ def _trim(text: str, limit: int, ellipsis: str = "", minimum: int = 0) -> str:
 
 
 def _answer(brief: dict[str, Any], sources: Sequence[Source]) -> str:
-    sentences = _sentences(sources, sources)
+    sentences = ranking.sentences(sources, sources)
     if not sentences:
         return NO_ANSWER
-    query = _query((brief.get("question"), 1.0))
-    chosen = _pick(sentences, query, 4, prose=True)
+    query = ranking.query((brief.get("question"), 1.0))
+    chosen = ranking.pick(sentences, query, 4, prose=True)
     relevant = [s for s in chosen if any(word in query for word in s.words)]
     # 2-4 sentences: the relevant ones, or the best two when none shares a word with the question.
     answer = relevant if len(relevant) >= 2 else chosen[:2]
     return " ".join(f"{_terminated(s.text)} [{s.ref}]" for s in answer)
-
-
-# --- sentences -------------------------------------------------------------------------------
-
-
-def _sentences(selected: Iterable[Source], ranking: Sequence[Source]) -> list[_Sentence]:
-    """The sentences and list items of `selected`, ranked by position in `ranking`."""
-    ranks: dict[int, int] = {}
-    for index, source in enumerate(ranking):
-        ranks.setdefault(source.ref, index)
-    result: list[_Sentence] = []
-    for source in selected:
-        rank = ranks.get(source.ref, len(ranking))
-        for position, (text, item) in enumerate(_units(source.text)):
-            result.append(_sentence(text, source.ref, rank, position, item))
-    return result
-
-
-def _sentence(text: str, ref: int, rank: int, position: int, item: bool) -> _Sentence:
-    words = frozenset(_stem(word) for word in _WORD.findall(text.casefold()) if _meaningful(word))
-    return _Sentence(text, ref, rank, position, item, words)
-
-
-def _units(text: str) -> list[tuple[str, bool]]:
-    """(text, is_item) for each sentence of prose and each list item or table row."""
-    units: list[tuple[str, bool]] = []
-    paragraph: list[str] = []
-    header: list[str] | None = None
-    in_fence = False
-
-    def flush() -> None:
-        if paragraph:
-            units.extend((s, False) for s in _split_sentences(_inline(" ".join(paragraph))))
-            paragraph.clear()
-
-    lines = [raw.strip() for raw in text.splitlines()]
-    for index, line in enumerate(lines):
-        if _FENCE.match(line):
-            flush()
-            in_fence = not in_fence
-            continue
-        if in_fence or _HEADING_LINE.match(line):
-            flush()
-            continue
-        if not line:
-            flush()
-            header = None
-            continue
-        if line.startswith("|"):
-            flush()
-            if _TABLE_SEPARATOR.fullmatch(line):
-                continue
-            cells = [_inline(cell) for cell in line.strip("|").split("|")]
-            if header is None:
-                header = cells
-            elif row := _row(header, cells):
-                units.append((row, True))
-            continue
-        header = None
-        bullet = _BULLET.fullmatch(line)
-        if bullet:
-            flush()
-            item = _inline(bullet[1])
-            if len(item.split()) >= 2:
-                units.append((item, True))
-            continue
-        if _title_line(line, paragraph, lines[index + 1] if index + 1 < len(lines) else ""):
-            flush()
-            continue
-        paragraph.append(line.lstrip("> "))
-    flush()
-    # A fragment of two or three words is a caption or a label, and an FAQ's question is not a
-    # statement: neither is something to write from.
-    return [
-        (text, item)
-        for text, item in units
-        if item or (len(text.split()) >= 4 and not text.endswith("?"))
-    ]
-
-
-def _title_line(line: str, paragraph: list[str], following: str) -> bool:
-    """A heading in text without Markdown (PDF, plain text): a short line with no final
-    punctuation, between the end of a sentence and the start of another."""
-    return (
-        len(line.split()) <= 8
-        and line[-1] not in ".!?…:;,-"
-        and not line[0].islower()
-        and (not paragraph or paragraph[-1][-1] in ".!?…:")
-        and (not following or not following[0].islower())
-    )
-
-
-def _row(header: list[str], cells: list[str]) -> str:
-    """A table row as a list item: "Starter — price: $29, seats: 3"."""
-    if not cells or not cells[0]:
-        return ""
-    details = [
-        f"{name.lower() if name[1:].islower() else name}: {cell}" if name else cell
-        for name, cell in zip(header[1:], cells[1:], strict=False)
-        if cell
-    ]
-    return f"{cells[0]} — {', '.join(details)}" if details else cells[0]
-
-
-def _inline(text: str) -> str:
-    for pattern, replacement in _INLINE:
-        text = pattern.sub(replacement, text)
-    return " ".join(text.split())
-
-
-def _split_sentences(text: str) -> list[str]:
-    sentences: list[str] = []
-    start = 0
-    for match in _BOUNDARY.finditer(text):
-        following = text[match.end() : match.end() + 1]
-        if not (following.isupper() or following.isdigit() or following in _OPENING):
-            continue
-        if match[1] == ".":
-            words = text[start : match.start()].split()
-            last = words[-1].casefold() if words else ""
-            # "e.g.", "Dr.", an initial ("J. Smith") or "U.S." does not end a sentence.
-            if last in _ABBREVIATIONS or re.fullmatch(r"[^\W\d_](\.[^\W\d_])*", last):
-                continue
-        sentences.append(text[start : match.end(1)].strip())
-        start = match.end()
-    tail = text[start:].strip()
-    if tail:
-        sentences.append(tail)
-    return [s for s in sentences if any(c.isalnum() for c in s)]
-
-
-# --- scoring ---------------------------------------------------------------------------------
-
-
-def _query(
-    *parts: tuple[object, float], extend: dict[str, float] | None = None
-) -> dict[str, float]:
-    """Stemmed word -> weight (the highest weight a word is given)."""
-    query = dict(extend or {})
-    for text, weight in parts:
-        if not isinstance(text, str):
-            continue
-        for word in _WORD.findall(text.casefold()):
-            if _meaningful(word):
-                stem = _stem(word)
-                query[stem] = max(weight, query.get(stem, 0.0))
-    return query
-
-
-def _score(sentence: _Sentence, query: dict[str, float]) -> float:
-    overlap = sum(weight for word, weight in query.items() if word in sentence.words)
-    length = len(sentence.text.split())
-    fit = 1.0 if 6 <= length <= 40 or (sentence.item and length >= 2) else 0.6
-    return (overlap + 0.5) * fit + 1.0 / (1 + sentence.rank) + 0.2 / (1 + sentence.position)
-
-
-def _pick(
-    sentences: Sequence[_Sentence],
-    query: dict[str, float],
-    count: int,
-    *,
-    avoid: Sequence[_Sentence] = (),
-    preferred: Sequence[_Sentence] = (),
-    per_source: int | None = None,
-    prose: bool = False,
-) -> list[_Sentence]:
-    """The best `count` sentences, best first: no near-duplicates of each other or of `avoid`,
-    `preferred` ones first, at most `per_source` from one source, only prose if asked (falling
-    back to list items when there is no prose)."""
-    pool = [s for s in sentences if not s.item] if prose else list(sentences)
-    pool = pool or list(sentences)
-    ranked = sorted(pool, key=lambda s: (s not in preferred, -_score(s, query), s.rank, s.position))
-    chosen: list[_Sentence] = []
-    per: Counter[int] = Counter()
-    for sentence in ranked:
-        if len(chosen) == count:
-            break
-        if per_source is not None and per[sentence.rank] >= per_source:
-            continue
-        if any(_similar(sentence, other) for other in (*chosen, *avoid)):
-            continue
-        chosen.append(sentence)
-        per[sentence.rank] += 1
-    return chosen
-
-
-def _similar(a: _Sentence, b: _Sentence) -> bool:
-    if a.text in b.text or b.text in a.text:
-        return True
-    union = a.words | b.words
-    return bool(union) and len(a.words & b.words) / len(union) >= 0.7
-
-
-def _meaningful(word: str) -> bool:
-    return word not in _STOPWORDS and (len(word) > 1 or word.isdigit())
-
-
-def _stem(word: str) -> str:
-    """Light suffix stripping, so "pricing", "prices" and "priced" meet."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith("ss"):
-                continue
-            return word[: -len(suffix)]
-    return word
 
 
 # --- small helpers ---------------------------------------------------------------------------
@@ -800,7 +554,7 @@ def _escape(text: str) -> str:
 
 
 def _terminated(text: str) -> str:
-    return text if text[-1:] in f".!?…{_CLOSING}" else f"{text}."
+    return text if text[-1:] in f".!?…{ranking.CLOSING}" else f"{text}."
 
 
 def _plain(text: str) -> str:
