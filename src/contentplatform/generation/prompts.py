@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from contentplatform.ai.base import CompletionRequest, Message, Source
+from contentplatform.ai.base import CompletionRequest, Message, Source, Task
+from contentplatform.generation.article import Part
 
 PROMPT_VERSION = "blog-2026-11.1"
 MAX_SECTIONS = 5
@@ -30,6 +31,17 @@ OUTLINE_FORMAT = {
 }
 
 
+class Brief(TypedDict):
+    """What the article is about, as the run was asked. Plain data: the steps are given it."""
+
+    topic: str
+    keywords: list[str]
+    instructions: str | None
+    document_ids: list[str] | None
+    # A part's brief: the sentences the article already has, not to be written again.
+    used_sentences: NotRequired[list[str]]
+
+
 def render_sources(sources: Sequence[Source]) -> str:
     blocks = []
     for source in sources:
@@ -38,7 +50,7 @@ def render_sources(sources: Sequence[Source]) -> str:
     return "\n\n".join(blocks)
 
 
-def _brief_lines(brief: dict[str, Any]) -> str:
+def _brief_lines(brief: Brief) -> str:
     lines = [f"Topic: {brief['topic']}"]
     if brief.get("keywords"):
         lines.append("Keywords (the first is the focus keyword): " + ", ".join(brief["keywords"]))
@@ -47,7 +59,7 @@ def _brief_lines(brief: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def outline(brief: dict[str, Any], sources: Sequence[Source]) -> CompletionRequest:
+def outline(brief: Brief, sources: Sequence[Source]) -> CompletionRequest:
     data = {**brief, "max_sections": MAX_SECTIONS}
     user = (
         f"{_brief_lines(brief)}\n\nSources:\n{render_sources(sources)}\n\n"
@@ -56,46 +68,39 @@ def outline(brief: dict[str, Any], sources: Sequence[Source]) -> CompletionReque
         "sources it draws on and the points it makes. Answer with one JSON object shaped like "
         f"{json.dumps(OUTLINE_FORMAT)}"
     )
-    return CompletionRequest(
-        task="outline",
-        messages=[Message("system", SYSTEM), Message("user", user)],
-        brief=data,
-        sources=sources,
-        max_tokens=1200,
-        temperature=0.3,
-        json=True,
+    return _request(
+        "outline", user, data, sources, max_tokens=1200, temperature=0.3, json_object=True
     )
 
 
 def section(
-    brief: dict[str, Any],
+    brief: Brief,
     *,
     title: str,
-    part: dict[str, Any],
+    part: Part,
     sources: Sequence[Source],
     index: int,
     count: int,
     previous_headings: list[str],
 ) -> CompletionRequest:
-    heading = part.get("heading")
-    kind = part["kind"]
+    heading = part.heading
     data = {
         **brief,
         "title": title,
         "heading": heading,
-        "points": part.get("points", []),
+        "points": part.points,
         "index": index,
         "count": count,
         "previous_headings": previous_headings,
-        "kind": kind,
+        "kind": part.kind,
     }
-    if kind == "intro":
+    if part.kind == "intro":
         task = "Write the introduction (no heading): one or two short paragraphs."
-    elif kind == "conclusion":
+    elif part.kind == "conclusion":
         task = f'Write the section "{heading}" (no heading): a <ul> of 3 to 5 one-sentence points.'
     else:
         task = f'Write the section "{heading}" (no heading): one to three paragraphs.'
-    points = "\n".join(f"- {point}" for point in part.get("points", []))
+    points = "\n".join(f"- {point}" for point in part.points)
     user = (
         f"{_brief_lines(brief)}\nArticle title: {title}\n"
         f"Sections before this one: {', '.join(previous_headings) or 'none'}\n"
@@ -103,17 +108,10 @@ def section(
         f"Sources:\n{render_sources(sources)}\n\n"
         f"{task} Answer with HTML only (<p>, <ul>, <li>, <strong>, <em>), citing sources as [n]."
     )
-    return CompletionRequest(
-        task="section",
-        messages=[Message("system", SYSTEM), Message("user", user)],
-        brief=data,
-        sources=sources,
-        max_tokens=900,
-        temperature=0.4,
-    )
+    return _request("section", user, data, sources, max_tokens=900, temperature=0.4)
 
 
-def seo(brief: dict[str, Any], *, title: str, text: str, first_paragraph: str) -> CompletionRequest:
+def seo(brief: Brief, *, title: str, text: str, first_paragraph: str) -> CompletionRequest:
     data = {**brief, "title": title, "text": text, "first_paragraph": first_paragraph}
     user = (
         f"{_brief_lines(brief)}\nTitle: {title}\n\nArticle:\n{text[:12000]}\n\n"
@@ -123,11 +121,26 @@ def seo(brief: dict[str, Any], *, title: str, text: str, first_paragraph: str) -
         '"slug": "lowercase-words-with-hyphens", "focus_keywords": ["1 to 5 phrases"], '
         '"excerpt": "one or two sentences, at most 300 characters"}'
     )
+    return _request("seo", user, data, (), max_tokens=400, temperature=0.2, json_object=True)
+
+
+def _request(
+    task: Task,
+    user: str,
+    data: dict[str, Any],
+    sources: Sequence[Source],
+    *,
+    max_tokens: int,
+    temperature: float,
+    json_object: bool = False,
+) -> CompletionRequest:
+    """The task asked with the system prompt, as `user` (for a model) and as `data` (offline)."""
     return CompletionRequest(
-        task="seo",
+        task=task,
         messages=[Message("system", SYSTEM), Message("user", user)],
         brief=data,
-        max_tokens=400,
-        temperature=0.2,
-        json=True,
+        sources=sources,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        json=json_object,
     )

@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.generation.models import GenerationRun
-from contentplatform.kit.db import lock_rows
+from contentplatform.kit.db import get_owned
 
 UNFINISHED = ("queued", "running")
 
@@ -16,15 +16,7 @@ UNFINISHED = ("queued", "running")
 async def get(
     session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID, *, for_update: bool = False
 ) -> GenerationRun | None:
-    statement = select(GenerationRun).where(
-        GenerationRun.tenant_id == tenant_id, GenerationRun.id == run_id
-    )
-    if for_update:
-        await lock_rows(
-            session, GenerationRun, GenerationRun.tenant_id == tenant_id, GenerationRun.id == run_id
-        )
-        statement = statement.with_for_update()
-    return (await session.execute(statement)).scalar_one_or_none()
+    return await get_owned(session, GenerationRun, tenant_id, run_id, for_update=for_update)
 
 
 async def by_key(

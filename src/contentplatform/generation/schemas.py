@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from contentplatform.drafts.schemas import Draft
-from contentplatform.kit.schemas import Input
+from contentplatform.kit.schemas import Input, Record
 
 RunStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 Step = Literal["retrieve", "outline", "write", "optimize", "score", "finalize"]
@@ -68,7 +68,7 @@ class RunError(BaseModel):
     retryable: bool
 
 
-class Run(BaseModel):
+class Run(Record):
     id: uuid.UUID
     kind: Literal["blog"]
     status: RunStatus

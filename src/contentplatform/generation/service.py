@@ -20,29 +20,14 @@ from contentplatform.generation import repository, schemas, workflows
 from contentplatform.generation.errors import IdempotencyKeyReused, RunNotFound
 from contentplatform.generation.models import GenerationRun
 from contentplatform.kit import durable
+from contentplatform.kit.errors import require
 from contentplatform.tenants import service as tenants
 
 BLOG_KIND = "generation.blog"
 
 
 def to_schema(run: GenerationRun) -> schemas.Run:
-    return schemas.Run(
-        id=run.id,
-        kind="blog",
-        status=run.status,
-        step=run.step,
-        percent=run.percent,
-        error=schemas.RunError(**run.error) if run.error else None,
-        draft_id=run.draft_id,
-        job_id=run.job_id,
-        instance_id=run.instance_id,
-        reservation_id=run.reservation_id,
-        credits_committed=run.credits_committed,
-        retry_of=run.retry_of,
-        created_at=run.created_at,
-        started_at=run.started_at,
-        finished_at=run.finished_at,
-    )
+    return schemas.Run.model_validate(run)
 
 
 def _request_of(data: schemas.BlogInput) -> dict[str, object]:
@@ -130,6 +115,4 @@ async def start_blog(
 
 async def get_run(session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID) -> schemas.Run:
     run = await repository.get(session, tenant_id, run_id)
-    if run is None:
-        raise RunNotFound(run_id)
-    return to_schema(run)
+    return to_schema(require(run, RunNotFound, run_id))
