@@ -6,6 +6,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from contentplatform.credits.models import ReservationStatus
+from contentplatform.kit.schemas import Record
 
 
 class Balance(BaseModel):
@@ -23,7 +24,7 @@ class Balance(BaseModel):
     available: int
 
 
-class Reservation(BaseModel):
+class Reservation(Record):
     """A hold. `status` is `expired` as soon as `expires_at` passes, before the sweep marks it."""
 
     id: uuid.UUID

@@ -346,15 +346,4 @@ def _status(row: CreditReservation, now: datetime) -> ReservationStatus:
 
 
 def _view(row: CreditReservation, now: datetime) -> Reservation:
-    return Reservation(
-        id=row.id,
-        tenant_id=row.tenant_id,
-        kind=row.kind,
-        idempotency_key=row.idempotency_key,
-        amount=row.amount,
-        status=_status(row, now),
-        committed_amount=row.committed_amount,
-        expires_at=row.expires_at,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+    return Reservation.model_validate(row).model_copy(update={"status": _status(row, now)})

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +30,14 @@ from contentplatform.kit.db import (
 )
 
 LIVE = text("deleted_at IS NULL")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """How generated articles have drawn on a document."""
+
+    generation_count: int
+    last_used_at: datetime | None
 
 
 class Document(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
@@ -76,6 +85,16 @@ class Document(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
     archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     generation_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    @property
+    def knowledge(self) -> dict[str, Any]:
+        """The knowledge metadata people gave the document (camelCase, as stored); {} if none."""
+        knowledge: dict[str, Any] = self.source_metadata.get("knowledge") or {}
+        return knowledge
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.generation_count, self.last_used_at)
 
 
 class DocumentChunk(TenantMixin, Base):

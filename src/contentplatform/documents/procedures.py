@@ -16,7 +16,7 @@ from contentplatform.documents.errors import (
     SecondPrimaryDocument,
     StoragePathTaken,
 )
-from contentplatform.kit.schemas import Empty
+from contentplatform.kit.schemas import SUCCESS, Empty, Success
 
 router = ProcedureRouter("documents", tag="Documents")
 
@@ -91,14 +91,14 @@ async def bulk_delete(ctx: Context, data: schemas.BulkDeleteInput) -> schemas.Bu
 @router.get("getById", "/v1/documents/{id}", access=Access.member, errors=[DocumentNotFound])
 async def get_by_id(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Document:
     """One document."""
-    return service.to_schema(await service.require(ctx.session, ctx.tenant, data.id))
+    return schemas.Document.model_validate(await service.require(ctx.session, ctx.tenant, data.id))
 
 
 @router.delete("delete", "/v1/documents/{id}", access=Access.admin, errors=[DocumentNotFound])
-async def delete(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Success:
+async def delete(ctx: Context, data: schemas.DocumentIdInput) -> Success:
     """Soft-delete a document; it leaves retrieval at once."""
     await service.delete(ctx.session, ctx.runtime.cache, ctx.tenant, data.id)
-    return schemas.Success(success=True)
+    return SUCCESS
 
 
 @router.get(
@@ -135,23 +135,23 @@ async def update_knowledge_metadata(
     access=Access.editor,
     errors=[FilenameRefused, DocumentNotFound],
 )
-async def rename(ctx: Context, data: schemas.RenameDocumentInput) -> schemas.Success:
+async def rename(ctx: Context, data: schemas.RenameDocumentInput) -> Success:
     """Rename a document; it keeps its type's extension.
 
     Extension guard: the new name must end with the extension of the document's type (`.pdf`,
     `.docx`, `.doc`, `.txt`, `.md`/`.markdown`, `.html`/`.htm`); a name without an extension gets it
     added; another extension is 400."""
     await service.rename(ctx.session, ctx.runtime.cache, ctx.tenant, data.id, data.filename)
-    return schemas.Success(success=True)
+    return SUCCESS
 
 
 @router.post(
     "archive", "/v1/documents/{id}/archive", access=Access.editor, errors=[DocumentNotFound]
 )
-async def archive(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Success:
+async def archive(ctx: Context, data: schemas.DocumentIdInput) -> Success:
     """Archive a document: out of retrieval, still listable with `archived`."""
     await service.archive(ctx.session, ctx.runtime.cache, ctx.tenant, data.id)
-    return schemas.Success(success=True)
+    return SUCCESS
 
 
 @router.post(
@@ -160,7 +160,7 @@ async def archive(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Succes
     access=Access.editor,
     errors=[InsufficientCredits, DocumentNotFound, DocumentNotRetryable],
 )
-async def retry_ingestion(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Success:
+async def retry_ingestion(ctx: Context, data: schemas.DocumentIdInput) -> Success:
     """Ingest a document in error again (same id); 409 in any other status."""
     await service.retry_ingestion(ctx.session, ctx.runtime, ctx.tenant, data.id)
-    return schemas.Success(success=True)
+    return SUCCESS

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.documents.models import Document
 from contentplatform.documents.schemas import ListDocumentsInput
+from contentplatform.kit.db import get_owned, page_of
 
 
 def _live(tenant_id: uuid.UUID) -> Select[Document]:
@@ -18,19 +19,13 @@ def _live(tenant_id: uuid.UUID) -> Select[Document]:
 
 
 async def get(
-    session: AsyncSession, tenant_id: uuid.UUID, document_id: uuid.UUID
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    document_id: uuid.UUID,
+    *,
+    for_update: bool = False,
 ) -> Document | None:
-    result = await session.execute(_live(tenant_id).where(Document.id == document_id))
-    return result.scalar_one_or_none()
-
-
-async def get_for_update(
-    session: AsyncSession, tenant_id: uuid.UUID, document_id: uuid.UUID
-) -> Document | None:
-    result = await session.execute(
-        _live(tenant_id).where(Document.id == document_id).with_for_update()
-    )
-    return result.scalar_one_or_none()
+    return await get_owned(session, Document, tenant_id, document_id, for_update=for_update)
 
 
 async def by_content_hash(
@@ -75,13 +70,11 @@ async def page(
         statement = statement.where(
             func.lower(Document.filename).contains(query.search.lower(), autoescape=True)
         )
-    total = await session.scalar(select(func.count()).select_from(statement.subquery()))
     column = Document.filename if query.sort_by == "filename" else Document.created_at
     ordering = column.asc() if query.sort_order == "asc" else column.desc()
-    rows = await session.execute(
-        statement.order_by(ordering, Document.id).limit(query.limit).offset(query.offset)
+    return await page_of(
+        session, statement, ordering, Document.id, limit=query.limit, offset=query.offset
     )
-    return list(rows.scalars()), int(total or 0)
 
 
 async def count_by_status(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, int]:

@@ -4,10 +4,10 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from contentplatform.kit.schemas import Input
+from contentplatform.kit.schemas import Input, OffsetPage, Record
 
 FileType = Literal["pdf", "docx", "doc", "txt", "md", "html", "htm"]
 Status = Literal["pending", "processing", "ready", "error"]
@@ -94,12 +94,19 @@ class UsageJob(BaseModel):
 
 
 class Usage(BaseModel):
+    # Read from the row's usage (snake_case) and from this model's own JSON (the list cache).
+    model_config = ConfigDict(from_attributes=True)
+
     jobs: list[UsageJob] = Field(default_factory=list)
-    generationCount: int = 0
-    lastUsedAt: datetime | None = None
+    generationCount: int = Field(
+        0, validation_alias=AliasChoices("generationCount", "generation_count")
+    )
+    lastUsedAt: datetime | None = Field(
+        None, validation_alias=AliasChoices("lastUsedAt", "last_used_at")
+    )
 
 
-class Document(BaseModel):
+class Document(Record):
     id: uuid.UUID
     filename: str
     file_type: str
@@ -123,11 +130,8 @@ class ConfirmedDocument(Document):
     unchanged: bool = Field(description="True when a document with the same content was found.")
 
 
-class DocumentPage(BaseModel):
-    data: list[Document]
-    total: int
-    limit: int
-    offset: int
+class DocumentPage(OffsetPage[Document]):
+    pass
 
 
 class DocumentStats(BaseModel):
@@ -150,10 +154,6 @@ class DocumentContent(BaseModel):
 class DocumentKnowledge(BaseModel):
     id: uuid.UUID
     knowledge: Knowledge
-
-
-class Success(BaseModel):
-    success: bool
 
 
 class BulkDeleted(BaseModel):

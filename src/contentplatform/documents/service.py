@@ -28,7 +28,7 @@ from contentplatform.documents.errors import (
     StoragePathTaken,
 )
 from contentplatform.documents.models import Document
-from contentplatform.kit import durable
+from contentplatform.kit import durable, errors
 from contentplatform.kit.cache import ScopedCache
 from contentplatform.kit.db import after_commit, utcnow
 from contentplatform.kit.errors import Conflict, FieldError
@@ -64,32 +64,9 @@ def ingest_cost(size_bytes: int) -> int:
     return max(1, math.ceil(size_bytes / 1_000_000))
 
 
-def knowledge_of(document: Document) -> schemas.Knowledge:
-    return schemas.Knowledge.model_validate(document.source_metadata.get("knowledge") or {})
-
-
-def to_schema(document: Document) -> schemas.Document:
-    return schemas.Document(
-        id=document.id,
-        filename=document.filename,
-        file_type=document.file_type,
-        storage_path=document.storage_path,
-        source=document.source,
-        source_metadata=document.source_metadata,
-        status=document.status,
-        error=document.error,
-        chunk_count=document.chunk_count,
-        document_version=document.document_version,
-        content_hash=document.content_hash,
-        size_bytes=document.size_bytes,
-        knowledge=knowledge_of(document),
-        usage=schemas.Usage(
-            jobs=[], generationCount=document.generation_count, lastUsedAt=document.last_used_at
-        ),
-        created_at=document.created_at,
-        updated_at=document.updated_at,
-        archived_at=document.archived_at,
-    )
+def _confirmed(document: Document, *, unchanged: bool) -> schemas.ConfirmedDocument:
+    record = schemas.Document.model_validate(document)
+    return schemas.ConfirmedDocument(**record.model_dump(), unchanged=unchanged)
 
 
 def changed(session: AsyncSession, cache: ScopedCache, tenant_id: uuid.UUID) -> None:
@@ -103,9 +80,7 @@ def changed(session: AsyncSession, cache: ScopedCache, tenant_id: uuid.UUID) -> 
 
 async def require(session: AsyncSession, tenant: TenantAccess, document_id: uuid.UUID) -> Document:
     document = await repository.get(session, tenant.tenant_id, document_id)
-    if document is None:
-        raise DocumentNotFound(document_id)
-    return document
+    return errors.require(document, DocumentNotFound, document_id)
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -120,12 +95,7 @@ async def list_documents(
 ) -> schemas.DocumentPage:
     async def produce() -> dict[str, Any]:
         rows, total = await repository.page(session, tenant.tenant_id, query)
-        page = schemas.DocumentPage(
-            data=[to_schema(row) for row in rows],
-            total=total,
-            limit=query.limit,
-            offset=query.offset,
-        )
+        page = schemas.DocumentPage(data=rows, total=total, limit=query.limit, offset=query.offset)
         return page.model_dump(mode="json", by_alias=True)
 
     key = query.model_dump_json()
@@ -198,7 +168,7 @@ async def create(
     session.add(document)
     await _flush(session, StoragePathTaken("Another request just registered this storagePath."))
     changed(session, cache, tenant.tenant_id)
-    return to_schema(document)
+    return schemas.Document.model_validate(document)
 
 
 async def create_upload_url(
@@ -240,7 +210,7 @@ async def confirm_upload(
 
     duplicate = await repository.by_content_hash(session, tenant.tenant_id, content_hash)
     if duplicate is not None:
-        return schemas.ConfirmedDocument(**to_schema(duplicate).model_dump(), unchanged=True)
+        return _confirmed(duplicate, unchanged=True)
 
     document = await repository.by_storage_path(session, tenant.tenant_id, storage_path)
     if document is None:
@@ -271,7 +241,7 @@ async def confirm_upload(
         StoragePathTaken("Another upload to this storagePath is being confirmed; try again."),
     )
     await _start_ingestion(session, runtime, tenant, document)
-    return schemas.ConfirmedDocument(**to_schema(document).model_dump(), unchanged=False)
+    return _confirmed(document, unchanged=False)
 
 
 async def retry_ingestion(
@@ -353,7 +323,7 @@ async def update_knowledge(
         for field, value in metadata.model_dump(exclude_unset=True).items()
         if value is not None or field in ("description", "language")
     }
-    knowledge = knowledge_of(document).model_copy(update=changes)
+    knowledge = schemas.Knowledge.model_validate(document.knowledge).model_copy(update=changes)
     if knowledge.is_primary and not document.is_primary:
         current = await repository.primary(session, tenant.tenant_id)
         if current is not None:
@@ -454,9 +424,8 @@ async def check_usable_for_generation(
 ) -> None:
     """Each id must be a ready, unarchived document of this tenant."""
     for index, document_id in enumerate(document_ids):
-        document = await repository.get(session, tenant_id, document_id)
-        if document is None:
-            raise DocumentNotFound(document_id)
+        found = await repository.get(session, tenant_id, document_id)
+        document = errors.require(found, DocumentNotFound, document_id)
         if document.status != "ready" or document.archived_at is not None:
             state = "archived" if document.archived_at is not None else document.status
             raise DocumentNotReady(

@@ -84,7 +84,7 @@ def reason_for(error: Exception) -> str:
 async def _current(
     session: AsyncSession, tenant_id: uuid.UUID, document_id: uuid.UUID, version: int, attempt: int
 ) -> Document:
-    document = await repository.get_for_update(session, tenant_id, document_id)
+    document = await repository.get(session, tenant_id, document_id, for_update=True)
     if document is None or (document.document_version, document.ingest_attempt) != (
         version,
         attempt,

@@ -17,7 +17,7 @@ from contentplatform.drafts.errors import (
     StaleDraftVersion,
 )
 from contentplatform.drafts.service import Author
-from contentplatform.kit.schemas import Empty
+from contentplatform.kit.schemas import SUCCESS, Empty, Success
 
 router = ProcedureRouter("drafts", tag="Drafts")
 
@@ -58,7 +58,8 @@ async def publishable(ctx: Context, _: Empty) -> list[schemas.Draft]:
 @router.get("getById", "/v1/drafts/{id}", access=Access.member, errors=[DraftNotFound])
 async def get_by_id(ctx: Context, data: schemas.DraftIdInput) -> schemas.Draft:
     """One draft."""
-    return service.to_schema(await service.require(ctx.session, ctx.tenant.tenant_id, data.id))
+    draft = await service.require(ctx.session, ctx.tenant.tenant_id, data.id)
+    return schemas.Draft.model_validate(draft)
 
 
 @router.patch(
@@ -76,10 +77,10 @@ async def update(ctx: Context, data: schemas.UpdateDraftInput) -> schemas.Draft:
 
 
 @router.delete("delete", "/v1/drafts/{id}", access=Access.admin, errors=[DraftNotFound])
-async def delete(ctx: Context, data: schemas.DraftIdInput) -> schemas.Success:
+async def delete(ctx: Context, data: schemas.DraftIdInput) -> Success:
     """Soft-delete a draft; a generation writing it stops and releases its credits."""
     await service.delete(ctx.session, ctx.tenant.tenant_id, data.id)
-    return schemas.Success(success=True)
+    return SUCCESS
 
 
 @router.post(

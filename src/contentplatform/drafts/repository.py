@@ -9,7 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts.models import Draft, DraftRevision
 from contentplatform.drafts.schemas import ListDraftsInput
-from contentplatform.kit.db import lock_rows
+from contentplatform.kit.db import get_owned, lock_rows, page_of
+from contentplatform.kit.schemas import offset_of
 
 PUBLISHABLE_LIMIT = 100
 
@@ -21,12 +22,7 @@ def _live(tenant_id: uuid.UUID) -> Select[Draft]:
 async def get(
     session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, *, for_update: bool = False
 ) -> Draft | None:
-    statement = _live(tenant_id).where(Draft.id == draft_id)
-    if for_update:
-        await lock_rows(session, Draft, Draft.tenant_id == tenant_id, Draft.id == draft_id)
-        # As it is now, not as this session may have read it before the lock.
-        statement = statement.with_for_update().execution_options(populate_existing=True)
-    return (await session.execute(statement)).scalar_one_or_none()
+    return await get_owned(session, Draft, tenant_id, draft_id, for_update=for_update)
 
 
 async def page(
@@ -45,13 +41,14 @@ async def page(
                 func.lower(Draft.content_text).contains(needle, autoescape=True),
             )
         )
-    total = await session.scalar(select(func.count()).select_from(statement.subquery()))
-    rows = await session.execute(
-        statement.order_by(Draft.created_at.desc(), Draft.id)
-        .limit(query.limit)
-        .offset((query.page - 1) * query.limit)
+    return await page_of(
+        session,
+        statement,
+        Draft.created_at.desc(),
+        Draft.id,
+        limit=query.limit,
+        offset=offset_of(query.page, query.limit),
     )
-    return list(rows.scalars()), int(total or 0)
 
 
 async def count_by_status(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, int]:
@@ -126,11 +123,9 @@ async def revisions(
     statement = select(DraftRevision).where(
         DraftRevision.tenant_id == tenant_id, DraftRevision.draft_id == draft_id
     )
-    total = await session.scalar(select(func.count()).select_from(statement.subquery()))
-    rows = await session.execute(
-        statement.order_by(DraftRevision.version.desc()).limit(limit).offset(offset)
+    return await page_of(
+        session, statement, DraftRevision.version.desc(), limit=limit, offset=offset
     )
-    return list(rows.scalars()), int(total or 0)
 
 
 async def revision(
@@ -153,12 +148,14 @@ def _published(tenant_id: uuid.UUID) -> Select[Draft]:
 async def published(
     session: AsyncSession, tenant_id: uuid.UUID, limit: int, offset: int
 ) -> tuple[list[Draft], int]:
-    statement = _published(tenant_id)
-    total = await session.scalar(select(func.count()).select_from(statement.subquery()))
-    rows = await session.execute(
-        statement.order_by(Draft.published_at.desc(), Draft.id).limit(limit).offset(offset)
+    return await page_of(
+        session,
+        _published(tenant_id),
+        Draft.published_at.desc(),
+        Draft.id,
+        limit=limit,
+        offset=offset,
     )
-    return list(rows.scalars()), int(total or 0)
 
 
 async def published_by_slug(session: AsyncSession, tenant_id: uuid.UUID, slug: str) -> Draft | None:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, Field, field_validator
 
 from contentplatform.drafts.states import Status
-from contentplatform.kit.schemas import Input
+from contentplatform.kit.schemas import Input, Listing, Record
 
 MAX_TITLE = 500
 MAX_CONTENT = 1_000_000  # characters of HTML
@@ -112,7 +112,7 @@ class RestoreVersionInput(VersionInput):
 # --- outputs (snake_case records, as the reference's) -------------------------------------------
 
 
-class Draft(BaseModel):
+class Draft(Record):
     id: uuid.UUID
     tenant_id: uuid.UUID
     title: str
@@ -144,9 +144,8 @@ class Draft(BaseModel):
     )
 
 
-class DraftPage(BaseModel):
-    data: list[Draft]
-    total: int
+class DraftPage(Listing[Draft]):
+    pass
 
 
 class DraftStats(BaseModel):
@@ -154,11 +153,7 @@ class DraftStats(BaseModel):
     byStatus: dict[Status, int]
 
 
-class Success(BaseModel):
-    success: bool
-
-
-class VersionSummary(BaseModel):
+class VersionSummary(Record):
     version: int
     author_type: AuthorType
     author_id: str | None
@@ -168,9 +163,8 @@ class VersionSummary(BaseModel):
     created_at: datetime
 
 
-class VersionPage(BaseModel):
-    data: list[VersionSummary]
-    total: int
+class VersionPage(Listing[VersionSummary]):
+    pass
 
 
 class Version(VersionSummary):

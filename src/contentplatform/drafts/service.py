@@ -24,8 +24,10 @@ from contentplatform.drafts.errors import (
 from contentplatform.drafts.html import slugify
 from contentplatform.drafts.models import Draft, DraftRevision
 from contentplatform.drafts.states import Status
+from contentplatform.kit import errors
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import FieldError
+from contentplatform.kit.schemas import offset_of
 from contentplatform.tenants import service as tenants
 
 SCORE_KEY = "score_breakdown"
@@ -50,40 +52,14 @@ class Author:
 
 
 def to_schema(draft: Draft) -> schemas.Draft:
-    return schemas.Draft(
-        id=draft.id,
-        tenant_id=draft.tenant_id,
-        title=draft.title,
-        content=draft.content,
-        excerpt=draft.excerpt,
-        seo_meta=draft.seo_meta,
-        seo_score=draft.seo_score,
-        status=Status(draft.status),
-        job_id=draft.job_id,
-        instance_id=draft.instance_id,
-        run_id=draft.run_id,
-        assignee_id=draft.assignee_id,
-        rejection_reason=draft.rejection_reason,
-        provenance=draft.provenance,
-        version=draft.version,
-        created_at=draft.created_at,
-        updated_at=draft.updated_at,
-        approved_at=draft.approved_at,
-        approved_by=draft.approved_by,
-        published_at=draft.published_at,
-        published_url=draft.published_url,
-        slug=draft.slug,
-        auto_publish=draft.auto_publish,
-    )
+    return schemas.Draft.model_validate(draft)
 
 
 async def require(
     session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, *, for_update: bool = False
 ) -> Draft:
     draft = await repository.get(session, tenant_id, draft_id, for_update=for_update)
-    if draft is None:
-        raise DraftNotFound(draft_id)
-    return draft
+    return errors.require(draft, DraftNotFound, draft_id)
 
 
 async def require_or_none(
@@ -100,7 +76,7 @@ async def list_drafts(
     session: AsyncSession, tenant_id: uuid.UUID, query: schemas.ListDraftsInput
 ) -> schemas.DraftPage:
     rows, total = await repository.page(session, tenant_id, query)
-    return schemas.DraftPage(data=[to_schema(row) for row in rows], total=total)
+    return schemas.DraftPage(data=rows, total=total)
 
 
 async def stats(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.DraftStats:
@@ -111,14 +87,16 @@ async def stats(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.DraftSta
 
 
 async def publishable(session: AsyncSession, tenant_id: uuid.UUID) -> list[schemas.Draft]:
-    return [to_schema(row) for row in await repository.publishable(session, tenant_id)]
+    rows = await repository.publishable(session, tenant_id)
+    return [schemas.Draft.model_validate(row) for row in rows]
 
 
 async def of_job(
     session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, limit: int
 ) -> list[schemas.Draft]:
     """A job's drafts, newest first."""
-    return [to_schema(row) for row in await repository.of_job(session, tenant_id, job_id, limit)]
+    rows = await repository.of_job(session, tenant_id, job_id, limit)
+    return [schemas.Draft.model_validate(row) for row in rows]
 
 
 async def job_figures(
@@ -150,7 +128,7 @@ async def create(
     session.add(draft)
     _write(session, draft, author, "Created", {"title": data.title, "content": data.content})
     await session.flush()
-    return to_schema(draft)
+    return schemas.Draft.model_validate(draft)
 
 
 def _new(tenant_id: uuid.UUID, *, title: str, status: Status) -> Draft:
@@ -185,7 +163,7 @@ async def update(
     if data.seo_meta is not None:
         changes["seo_meta"] = _merged_seo_meta(draft.seo_meta, data.seo_meta)
     _edit(session, draft, author, changes, summary=None)
-    return to_schema(draft)
+    return schemas.Draft.model_validate(draft)
 
 
 def _check_expected_version(draft: Draft, expected: int | None) -> None:
@@ -311,7 +289,7 @@ async def approve(
 ) -> schemas.Draft:
     draft = await require(session, tenant_id, draft_id, for_update=True)
     _approve(draft, approver)
-    return to_schema(draft)
+    return schemas.Draft.model_validate(draft)
 
 
 def _approve(draft: Draft, approver: str) -> None:
@@ -328,7 +306,7 @@ async def reject(
     draft.status = states.check_move(draft.status, Status.rejected).value
     draft.rejection_reason = reason
     draft.updated_at = utcnow()
-    return to_schema(draft)
+    return schemas.Draft.model_validate(draft)
 
 
 async def assign(
@@ -347,28 +325,14 @@ async def assign(
 # --- revisions --------------------------------------------------------------------------------
 
 
-def _summary_of(revision: DraftRevision) -> dict[str, Any]:
-    return {
-        "version": revision.version,
-        "author_type": revision.author_type,
-        "author_id": revision.author_id,
-        "change_summary": revision.change_summary,
-        "fields_changed": revision.fields_changed,
-        "seo_score": revision.seo_score,
-        "created_at": revision.created_at,
-    }
-
-
 async def list_versions(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListVersionsInput
 ) -> schemas.VersionPage:
     await require(session, tenant_id, data.id)
     rows, total = await repository.revisions(
-        session, tenant_id, data.id, data.limit, (data.page - 1) * data.limit
+        session, tenant_id, data.id, data.limit, offset_of(data.page, data.limit)
     )
-    return schemas.VersionPage(
-        data=[schemas.VersionSummary(**_summary_of(row)) for row in rows], total=total
-    )
+    return schemas.VersionPage(data=rows, total=total)
 
 
 async def _revision(
@@ -384,15 +348,7 @@ async def get_version(
     session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, version: int
 ) -> schemas.Version:
     await require(session, tenant_id, draft_id)
-    found = await _revision(session, tenant_id, draft_id, version)
-    return schemas.Version(
-        **_summary_of(found),
-        title=found.title,
-        content=found.content,
-        excerpt=found.excerpt,
-        seo_meta=found.seo_meta,
-        provenance=found.provenance,
-    )
+    return schemas.Version.model_validate(await _revision(session, tenant_id, draft_id, version))
 
 
 async def restore_version(
@@ -411,7 +367,7 @@ async def restore_version(
     _edit(session, draft, author, changes, f"Restored version {old.version}", old.provenance)
     if old.provenance:
         draft.provenance = old.provenance
-    return to_schema(draft)
+    return schemas.Draft.model_validate(draft)
 
 
 # --- what the generation pipeline does to a draft ----------------------------------------------

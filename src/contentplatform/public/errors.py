@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from contentplatform.kit.errors import NotFound
+from contentplatform.kit.errors import NotFound, RecordNotFound
 
 
 class BlogNotFound(NotFound):
     """No active tenant has this id (unknown and suspended tenants answer alike)."""
 
 
-class PostNotFound(NotFound):
+class PostNotFound(RecordNotFound):
     """The slug is not a published post of the tenant."""
+
+    record = "published post"

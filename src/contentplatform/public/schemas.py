@@ -5,7 +5,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from contentplatform.kit.schemas import Input, header
+from contentplatform.kit.schemas import Input, Page, header
 
 TENANT_HEADER = "x-tenant-id"
 TENANT_DESCRIPTION = "Required. The id of the tenant whose blog to read."
@@ -38,11 +38,8 @@ class BlogSummary(BaseModel):
     url: str | None = Field(description="Where the post is live, when its target reported it.")
 
 
-class BlogPage(BaseModel):
-    data: list[BlogSummary]
-    total: int
-    page: int
-    limit: int
+class BlogPage(Page[BlogSummary]):
+    pass
 
 
 class BlogSeo(BaseModel):

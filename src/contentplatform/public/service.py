@@ -9,6 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.drafts import html
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
+from contentplatform.kit import errors
+from contentplatform.kit.schemas import offset_of
 from contentplatform.public import schemas
 from contentplatform.public.errors import BlogNotFound, PostNotFound
 from contentplatform.tenants import service as tenants
@@ -21,7 +23,7 @@ async def list_blogs(session: AsyncSession, query: schemas.ListBlogsInput) -> sc
     """The tenant's published posts, newest publication first."""
     await _require_tenant(session, query.tenant_id)
     rows, total = await drafts.published_page(
-        session, query.tenant_id, query.limit, (query.page - 1) * query.limit
+        session, query.tenant_id, query.limit, offset_of(query.page, query.limit)
     )
     return schemas.BlogPage(
         data=[_summary(row) for row in rows], total=total, page=query.page, limit=query.limit
@@ -30,9 +32,8 @@ async def list_blogs(session: AsyncSession, query: schemas.ListBlogsInput) -> sc
 
 async def get_blog(session: AsyncSession, query: schemas.GetBlogInput) -> schemas.Blog:
     await _require_tenant(session, query.tenant_id)
-    draft = await drafts.published_by_slug(session, query.tenant_id, query.slug)
-    if draft is None:
-        raise PostNotFound(f"There is no published post {query.slug!r}.")
+    found = await drafts.published_by_slug(session, query.tenant_id, query.slug)
+    draft = errors.require(found, PostNotFound, repr(query.slug))
     summary = _summary(draft)
     seo_title = _text(draft.seo_meta.get("seo_title"))
     seo_description = _text(draft.seo_meta.get("meta_description"))

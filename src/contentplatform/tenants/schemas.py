@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import uuid
 
-from pydantic import BaseModel
+from contentplatform.kit.schemas import Record
 
 
-class Member(BaseModel):
+class Member(Record):
     id: uuid.UUID
     idp_user_id: str
     email: str | None

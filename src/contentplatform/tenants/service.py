@@ -73,7 +73,7 @@ def _refresh_profile(user: User, identity: Identity) -> None:
 async def member_profile(session: AsyncSession, access: TenantAccess) -> Member:
     user = await repository.user_by_id(session, access.user_id)
     assert user is not None, "a resolved tenant access always has its user"
-    return Member(id=user.id, idp_user_id=user.idp_user_id, email=user.email, name=user.name)
+    return Member.model_validate(user)
 
 
 async def member_subject(session: AsyncSession, tenant_id: uuid.UUID, user_ref: str) -> str | None:
