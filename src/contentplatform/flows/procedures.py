@@ -13,7 +13,7 @@ from contentplatform.documents.errors import DocumentNotFound, DocumentNotReady
 from contentplatform.drafts import schemas as draft_schemas
 from contentplatform.drafts.errors import DraftNotFound, IllegalDraftTransition
 from contentplatform.drafts.procedures import author_of
-from contentplatform.flows import drafting, job_runs, publishing
+from contentplatform.flows import drafting, job_actions, publishing
 from contentplatform.job_instances import schemas as instance_schemas
 from contentplatform.job_instances.errors import (
     InstanceDateTaken,
@@ -120,7 +120,7 @@ async def list_publish_attempts(
 )
 async def bulk(ctx: Context, data: job_schemas.BulkJobsInput) -> job_schemas.BulkOutcome:
     """Pause, resume, trigger or delete up to 50 jobs at once."""
-    return await job_runs.bulk(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data)
+    return await job_actions.bulk(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data)
 
 
 @jobs_router.post(
@@ -143,7 +143,7 @@ async def trigger(ctx: Context, data: job_schemas.JobIdInput) -> instance_schema
     Any job can be triggered, paused and completed ones too (their status does not change). One run
     at a time per job: 409 while a run is in flight. 402 when the organization lacks the credits a
     run holds. Follow the run with jobInstances.getProgress."""
-    return await job_runs.trigger(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data.id)
+    return await job_actions.trigger(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data.id)
 
 
 # --- Job instances ------------------------------------------------------------------------------
@@ -163,7 +163,7 @@ async def create_instance(
     The scheduler runs it when its date comes (at once when the date has passed) unless the job is
     paused. `select_existing` takes an approved draft instead of generating. 409 when the job
     already has an instance at that date."""
-    return await job_runs.plan_instance(ctx.session, ctx.tenant.tenant_id, data)
+    return await job_actions.plan_instance(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @instances_router.post(
@@ -190,4 +190,6 @@ async def generate(
     generation run (follow it with getProgress); a `select_existing` one takes an approved draft
     (409 when none is left). 409 while it, or another run of its job, is in flight; 402 without the
     credits a run holds."""
-    return await job_runs.generate_instance(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data.id)
+    return await job_actions.generate_instance(
+        ctx.session, ctx.runtime, ctx.tenant.tenant_id, data.id
+    )

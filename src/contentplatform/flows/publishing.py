@@ -18,7 +18,7 @@ from contentplatform.drafts.models import Draft
 from contentplatform.jobs import service as jobs
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import FieldError
-from contentplatform.publishers import attempts, publishing, schemas
+from contentplatform.publishers import publishing, schemas
 from contentplatform.publishers import service as publishers
 from contentplatform.publishers.errors import (
     BadScheduledAt,
@@ -41,9 +41,7 @@ async def publish(
     attempt = await publishing.start(
         session, draft, connection, data.mode, by=by, scheduled_at=_scheduled_at(data)
     )
-    return schemas.Published(
-        draft=drafts.to_schema(draft), attempt=attempts.attempt_schema(attempt)
-    )
+    return schemas.Published(draft=draft, attempt=attempt)
 
 
 async def _connection_for(

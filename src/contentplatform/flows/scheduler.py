@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -52,12 +52,22 @@ class TickReport:
             self.started += 1
 
 
+@dataclass
+class _TickState:
+    """What the jobs of one tick share."""
+
+    runtime: Runtime
+    now: datetime
+    report: TickReport = field(default_factory=TickReport)
+    # Each tenant's time zone, read once per tick.
+    zones: dict[uuid.UUID, str] = field(default_factory=dict)
+
+
 async def tick(runtime: Runtime, now: datetime, *, limit: int | None = None) -> TickReport:
     """Start what is due at `now`: at most `limit` jobs (default: settings.scheduler_batch)."""
-    report = TickReport()
+    state = _TickState(runtime, now)
     budget = limit or runtime.settings.scheduler_batch
     seen: set[uuid.UUID] = set()
-    zones: dict[uuid.UUID, str] = {}
     # Tenants side by side on PostgreSQL (each tenant's jobs in turn: they share its lock);
     # SQLite has one writer, so one job at a time.
     workers = 1 if runtime.db.dialect == "sqlite" else runtime.settings.scheduler_concurrency
@@ -75,62 +85,43 @@ async def tick(runtime: Runtime, now: datetime, *, limit: int | None = None) -> 
         gate = asyncio.Semaphore(workers)
         await asyncio.gather(
             *(
-                _fire_tenant(gate, runtime, tenant_id, job_ids, now, zones, report)
+                _fire_tenant(gate, state, tenant_id, job_ids)
                 for tenant_id, job_ids in by_tenant.items()
             )
         )
-    await _start_waiting(runtime, now, report)
-    return report
+    await _start_waiting(state)
+    return state.report
 
 
 async def _fire_tenant(
-    gate: asyncio.Semaphore,
-    runtime: Runtime,
-    tenant_id: uuid.UUID,
-    job_ids: list[uuid.UUID],
-    now: datetime,
-    zones: dict[uuid.UUID, str],
-    report: TickReport,
+    gate: asyncio.Semaphore, state: _TickState, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]
 ) -> None:
     async with gate:
         for job_id in job_ids:
-            await _fire_logged(runtime, tenant_id, job_id, now, zones, report)
+            await _fire_logged(state, tenant_id, job_id)
 
 
-async def _fire_logged(
-    runtime: Runtime,
-    tenant_id: uuid.UUID,
-    job_id: uuid.UUID,
-    now: datetime,
-    zones: dict[uuid.UUID, str],
-    report: TickReport,
-) -> None:
+async def _fire_logged(state: _TickState, tenant_id: uuid.UUID, job_id: uuid.UUID) -> None:
     """One job in its own transaction; a failure is logged and the job retried next tick."""
     try:
-        async with runtime.db.unit_of_work() as session:
-            await _fire(session, runtime, tenant_id, job_id, now, zones, report)
+        async with state.runtime.db.unit_of_work() as session:
+            await _fire(session, state, tenant_id, job_id)
     except Exception:
-        report.errors += 1
+        state.report.errors += 1
         log.exception("the scheduler could not start job %s", job_id)
 
 
 async def _fire(
-    session: AsyncSession,
-    runtime: Runtime,
-    tenant_id: uuid.UUID,
-    job_id: uuid.UUID,
-    now: datetime,
-    zones: dict[uuid.UUID, str],
-    report: TickReport,
+    session: AsyncSession, state: _TickState, tenant_id: uuid.UUID, job_id: uuid.UUID
 ) -> None:
     await tenants.lock_tenant(session, tenant_id)
-    job = await jobs.claim_due(session, tenant_id, job_id, now)
+    job = await jobs.claim_due(session, tenant_id, job_id, state.now)
     if job is None or job.next_run_at is None:
         return  # another tick took it, or it changed since it was read
-    if tenant_id not in zones:
-        zones[tenant_id] = await tenants.timezone_of(session, tenant_id)
+    if tenant_id not in state.zones:
+        state.zones[tenant_id] = await tenants.timezone_of(session, tenant_id)
     try:
-        plan = schedule.due(jobs.spec_of(job), zones[tenant_id], job.next_run_at, now)
+        plan = schedule.due(jobs.spec_of(job), state.zones[tenant_id], job.next_run_at, state.now)
     except schedule.InvalidSchedule as error:
         # Cannot happen for a schedule that passed validation; never retry it every tick.
         job.next_run_at = None
@@ -145,25 +136,20 @@ async def _fire(
             job.tenant_id, job.id, moment, status="skipped", error=missed
         )
         if await instances.plan_once(session, values):
-            report.skipped += 1
+            state.report.skipped += 1
             continue
         planned = await instances.at(session, job.tenant_id, job.id, moment)
         if planned is not None and instances.is_waiting(planned):
             instances.skip(planned, missed)  # planned by hand, and missed all the same
-            report.skipped += 1
+            state.report.skipped += 1
     if plan.run_at is not None:
-        await _run_occurrence(session, runtime, job, plan.run_at, now, report)
+        await _run_occurrence(session, state, job, plan.run_at)
     if job.next_run_at is None and job.job_type != "recurring" and job.status == "active":
         job.status = "completed"
 
 
 async def _run_occurrence(
-    session: AsyncSession,
-    runtime: Runtime,
-    job: Job,
-    moment: datetime,
-    now: datetime,
-    report: TickReport,
+    session: AsyncSession, state: _TickState, job: Job, moment: datetime
 ) -> None:
     """The occurrence's instance, made once (or planned ahead by hand), and its run."""
     created = await instances.plan_once(
@@ -173,13 +159,14 @@ async def _run_occurrence(
     assert instance is not None
     if not created and not instances.is_waiting(instance):
         return  # this occurrence was handled already (a retried tick)
-    await job_runs.start(session, runtime, job, instance, now)
-    report.count(instance)
+    await job_runs.start(session, state.runtime, job, instance, state.now)
+    state.report.count(instance)
 
 
-async def _start_waiting(runtime: Runtime, now: datetime, report: TickReport) -> None:
+async def _start_waiting(state: _TickState) -> None:
     """Instances planned by hand whose date has come (or whose tick crashed before starting
     them): start them, or skip them when their job is paused or deleted."""
+    runtime, now = state.runtime, state.now
     async with runtime.db.unit_of_work() as session:
         waiting = await instances.waiting_due(session, now, BATCH)
     for tenant_id, instance_id in waiting:
@@ -198,7 +185,7 @@ async def _start_waiting(runtime: Runtime, now: datetime, report: TickReport) ->
                     instances.skip(instance, instances.MISSED_FOR_LATER)
                 else:
                     await job_runs.start(session, runtime, job, instance, now)
-                report.count(instance)
+                state.report.count(instance)
         except Exception:
-            report.errors += 1
+            state.report.errors += 1
             log.exception("the scheduler could not start job instance %s", instance_id)

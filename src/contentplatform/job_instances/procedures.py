@@ -30,7 +30,9 @@ async def list_instances(
 @router.get("getById", "/v1/job-instances/{id}", access=Access.member, errors=[JobInstanceNotFound])
 async def get_by_id(ctx: Context, data: schemas.InstanceIdInput) -> schemas.JobInstance:
     """One job instance."""
-    return service.to_schema(await service.require(ctx.session, ctx.tenant.tenant_id, data.id))
+    return schemas.JobInstance.model_validate(
+        await service.require(ctx.session, ctx.tenant.tenant_id, data.id)
+    )
 
 
 @router.patch(
@@ -54,7 +56,9 @@ async def update(ctx: Context, data: schemas.UpdateInstanceInput) -> schemas.Job
 )
 async def get_progress(ctx: Context, data: schemas.InstanceIdInput) -> schemas.InstanceProgress:
     """Where the instance's run is: status, pipeline step and percent."""
-    return service.progress(await service.require(ctx.session, ctx.tenant.tenant_id, data.id))
+    return schemas.InstanceProgress.model_validate(
+        await service.require(ctx.session, ctx.tenant.tenant_id, data.id)
+    )
 
 
 @router.post(

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.job_instances.models import JobInstance
-from contentplatform.kit.db import insert_ignoring_conflicts, lock_rows
+from contentplatform.kit.db import get_owned, insert_ignoring_conflicts, lock_rows
 
 IN_FLIGHT = ("pending", "running")
 # A pending instance no run took yet (planned by hand, or its tick crashed before the start).
@@ -24,12 +24,7 @@ async def get(
     *,
     for_update: bool = False,
 ) -> JobInstance | None:
-    criteria = (JobInstance.tenant_id == tenant_id, JobInstance.id == instance_id)
-    statement = select(JobInstance).where(*criteria)
-    if for_update:
-        await lock_rows(session, JobInstance, *criteria)
-        statement = statement.with_for_update()
-    return (await session.execute(statement)).scalar_one_or_none()
+    return await get_owned(session, JobInstance, tenant_id, instance_id, for_update=for_update)
 
 
 async def instance_at(

@@ -4,9 +4,9 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from contentplatform.kit.schemas import Input
+from contentplatform.kit.schemas import Input, Record
 
 Keyword = Annotated[str, Field(min_length=1, max_length=100)]
 
@@ -47,7 +47,7 @@ class InstanceIdInput(Input):
     id: uuid.UUID
 
 
-class JobInstance(BaseModel):
+class JobInstance(Record):
     id: uuid.UUID
     tenant_id: uuid.UUID
     job_id: uuid.UUID
@@ -71,7 +71,7 @@ class JobInstance(BaseModel):
     finished_at: datetime | None
 
 
-class InstanceProgress(BaseModel):
+class InstanceProgress(Record):
     status: InstanceStatus
     step: str | None
     percent: int

@@ -17,7 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.job_instances import repository, schemas
 from contentplatform.job_instances.errors import InstanceNotWaiting, JobInstanceNotFound
 from contentplatform.job_instances.models import JobInstance
+from contentplatform.kit import errors
 from contentplatform.kit.db import utcnow
+from contentplatform.kit.schemas import offset_of
 from contentplatform.tenants import service as tenants
 
 # Why an instance was skipped or failed, as its `error` says.
@@ -29,41 +31,11 @@ NOTHING_TO_SELECT = "No approved draft is left to select; approve one, or genera
 MAX_LISTED = 1000
 
 
-def to_schema(instance: JobInstance) -> schemas.JobInstance:
-    return schemas.JobInstance(
-        id=instance.id,
-        tenant_id=instance.tenant_id,
-        job_id=instance.job_id,
-        scheduled_date=instance.scheduled_date,
-        day_mode=instance.day_mode,
-        keywords=instance.keywords,
-        content_instructions=instance.content_instructions,
-        images=instance.images,
-        document_ids=None
-        if instance.document_ids is None
-        else [uuid.UUID(i) for i in instance.document_ids],
-        status=instance.status,
-        step=instance.step,
-        percent=instance.percent,
-        topic=instance.topic,
-        draft_id=instance.draft_id,
-        run_id=instance.run_id,
-        error=instance.error,
-        attempts=instance.attempts,
-        created_at=instance.created_at,
-        updated_at=instance.updated_at,
-        started_at=instance.started_at,
-        finished_at=instance.finished_at,
-    )
-
-
 async def require(
     session: AsyncSession, tenant_id: uuid.UUID, instance_id: uuid.UUID, *, for_update: bool = False
 ) -> JobInstance:
     instance = await repository.get(session, tenant_id, instance_id, for_update=for_update)
-    if instance is None:
-        raise JobInstanceNotFound(instance_id)
-    return instance
+    return errors.require(instance, JobInstanceNotFound, instance_id)
 
 
 async def find(
@@ -165,7 +137,7 @@ async def skip_by_hand(
     instance = await require(session, tenant_id, instance_id, for_update=True)
     check_waiting(instance, "skipped")
     skip(instance, SKIPPED_BY_HAND)
-    return to_schema(instance)
+    return schemas.JobInstance.model_validate(instance)
 
 
 async def update(
@@ -181,7 +153,7 @@ async def update(
     if "day_mode" in given and data.day_mode is not None:
         instance.day_mode = data.day_mode
     instance.updated_at = utcnow()
-    return to_schema(instance)
+    return schemas.JobInstance.model_validate(instance)
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -204,9 +176,9 @@ async def list_instances(
         job_id=data.job_id,
         status=data.status,
         limit=data.limit,
-        offset=(data.page - 1) * data.limit,
+        offset=offset_of(data.page, data.limit),
     )
-    return [to_schema(row) for row in rows]
+    return [schemas.JobInstance.model_validate(row) for row in rows]
 
 
 async def of_job(
@@ -214,15 +186,7 @@ async def of_job(
 ) -> list[schemas.JobInstance]:
     """The job's instances, latest scheduled first (at most MAX_LISTED)."""
     rows = await repository.of_job(session, tenant_id, job_id, MAX_LISTED)
-    return [to_schema(row) for row in rows]
-
-
-def progress(instance: JobInstance) -> schemas.InstanceProgress:
-    return schemas.InstanceProgress(
-        status=instance.status,
-        step=instance.step,
-        percent=instance.percent,
-    )
+    return [schemas.JobInstance.model_validate(row) for row in rows]
 
 
 # --- the scheduler: instances planned ahead whose date has come ---------------------------------

@@ -19,7 +19,7 @@ from contentplatform.jobs.errors import (
     JobNotFound,
     UnknownTimezone,
 )
-from contentplatform.kit.schemas import Empty
+from contentplatform.kit.schemas import SUCCESS, Empty, Success
 from contentplatform.publishers.errors import ConnectionNotFound
 
 router = ProcedureRouter("jobs", tag="Jobs")
@@ -101,7 +101,9 @@ async def update_timezone(
 @router.get("getById", "/v1/jobs/{id}", access=Access.member, errors=[JobNotFound])
 async def get_by_id(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     """One job."""
-    return service.to_schema(await service.require(ctx.session, ctx.tenant.tenant_id, data.id))
+    return schemas.Job.model_validate(
+        await service.require(ctx.session, ctx.tenant.tenant_id, data.id)
+    )
 
 
 @router.patch(
@@ -117,10 +119,10 @@ async def update(ctx: Context, data: schemas.UpdateJobInput) -> schemas.Job:
 
 
 @router.delete("delete", "/v1/jobs/{id}", access=Access.admin, errors=[JobNotFound])
-async def delete(ctx: Context, data: schemas.JobIdInput) -> schemas.Success:
+async def delete(ctx: Context, data: schemas.JobIdInput) -> Success:
     """Soft-delete a job; it is never scheduled again."""
     await service.delete(ctx.session, ctx.tenant.tenant_id, data.id)
-    return schemas.Success(success=True)
+    return SUCCESS
 
 
 @router.post("clone", "/v1/jobs/{id}/clone", access=Access.editor, errors=[JobNotFound])

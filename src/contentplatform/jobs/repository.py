@@ -11,30 +11,26 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.job_instances.models import JobInstance
 from contentplatform.jobs.models import Job
-from contentplatform.kit.db import lock_rows
+from contentplatform.kit.db import get_owned, lock_rows, page_of
+
+NEWEST_FIRST = (Job.created_at.desc(), Job.id)
 
 
-def _live(tenant_id: uuid.UUID) -> Select[Job]:
-    return select(Job).where(Job.tenant_id == tenant_id, Job.deleted_at.is_(None))
+def _live(tenant_id: uuid.UUID, status: str | None = None) -> Select[Job]:
+    statement = select(Job).where(Job.tenant_id == tenant_id, Job.deleted_at.is_(None))
+    return statement if status is None else statement.where(Job.status == status)
 
 
 async def get(
     session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, *, for_update: bool = False
 ) -> Job | None:
-    statement = _live(tenant_id).where(Job.id == job_id)
-    if for_update:
-        await lock_rows(session, Job, Job.tenant_id == tenant_id, Job.id == job_id)
-        statement = statement.with_for_update()
-    return (await session.execute(statement)).scalar_one_or_none()
+    return await get_owned(session, Job, tenant_id, job_id, for_update=for_update)
 
 
 async def listed(
     session: AsyncSession, tenant_id: uuid.UUID, status: str | None, limit: int
 ) -> list[Job]:
-    statement = _live(tenant_id)
-    if status is not None:
-        statement = statement.where(Job.status == status)
-    rows = await session.execute(statement.order_by(Job.created_at.desc(), Job.id).limit(limit))
+    rows = await session.execute(_live(tenant_id, status).order_by(*NEWEST_FIRST).limit(limit))
     return list(rows.scalars())
 
 
@@ -47,16 +43,10 @@ async def page(
     limit: int,
     offset: int,
 ) -> tuple[list[Job], int]:
-    statement = _live(tenant_id)
-    if status is not None:
-        statement = statement.where(Job.status == status)
+    statement = _live(tenant_id, status)
     if search:
         statement = statement.where(func.lower(Job.name).contains(search.lower(), autoescape=True))
-    total = await session.scalar(select(func.count()).select_from(statement.subquery()))
-    rows = await session.execute(
-        statement.order_by(Job.created_at.desc(), Job.id).limit(limit).offset(offset)
-    )
-    return list(rows.scalars()), int(total or 0)
+    return await page_of(session, statement, *NEWEST_FIRST, limit=limit, offset=offset)
 
 
 async def count_by_status(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, int]:

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from contentplatform.kit.schemas import Input
+from contentplatform.kit.schemas import Input, Page, Record
 
 JobType = Literal["one_off", "recurring", "scheduled"]
 JobStatus = Literal["active", "paused", "processing", "error", "completed"]
@@ -94,7 +94,7 @@ class UpdateTimezoneInput(Input):
 # --- outputs ----------------------------------------------------------------------------------
 
 
-class Job(BaseModel):
+class Job(Record):
     id: uuid.UUID
     tenant_id: uuid.UUID
     name: str
@@ -118,11 +118,8 @@ class Job(BaseModel):
     updated_at: datetime
 
 
-class JobPage(BaseModel):
-    data: list[Job]
-    total: int
-    page: int
-    limit: int
+class JobPage(Page[Job]):
+    pass
 
 
 class JobStats(BaseModel):
@@ -136,10 +133,6 @@ class JobStats(BaseModel):
 
 class SchedulingConfig(BaseModel):
     timezone: str
-
-
-class Success(BaseModel):
-    success: bool
 
 
 class JobAnalytics(BaseModel):

@@ -22,45 +22,19 @@ from contentplatform.jobs.errors import (
     UnknownTimezone,
 )
 from contentplatform.jobs.models import Job
+from contentplatform.kit import errors
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import FieldError
+from contentplatform.kit.schemas import offset_of
 from contentplatform.publishers import service as publishers
 from contentplatform.tenants import service as tenants
-
-
-def to_schema(job: Job) -> schemas.Job:
-    return schemas.Job(
-        id=job.id,
-        tenant_id=job.tenant_id,
-        name=job.name,
-        job_type=job.job_type,
-        status=job.status,
-        cron_expression=job.cron_expression,
-        scheduled_dates=[datetime.fromisoformat(d) for d in job.scheduled_dates],
-        topics=job.topics,
-        topic_source=job.topic_source,
-        keywords=job.keywords,
-        content_instructions=job.content_instructions,
-        document_ids=[uuid.UUID(d) for d in job.document_ids],
-        auto_publish=job.auto_publish,
-        auto_publish_threshold=job.auto_publish_threshold,
-        publisher_connection_id=job.publisher_connection_id,
-        seo_action_id=job.seo_action_id,
-        next_run_at=job.next_run_at,
-        last_run_at=job.last_run_at,
-        last_error=job.last_error,
-        created_at=job.created_at,
-        updated_at=job.updated_at,
-    )
 
 
 async def require(
     session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, *, for_update: bool = False
 ) -> Job:
     job = await repository.get(session, tenant_id, job_id, for_update=for_update)
-    if job is None:
-        raise JobNotFound(job_id)
-    return job
+    return errors.require(job, JobNotFound, job_id)
 
 
 def spec_of(job: Job) -> schedule.ScheduleSpec:
@@ -92,7 +66,7 @@ async def list_jobs(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListJobsInput
 ) -> list[schemas.Job]:
     rows = await repository.listed(session, tenant_id, data.status, data.limit)
-    return [to_schema(row) for row in rows]
+    return [schemas.Job.model_validate(row) for row in rows]
 
 
 async def page(
@@ -104,11 +78,9 @@ async def page(
         status=data.status,
         search=data.search,
         limit=data.limit,
-        offset=(data.page - 1) * data.limit,
+        offset=offset_of(data.page, data.limit),
     )
-    return schemas.JobPage(
-        data=[to_schema(row) for row in rows], total=total, page=data.page, limit=data.limit
-    )
+    return schemas.JobPage(data=rows, total=total, page=data.page, limit=data.limit)
 
 
 async def stats(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.JobStats:
@@ -145,7 +117,7 @@ async def create(
     plan_next_run(job, timezone, utcnow())
     session.add(job)
     await session.flush()
-    return to_schema(job)
+    return schemas.Job.model_validate(job)
 
 
 async def update(
@@ -163,7 +135,7 @@ async def update(
             job.status = "active"  # new dates or a new schedule: there is something to run
         plan_next_run(job, timezone, utcnow())
     job.updated_at = utcnow()
-    return to_schema(job)
+    return schemas.Job.model_validate(job)
 
 
 async def _apply(session: AsyncSession, job: Job, data: schemas.JobFields, timezone: str) -> None:
@@ -187,9 +159,7 @@ async def _apply(session: AsyncSession, job: Job, data: schemas.JobFields, timez
     if "content_instructions" in given:
         job.content_instructions = data.content_instructions
     if "document_ids" in given:
-        ids = list(dict.fromkeys(data.document_ids or []))
-        await documents.check_usable_for_generation(session, job.tenant_id, ids)
-        job.document_ids = [str(i) for i in ids]
+        job.document_ids = await checked_documents(session, job.tenant_id, data.document_ids or [])
     if "auto_publish" in given and data.auto_publish is not None:
         job.auto_publish = data.auto_publish
     if "auto_publish_threshold" in given:
@@ -200,6 +170,15 @@ async def _apply(session: AsyncSession, job: Job, data: schemas.JobFields, timez
         job.publisher_connection_id = data.publisher_connection_id
     if "seo_action_id" in given:
         job.seo_action_id = data.seo_action_id
+
+
+async def checked_documents(
+    session: AsyncSession, tenant_id: uuid.UUID, document_ids: list[uuid.UUID]
+) -> list[str]:
+    """The ids as stored, each once, after checking each is a ready document of the tenant."""
+    ids = list(dict.fromkeys(document_ids))
+    await documents.check_usable_for_generation(session, tenant_id, ids)
+    return [str(i) for i in ids]
 
 
 def _cron(expression: str | None) -> str | None:
@@ -271,7 +250,7 @@ async def clone(
     )
     session.add(copy)
     await session.flush()
-    return to_schema(copy)
+    return schemas.Job.model_validate(copy)
 
 
 def _copy_name(name: str) -> str:
@@ -287,7 +266,7 @@ async def pause(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID) 
     job.status = "paused"
     job.next_run_at = None
     job.updated_at = utcnow()
-    return to_schema(job)
+    return schemas.Job.model_validate(job)
 
 
 async def resume(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID) -> schemas.Job:
@@ -300,7 +279,7 @@ async def resume(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID)
     job.last_error = None
     plan_next_run(job, await tenants.timezone_of(session, tenant_id), utcnow())
     job.updated_at = utcnow()
-    return to_schema(job)
+    return schemas.Job.model_validate(job)
 
 
 # --- the organization's time zone -------------------------------------------------------------

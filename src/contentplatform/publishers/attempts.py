@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
 from contentplatform.kit.db import utcnow
+from contentplatform.kit.schemas import offset_of
 from contentplatform.publishers import repository, schemas
 from contentplatform.publishers.models import Publication, PublishAttempt, PublisherConnection
 from contentplatform.publishers.service import require
@@ -29,35 +30,18 @@ from contentplatform.publishers.strategies.base import (
 IN_FLIGHT = ("pending", "running")
 
 
-def attempt_schema(attempt: PublishAttempt) -> schemas.Attempt:
-    return schemas.Attempt(
-        id=attempt.id,
-        draft_id=attempt.draft_id,
-        publisher_connection_id=attempt.connection_id,
-        mode=attempt.mode,
-        status=attempt.status,
-        tries=attempt.tries,
-        draft_version=attempt.draft_version,
-        external_id=attempt.external_id,
-        external_url=attempt.external_url,
-        error=schemas.AttemptError(**attempt.error) if attempt.error else None,
-        triggered_by=attempt.triggered_by,
-        triggered_by_id=attempt.triggered_by_id,
-        scheduled_at=attempt.scheduled_at,
-        started_at=attempt.started_at,
-        finished_at=attempt.finished_at,
-        created_at=attempt.created_at,
-    )
-
-
 async def draft_attempts(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.DraftAttemptsInput
 ) -> schemas.DraftAttemptPage:
     await drafts.require(session, tenant_id, data.id)
     rows, total = await repository.attempts(
-        session, tenant_id, limit=data.limit, offset=(data.page - 1) * data.limit, draft_id=data.id
+        session,
+        tenant_id,
+        limit=data.limit,
+        offset=offset_of(data.page, data.limit),
+        draft_id=data.id,
     )
-    return schemas.DraftAttemptPage(data=[attempt_schema(row) for row in rows], total=total)
+    return schemas.DraftAttemptPage(data=rows, total=total)
 
 
 async def connection_attempts(
@@ -68,13 +52,11 @@ async def connection_attempts(
         session,
         tenant_id,
         limit=data.limit,
-        offset=(data.page - 1) * data.limit,
+        offset=offset_of(data.page, data.limit),
         connection_id=data.id,
         status=data.status,
     )
-    return schemas.AttemptPage(
-        data=[attempt_schema(row) for row in rows], total=total, page=data.page, limit=data.limit
-    )
+    return schemas.AttemptPage(data=rows, total=total, page=data.page, limit=data.limit)
 
 
 async def success_rate(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID) -> float:

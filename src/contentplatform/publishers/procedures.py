@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
+from contentplatform.kit.schemas import SUCCESS, Success
 from contentplatform.publishers import attempts, schemas, service
 from contentplatform.publishers.errors import ConnectionConfigRefused, ConnectionNotFound
 
@@ -45,7 +46,9 @@ async def create(ctx: Context, data: schemas.CreateConnectionInput) -> schemas.C
 )
 async def get_by_id(ctx: Context, data: schemas.ConnectionIdInput) -> schemas.Connection:
     """One publisher connection."""
-    return service.to_schema(await service.require(ctx.session, ctx.tenant.tenant_id, data.id))
+    return schemas.Connection.model_validate(
+        await service.require(ctx.session, ctx.tenant.tenant_id, data.id)
+    )
 
 
 @router.patch(
@@ -63,12 +66,12 @@ async def update(ctx: Context, data: schemas.UpdateConnectionInput) -> schemas.C
 
 
 @router.delete("delete", "/v1/publishers/{id}", access=Access.admin, errors=[ConnectionNotFound])
-async def delete(ctx: Context, data: schemas.ConnectionIdInput) -> schemas.Success:
+async def delete(ctx: Context, data: schemas.ConnectionIdInput) -> Success:
     """Remove a connection (soft).
 
     Jobs still pointing at it hold their drafts for review, with the reason recorded."""
     await service.delete(ctx.session, ctx.tenant.tenant_id, data.id)
-    return schemas.Success(success=True)
+    return SUCCESS
 
 
 @router.post("test", "/v1/publishers/{id}/test", access=Access.admin, errors=[ConnectionNotFound])

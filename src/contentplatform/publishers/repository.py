@@ -4,28 +4,18 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import TypeVar
 
 from sqlalchemy import Select, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts.models import Draft
-from contentplatform.kit.db import lock_rows
+from contentplatform.kit.db import get_owned, page_of
 from contentplatform.publishers.models import (
     UNFINISHED,
     Publication,
     PublishAttempt,
     PublisherConnection,
 )
-
-Row = TypeVar("Row")
-
-
-def _locked(statement: Select[Row]) -> Select[Row]:
-    """FOR UPDATE, and the row as it is now: a copy this session read before the lock (still in
-    its identity map) would otherwise keep its old values, and an assignment equal to an old
-    value would write nothing."""
-    return statement.with_for_update().execution_options(populate_existing=True)
 
 
 def _connections(tenant_id: uuid.UUID) -> Select[PublisherConnection]:
@@ -41,16 +31,9 @@ async def connection(
     *,
     for_update: bool = False,
 ) -> PublisherConnection | None:
-    statement = _connections(tenant_id).where(PublisherConnection.id == connection_id)
-    if for_update:
-        await lock_rows(
-            session,
-            PublisherConnection,
-            PublisherConnection.tenant_id == tenant_id,
-            PublisherConnection.id == connection_id,
-        )
-        statement = _locked(statement)
-    return (await session.execute(statement)).scalar_one_or_none()
+    return await get_owned(
+        session, PublisherConnection, tenant_id, connection_id, for_update=for_update
+    )
 
 
 async def connections(
@@ -89,18 +72,7 @@ async def clear_default(session: AsyncSession, tenant_id: uuid.UUID, keep: uuid.
 async def attempt(
     session: AsyncSession, tenant_id: uuid.UUID, attempt_id: uuid.UUID, *, for_update: bool = False
 ) -> PublishAttempt | None:
-    statement = select(PublishAttempt).where(
-        PublishAttempt.tenant_id == tenant_id, PublishAttempt.id == attempt_id
-    )
-    if for_update:
-        await lock_rows(
-            session,
-            PublishAttempt,
-            PublishAttempt.tenant_id == tenant_id,
-            PublishAttempt.id == attempt_id,
-        )
-        statement = _locked(statement)
-    return (await session.execute(statement)).scalar_one_or_none()
+    return await get_owned(session, PublishAttempt, tenant_id, attempt_id, for_update=for_update)
 
 
 async def attempts(
@@ -121,13 +93,8 @@ async def attempts(
         statement = statement.where(PublishAttempt.connection_id == connection_id)
     if status is not None:
         statement = statement.where(PublishAttempt.status == status)
-    total = await session.scalar(select(func.count()).select_from(statement.subquery()))
-    rows = await session.execute(
-        statement.order_by(PublishAttempt.created_at.desc(), PublishAttempt.id)
-        .limit(limit)
-        .offset(offset)
-    )
-    return list(rows.scalars()), int(total or 0)
+    newest_first = (PublishAttempt.created_at.desc(), PublishAttempt.id)
+    return await page_of(session, statement, *newest_first, limit=limit, offset=offset)
 
 
 async def unfinished_attempts(

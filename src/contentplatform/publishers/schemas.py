@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from contentplatform.drafts.schemas import Draft
-from contentplatform.kit.schemas import Input
+from contentplatform.kit.schemas import Input, Listing, Page, Record
 
 ConnectionType = Literal["wordpress", "ghost", "shopify", "webflow", "webhook"]
 ConnectionStatus = Literal["active", "error", "disabled"]
@@ -96,10 +96,10 @@ class DraftAttemptsInput(Input):
     limit: int = Field(20, ge=1, le=100)
 
 
-# --- outputs (snake_case records) ---------------------------------------------------------------
+# --- outputs ----------------------------------------------------------------------------------
 
 
-class Connection(BaseModel):
+class Connection(Record):
     id: uuid.UUID
     name: str
     type: ConnectionType
@@ -121,9 +121,8 @@ class CreatedConnection(Connection):
     )
 
 
-class ConnectionPage(BaseModel):
-    data: list[Connection]
-    total: int
+class ConnectionPage(Listing[Connection]):
+    pass
 
 
 class TestOutcome(BaseModel):
@@ -139,10 +138,10 @@ class AttemptError(BaseModel):
     retryable: bool
 
 
-class Attempt(BaseModel):
+class Attempt(Record):
     id: uuid.UUID
     draft_id: uuid.UUID
-    publisher_connection_id: uuid.UUID
+    publisher_connection_id: uuid.UUID = Field(validation_alias="connection_id")
     mode: AttemptMode
     status: AttemptStatus
     tries: int
@@ -158,22 +157,14 @@ class Attempt(BaseModel):
     created_at: datetime
 
 
-class AttemptPage(BaseModel):
-    data: list[Attempt]
-    total: int
-    page: int
-    limit: int
+class AttemptPage(Page[Attempt]):
+    pass
 
 
-class DraftAttemptPage(BaseModel):
-    data: list[Attempt]
-    total: int
+class DraftAttemptPage(Listing[Attempt]):
+    pass
 
 
 class Published(BaseModel):
     draft: Draft
     attempt: Attempt
-
-
-class Success(BaseModel):
-    success: bool

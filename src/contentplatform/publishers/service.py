@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.config import Settings
-from contentplatform.kit import outbound
+from contentplatform.kit import errors, outbound
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import FieldError
 from contentplatform.publishers import repository, schemas, strategies
@@ -33,24 +33,6 @@ def policy(settings: Settings) -> outbound.Policy:
     )
 
 
-def to_schema(connection: PublisherConnection) -> schemas.Connection:
-    return schemas.Connection(
-        id=connection.id,
-        name=connection.name,
-        type=connection.type,
-        config=connection.config,
-        credentials_hint=connection.credentials_hint,
-        status=connection.status,
-        is_default=connection.is_default,
-        capabilities=connection.capabilities,
-        last_tested_at=connection.last_tested_at,
-        last_test_ok=connection.last_test_ok,
-        last_error=connection.last_error,
-        created_at=connection.created_at,
-        updated_at=connection.updated_at,
-    )
-
-
 async def require(
     session: AsyncSession,
     tenant_id: uuid.UUID,
@@ -59,9 +41,7 @@ async def require(
     for_update: bool = False,
 ) -> PublisherConnection:
     found = await repository.connection(session, tenant_id, connection_id, for_update=for_update)
-    if found is None:
-        raise ConnectionNotFound(connection_id)
-    return found
+    return errors.require(found, ConnectionNotFound, connection_id)
 
 
 async def find(
@@ -84,7 +64,7 @@ async def list_connections(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListConnectionsInput
 ) -> schemas.ConnectionPage:
     rows = await repository.connections(session, tenant_id, data.type, data.status)
-    return schemas.ConnectionPage(data=[to_schema(row) for row in rows], total=len(rows))
+    return schemas.ConnectionPage(data=rows, total=len(rows))
 
 
 async def create(
@@ -120,9 +100,8 @@ async def create(
         connection.is_default = True
     session.add(connection)
     await session.flush()
-    return schemas.CreatedConnection(
-        **to_schema(connection).model_dump(), signing_secret=signing_secret
-    )
+    created = schemas.CreatedConnection.model_validate(connection)
+    return created.model_copy(update={"signing_secret": signing_secret})
 
 
 async def update(
@@ -158,7 +137,7 @@ async def update(
     if data.is_default is not None:
         connection.is_default = data.is_default
     connection.updated_at = utcnow()
-    return to_schema(connection)
+    return schemas.Connection.model_validate(connection)
 
 
 async def delete(session: AsyncSession, tenant_id: uuid.UUID, connection_id: uuid.UUID) -> None:

@@ -1,4 +1,5 @@
-"""What every publishing target implements, and the typed errors it raises.
+"""What every publishing target implements, the typed errors it raises, and the pieces of
+config and result the targets share.
 
 A strategy is built per use from a connection's validated config and decrypted credentials and a
 guarded HTTP client (kit/outbound.py: it refuses private addresses, follows no proxies, caps
@@ -11,12 +12,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+import httpx
+from pydantic import AfterValidator, BaseModel, ConfigDict, HttpUrl
 from pydantic.alias_generators import to_camel
 
-from contentplatform.kit.outbound import GuardedClient
+from contentplatform.kit import outbound
 
 # `publish` makes the article live; `draft` puts it on the target unpublished (for a last look
 # in the CMS). Scheduling is ours: a scheduled attempt waits, then publishes.
@@ -31,6 +33,26 @@ class Settings(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
     )
+
+
+def parse_url(value: str) -> httpx.URL:
+    """`value` parsed, when the outbound guard accepts its form; for a config's validators, a
+    ValueError otherwise. http passes here: whether it may be used is the guard's call at each
+    request."""
+    try:
+        return outbound.check_url(value, outbound.Policy(allow_http=True))
+    except outbound.Refused as error:
+        raise ValueError(str(error)) from None
+
+
+def _site_address(url: HttpUrl) -> HttpUrl:
+    if url.query or url.fragment:
+        raise ValueError("give the site's address, without a ?query or #fragment")
+    return url
+
+
+# The address of a site whose API lives below it (WordPress, Ghost).
+SiteAddress = Annotated[HttpUrl, AfterValidator(_site_address)]
 
 
 @dataclass(frozen=True)
@@ -66,6 +88,23 @@ class Result:
     remote_version: str | None
     status: RemoteStatus
     published_at: datetime | None
+
+
+def unpublished(
+    external_id: str, remote_version: str | None, external_url: str | None = None
+) -> Result:
+    """What taking an item down leaves on the target: nothing published."""
+    return Result(
+        external_id=external_id,
+        external_url=external_url,
+        remote_version=remote_version,
+        status="unpublished",
+        published_at=None,
+    )
+
+
+# What a connection test reports where the target has no finer rights to read: all we do.
+EVERY_CAPABILITY = ["publish", "draft", "update", "unpublish"]
 
 
 @dataclass(frozen=True)
@@ -174,7 +213,12 @@ class Strategy(Protocol):
     def credentials_hint(credentials: Any) -> str | None: ...
 
     def __init__(
-        self, config: Any, credentials: Any, client: GuardedClient, *, signing_secret: str | None
+        self,
+        config: Any,
+        credentials: Any,
+        client: outbound.GuardedClient,
+        *,
+        signing_secret: str | None,
     ) -> None: ...
 
     async def test_connection(self) -> TestResult: ...

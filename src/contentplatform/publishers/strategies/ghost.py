@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 import jwt
-from pydantic import ConfigDict, Field, HttpUrl, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from contentplatform.kit.outbound import GuardedClient, Response
 from contentplatform.publishers.strategies import http
@@ -38,9 +38,11 @@ from contentplatform.publishers.strategies.base import (
     RemoteStatus,
     Result,
     Settings,
+    SiteAddress,
     TestResult,
     marker,
     mask,
+    unpublished,
 )
 
 TARGET = "Ghost"
@@ -57,14 +59,7 @@ _KEY = re.compile(r"(?P<id>[0-9a-f]+):(?P<secret>(?:[0-9a-f]{2})+)")
 
 class GhostConfig(Settings):
     # The site's address, as Ghost shows it beside the Admin API key ("API URL").
-    admin_url: HttpUrl
-
-    @field_validator("admin_url")
-    @classmethod
-    def _site_address(cls, url: HttpUrl) -> HttpUrl:
-        if url.query or url.fragment:
-            raise ValueError("give the site's address, without a ?query or #fragment")
-        return url
+    admin_url: SiteAddress
 
 
 class GhostCredentials(Settings):
@@ -105,19 +100,18 @@ class Ghost:
         *,
         signing_secret: str | None,
     ) -> None:
-        self.client = client
         # Also accept the address of Ghost's admin screens (https://site/ghost/).
         site = str(config.admin_url).rstrip("/").removesuffix("/ghost")
-        self.api = f"{site}/ghost/api/admin"
+        self.api = http.Api(client, TARGET, f"{site}/ghost/api/admin", self._headers)
         self.key_id, secret = credentials.admin_api_key.split(":", 1)
         self.secret = bytes.fromhex(secret)
 
     async def test_connection(self) -> TestResult:
-        response = await self._call("GET", "/site/")
+        response = await self.api.call("GET", "/site/")
         site = http.json_object(response, unexpected=NOT_THE_API).get("site")
         title = site.get("title") if isinstance(site, dict) else None
         # Ghost serves /site/ without a key: reading a post is what proves the key works.
-        await self._call("GET", "/posts/", params={"limit": 1, "fields": "id"})
+        await self.api.call("GET", "/posts/", params={"limit": 1, "fields": "id"})
         return TestResult(
             ok=True,
             account_label=str(title) if title else None,
@@ -130,7 +124,7 @@ class Ghost:
         if ours is not None:
             return await self._save(str(ours["id"]), _fields(article, mode), ours["updated_at"])
         fields = _fields(article, mode) | {"codeinjection_foot": marker(article)}
-        response = await self._call(
+        response = await self.api.call(
             "POST", "/posts/", params={"source": "html"}, json={"posts": [fields]}, creates=True
         )
         return _result(_post(response))
@@ -140,18 +134,12 @@ class Ghost:
 
     async def unpublish(self, remote: Remote) -> Result:
         result = await self._save(remote.external_id, {"status": "draft"}, remote.remote_version)
-        return Result(
-            external_id=result.external_id,
-            external_url=result.external_url,
-            remote_version=result.remote_version,
-            status="unpublished",
-            published_at=None,
-        )
+        return unpublished(result.external_id, result.remote_version, result.external_url)
 
     async def _find_ours(self, article: Article) -> dict[str, Any] | None:
         """The post an earlier try made for this draft, if there is one."""
         try:
-            response = await self._call("GET", f"/posts/slug/{quote(article.slug, safe='')}/")
+            response = await self.api.call("GET", f"/posts/slug/{quote(article.slug, safe='')}/")
         except RemoteNotFound:
             return None
         post = _post(response)
@@ -173,10 +161,10 @@ class Ghost:
             return _result(await self._put(post_id, fields, latest["updated_at"]))
 
     async def _read(self, post_id: str) -> dict[str, Any]:
-        return _post(await self._call("GET", f"/posts/{quote(post_id, safe='')}/"))
+        return _post(await self.api.call("GET", f"/posts/{quote(post_id, safe='')}/"))
 
     async def _put(self, post_id: str, fields: dict[str, Any], updated_at: str) -> dict[str, Any]:
-        response = await self._call(
+        response = await self.api.call(
             "PUT",
             f"/posts/{quote(post_id, safe='')}/",
             params={"source": "html"},
@@ -190,30 +178,12 @@ class Ghost:
         claims = {"iat": now, "exp": now + TOKEN_LIFETIME, "aud": "/admin/"}
         return jwt.encode(claims, self.secret, algorithm="HS256", headers={"kid": self.key_id})
 
-    async def _call(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: dict[str, str | int] | None = None,
-        json: Any = None,
-        creates: bool = False,
-    ) -> Response:
-        headers = {
+    def _headers(self) -> dict[str, str]:
+        return {
             "authorization": f"Ghost {self._token()}",
             "accept-version": API_VERSION,
             "accept": "application/json",
         }
-        return await http.call(
-            self.client,
-            method,
-            f"{self.api}{path}",
-            target=TARGET,
-            headers=headers,
-            params=params,
-            json=json,
-            creates=creates,
-        )
 
 
 def _fields(article: Article, mode: Mode) -> dict[str, Any]:

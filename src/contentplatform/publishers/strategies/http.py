@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import email.utils
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from contentplatform.kit import outbound
@@ -49,6 +50,37 @@ async def call(
     if 200 <= response.status < 300:
         return response
     raise error_for(response, target=target, creates=creates)
+
+
+@dataclass(frozen=True)
+class Api:
+    """A target's HTTP API: `call` sends to `base_url` + a path with `headers()` (a function,
+    so a short-lived token can be minted per request) and names `target` in its errors."""
+
+    client: outbound.GuardedClient
+    target: str
+    base_url: str
+    headers: Callable[[], Mapping[str, str]]
+
+    async def call(
+        self,
+        method: str,
+        path: str = "",
+        *,
+        params: Mapping[str, str | int] | None = None,
+        json: Any = None,
+        creates: bool = False,
+    ) -> outbound.Response:
+        return await call(
+            self.client,
+            method,
+            self.base_url + path,
+            target=self.target,
+            headers=self.headers(),
+            params=params,
+            json=json,
+            creates=creates,
+        )
 
 
 def json_of(response: outbound.Response, *, unexpected: str) -> Any:

@@ -25,10 +25,10 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from contentplatform.kit import outbound
 from contentplatform.kit.outbound import GuardedClient
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
+    EVERY_CAPABILITY,
     Ambiguous,
     Article,
     AuthFailed,
@@ -44,6 +44,8 @@ from contentplatform.publishers.strategies.base import (
     TestResult,
     Transient,
     mask,
+    parse_url,
+    unpublished,
 )
 
 # Pinned so a field Shopify renames in a later version cannot change our requests underneath
@@ -55,7 +57,6 @@ MARK_NAMESPACE = "content_platform"
 MARK_KEY = "draft_id"
 # The scopes that allow writing articles (either one is enough).
 WRITE_SCOPES = {"write_content", "write_online_store_pages"}
-CAPABILITIES = ["publish", "draft", "update", "unpublish"]
 
 ARTICLE_FIELDS = "id handle isPublished publishedAt updatedAt blog { handle }"
 USER_ERRORS = "userErrors { field message code }"
@@ -97,12 +98,8 @@ _BLOG_GID = re.compile(r"gid://shopify/Blog/(\d+)")
 
 
 def _store_address(value: str) -> str:
-    """`value` as `scheme://host[:port]` when it is an http(s) URL with nothing after the host.
-    Whether http is allowed is the guard's call when a request is made."""
-    try:
-        parsed = outbound.check_url(value, outbound.Policy(allow_http=True))
-    except outbound.Refused as error:
-        raise ValueError(str(error)) from None
+    """`value` as `scheme://host[:port]` when it is an http(s) URL with nothing after the host."""
+    parsed = parse_url(value)
     if parsed.path not in ("", "/") or parsed.query or parsed.fragment:
         raise ValueError("give the store's address only, without a path or query")
     return str(parsed.copy_with(path="/")).rstrip("/")
@@ -160,9 +157,12 @@ class Shopify:
         signing_secret: str | None = None,
     ) -> None:
         self.config = config
-        self.credentials = credentials
-        self.client = client
-        self.endpoint = f"{config.store_url}/admin/api/{API_VERSION}/graphql.json"
+        headers = {
+            "X-Shopify-Access-Token": credentials.access_token,
+            "accept": "application/json",
+        }
+        endpoint = f"{config.store_url}/admin/api/{API_VERSION}/graphql.json"
+        self.api = http.Api(client, TARGET, endpoint, lambda: headers)
 
     async def test_connection(self) -> TestResult:
         """ok when the token works, the blog exists and the app may write articles; what is
@@ -182,7 +182,7 @@ class Shopify:
         return TestResult(
             ok=not warnings,
             account_label=shop.get("name"),
-            capabilities=CAPABILITIES,
+            capabilities=EVERY_CAPABILITY,
             warnings=warnings,
         )
 
@@ -224,13 +224,7 @@ class Shopify:
             UPDATE_MUTATION, {"id": remote.external_id, "article": {"isPublished": False}}
         )
         written = self._written(data, "articleUpdate")
-        return Result(
-            external_id=str(written["id"]),
-            external_url=None,
-            remote_version=written.get("updatedAt"),
-            status="unpublished",
-            published_at=None,
-        )
+        return unpublished(str(written["id"]), written.get("updatedAt"))
 
     async def _update(
         self, article_id: str, article: Article, mode: Mode, context: dict[str, Any]
@@ -313,17 +307,8 @@ class Shopify:
     async def _graphql(
         self, document: str, variables: dict[str, Any], *, creates: bool = False
     ) -> dict[str, Any]:
-        response = await http.call(
-            self.client,
-            "POST",
-            self.endpoint,
-            target=TARGET,
-            headers={
-                "X-Shopify-Access-Token": self.credentials.access_token,
-                "accept": "application/json",
-            },
-            json={"query": document, "variables": variables},
-            creates=creates,
+        response = await self.api.call(
+            "POST", json={"query": document, "variables": variables}, creates=creates
         )
         try:
             body = response.json()

@@ -30,10 +30,10 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
-from contentplatform.kit import outbound
 from contentplatform.kit.outbound import GuardedClient
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
+    EVERY_CAPABILITY,
     Article,
     Invalid,
     Mode,
@@ -44,11 +44,12 @@ from contentplatform.publishers.strategies.base import (
     Settings,
     TestResult,
     mask,
+    parse_url,
+    unpublished,
 )
 
 TARGET = "Webflow"
 DEFAULT_API_BASE_URL = "https://api.webflow.com"
-CAPABILITIES = ["publish", "draft", "update", "unpublish"]
 # Webflow ids are 24 hexadecimal digits (MongoDB object ids).
 _WEBFLOW_ID = re.compile(r"[0-9a-f]{24}")
 _FIELD_SLUG = re.compile(r"[a-z0-9][a-z0-9_-]*")
@@ -105,10 +106,7 @@ class WebflowConfig(Settings):
     @field_validator("api_base_url")
     @classmethod
     def _api_base_url(cls, value: str) -> str:
-        try:
-            parsed = outbound.check_url(value, outbound.Policy(allow_http=True))
-        except outbound.Refused as error:
-            raise ValueError(str(error)) from None
+        parsed = parse_url(value)
         if parsed.query or parsed.fragment:
             raise ValueError("the API address may not have a query")
         return str(parsed).rstrip("/")
@@ -120,10 +118,7 @@ class WebflowConfig(Settings):
             return None
         if "{slug}" not in value:
             raise ValueError("the pattern must contain {slug}")
-        try:
-            outbound.check_url(value.replace("{slug}", "slug"), outbound.Policy(allow_http=True))
-        except outbound.Refused as error:
-            raise ValueError(str(error)) from None
+        parse_url(value.replace("{slug}", "slug"))
         return value
 
 
@@ -155,29 +150,29 @@ class Webflow:
         signing_secret: str | None = None,
     ) -> None:
         self.config = config
-        self.credentials = credentials
-        self.client = client
-        self.collection_url = f"{config.api_base_url}/v2/collections/{config.collection_id}"
+        headers = {"authorization": f"Bearer {credentials.api_token}", "accept": "application/json"}
+        self.api = http.Api(client, TARGET, f"{config.api_base_url}/v2", lambda: headers)
+        self.collection = f"/collections/{config.collection_id}"
 
     async def test_connection(self) -> TestResult:
         """ok when the token may read the collection and every mapped field exists in it; what
         is wrong otherwise is in `warnings`. A refused token raises AuthFailed, a collection
         that is not there RemoteNotFound (the service reports them as a failed test)."""
-        collection = (await self._call("GET", self.collection_url)).json()
+        collection = (await self.api.call("GET", self.collection)).json()
         site_name = None
         if self.config.site_id:
-            site_url = f"{self.config.api_base_url}/v2/sites/{self.config.site_id}"
-            site_name = (await self._call("GET", site_url)).json().get("displayName")
+            site = await self.api.call("GET", f"/sites/{self.config.site_id}")
+            site_name = site.json().get("displayName")
         problems = self._mapping_problems(collection.get("fields") or [])
         name = collection.get("displayName")
         label = " / ".join(str(part) for part in (site_name, name) if part) or None
         return TestResult(
-            ok=not problems, account_label=label, capabilities=CAPABILITIES, warnings=problems
+            ok=not problems, account_label=label, capabilities=EVERY_CAPABILITY, warnings=problems
         )
 
     async def publish(self, article: Article, mode: Mode) -> Result:
-        found = await self._call(
-            "GET", f"{self.collection_url}/items", params={"slug": article.slug}
+        found = await self.api.call(
+            "GET", f"{self.collection}/items", params={"slug": article.slug}
         )
         items = [
             item
@@ -193,9 +188,9 @@ class Webflow:
                 )
             # Our own item from a try whose answer was lost: finish it rather than copy it.
             return await self.update(Remote(external_id=str(existing["id"])), article, mode)
-        created = await self._call(
+        created = await self.api.call(
             "POST",
-            f"{self.collection_url}/items",
+            f"{self.collection}/items",
             json=self._item(article, mode),
             creates=True,
         )
@@ -203,24 +198,18 @@ class Webflow:
         return await self._settle(created.json(), article, mode, may_be_live=False)
 
     async def update(self, remote: Remote, article: Article, mode: Mode) -> Result:
-        updated = await self._call(
-            "PATCH", self._item_url(remote.external_id), json=self._item(article, mode)
+        updated = await self.api.call(
+            "PATCH", self._item_path(remote.external_id), json=self._item(article, mode)
         )
         return await self._settle(updated.json(), article, mode)
 
     async def unpublish(self, remote: Remote) -> Result:
         # Marked a draft first, so a later site-wide publish does not bring it back.
-        updated = await self._call(
-            "PATCH", self._item_url(remote.external_id), json={"isDraft": True}
+        updated = await self.api.call(
+            "PATCH", self._item_path(remote.external_id), json={"isDraft": True}
         )
         await self._take_down(remote.external_id)
-        return Result(
-            external_id=remote.external_id,
-            external_url=None,
-            remote_version=updated.json().get("lastUpdated"),
-            status="unpublished",
-            published_at=None,
-        )
+        return unpublished(remote.external_id, updated.json().get("lastUpdated"))
 
     async def _settle(
         self, item: dict[str, Any], article: Article, mode: Mode, *, may_be_live: bool = True
@@ -237,8 +226,8 @@ class Webflow:
                 status="draft",
                 published_at=None,
             )
-        answer = await self._call(
-            "POST", f"{self.collection_url}/items/publish", json={"itemIds": [item_id]}
+        answer = await self.api.call(
+            "POST", f"{self.collection}/items/publish", json={"itemIds": [item_id]}
         )
         body = answer.json()
         if item_id not in (body.get("publishedItemIds") or []):
@@ -258,7 +247,7 @@ class Webflow:
 
     async def _take_down(self, item_id: str) -> None:
         with contextlib.suppress(RemoteNotFound):  # not live: already down
-            await self._call("DELETE", f"{self._item_url(item_id)}/live")
+            await self.api.call("DELETE", f"{self._item_path(item_id)}/live")
 
     def _item(self, article: Article, mode: Mode) -> dict[str, Any]:
         values = {
@@ -300,28 +289,5 @@ class Webflow:
     def _field(self, part: str) -> str:
         return self.config.field_mapping.fields()[part]
 
-    def _item_url(self, item_id: str) -> str:
-        return f"{self.collection_url}/items/{item_id}"
-
-    async def _call(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: dict[str, str | int] | None = None,
-        json: Any = None,
-        creates: bool = False,
-    ) -> outbound.Response:
-        return await http.call(
-            self.client,
-            method,
-            url,
-            target=TARGET,
-            headers={
-                "authorization": f"Bearer {self.credentials.api_token}",
-                "accept": "application/json",
-            },
-            params=params,
-            json=json,
-            creates=creates,
-        )
+    def _item_path(self, item_id: str) -> str:
+        return f"{self.collection}/items/{item_id}"

@@ -35,10 +35,10 @@ from typing import Any, ClassVar
 from pydantic import field_validator
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
-from contentplatform.kit import outbound
 from contentplatform.kit.outbound import GuardedClient
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
+    EVERY_CAPABILITY,
     Article,
     Mode,
     Remote,
@@ -46,11 +46,12 @@ from contentplatform.publishers.strategies.base import (
     Result,
     Settings,
     TestResult,
+    parse_url,
+    unpublished,
 )
 
 TARGET = "The webhook"
 SECRET_PREFIX = "whsec_"
-CAPABILITIES = ["publish", "draft", "update", "unpublish"]
 
 
 def new_signing_secret() -> str:
@@ -65,11 +66,7 @@ class WebhookConfig(Settings):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        try:
-            parsed = outbound.check_url(value, outbound.Policy(allow_http=True))
-        except outbound.Refused as error:
-            raise ValueError(str(error)) from None
-        return str(parsed)
+        return str(parse_url(value))
 
 
 class Webhook:
@@ -107,8 +104,8 @@ class Webhook:
         data = {"message": "A test event from the Content Platform: you may ignore it."}
         # A test is never a duplicate of an earlier one: a fresh id each time.
         await self._send("webhook.test", f"msg_test_{uuid.uuid4().hex}", data)
-        host = outbound.check_url(self.config.url, outbound.Policy(allow_http=True)).host
-        return TestResult(ok=True, account_label=host, capabilities=CAPABILITIES)
+        host = parse_url(self.config.url).host
+        return TestResult(ok=True, account_label=host, capabilities=EVERY_CAPABILITY)
 
     async def publish(self, article: Article, mode: Mode) -> Result:
         event = "article.published" if mode == "publish" else "article.drafted"
@@ -130,13 +127,7 @@ class Webhook:
         event = "article.unpublished"
         message_id = _message_id(event, remote.external_id, remote.remote_version or "")
         await self._send(event, message_id, {"external_id": remote.external_id})
-        return Result(
-            external_id=remote.external_id,
-            external_url=None,
-            remote_version=message_id,
-            status="unpublished",
-            published_at=None,
-        )
+        return unpublished(remote.external_id, message_id)
 
     async def _send(
         self, event: str, message_id: str, data: dict[str, Any], *, creates: bool = False

@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from pydantic import ConfigDict, Field, HttpUrl, PositiveInt, field_validator
+from pydantic import ConfigDict, Field, PositiveInt
 
-from contentplatform.kit.outbound import GuardedClient, Response
+from contentplatform.kit.outbound import GuardedClient
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     Article,
@@ -32,9 +32,11 @@ from contentplatform.publishers.strategies.base import (
     RemoteStatus,
     Result,
     Settings,
+    SiteAddress,
     TestResult,
     marker,
     mask,
+    unpublished,
 )
 
 TARGET = "WordPress"
@@ -48,17 +50,10 @@ CAPABILITIES = ("edit_posts", "publish_posts", "edit_published_posts", "edit_oth
 
 
 class WordPressConfig(Settings):
-    site_url: HttpUrl
+    site_url: SiteAddress
     categories: list[PositiveInt] = Field(default_factory=list)
     tags: list[PositiveInt] = Field(default_factory=list)
     author_id: PositiveInt | None = None
-
-    @field_validator("site_url")
-    @classmethod
-    def _site_address(cls, url: HttpUrl) -> HttpUrl:
-        if url.query or url.fragment:
-            raise ValueError("give the site's address, without a ?query or #fragment")
-        return url
 
 
 class WordPressCredentials(Settings):
@@ -92,16 +87,16 @@ class WordPress:
         signing_secret: str | None,
     ) -> None:
         self.config = config
-        self.client = client
-        self.api = f"{str(config.site_url).rstrip('/')}/wp-json/wp/v2"
         pair = f"{credentials.username}:{credentials.application_password}"
-        self.headers = {
+        headers = {
             "authorization": f"Basic {base64.b64encode(pair.encode()).decode()}",
             "accept": "application/json",
         }
+        site = str(config.site_url).rstrip("/")
+        self.api = http.Api(client, TARGET, f"{site}/wp-json/wp/v2", lambda: headers)
 
     async def test_connection(self) -> TestResult:
-        response = await self._call("GET", "/users/me", params={"context": "edit"})
+        response = await self.api.call("GET", "/users/me", params={"context": "edit"})
         me = http.json_object(response, unexpected=NOT_THE_API)
         granted = me.get("capabilities")
         granted = granted if isinstance(granted, dict) else {}
@@ -130,7 +125,7 @@ class WordPress:
         ours = await self._find_ours(article)
         if ours is not None:
             return await self._save(ours, self._fields(article, mode))
-        response = await self._call(
+        response = await self.api.call(
             "POST", "/posts", json=self._fields(article, mode), creates=True
         )
         return _result(http.json_object(response, unexpected=NOT_THE_API))
@@ -140,17 +135,11 @@ class WordPress:
 
     async def unpublish(self, remote: Remote) -> Result:
         result = await self._save(remote.external_id, {"status": "draft"})
-        return Result(
-            external_id=result.external_id,
-            external_url=result.external_url,
-            remote_version=result.remote_version,
-            status="unpublished",
-            published_at=None,
-        )
+        return unpublished(result.external_id, result.remote_version, result.external_url)
 
     async def _find_ours(self, article: Article) -> str | None:
         """The id of the post an earlier try made for this draft, if there is one."""
-        response = await self._call(
+        response = await self.api.call(
             "GET",
             "/posts",
             params={"slug": article.slug, "status": "any", "context": "edit", "per_page": 100},
@@ -166,7 +155,7 @@ class WordPress:
         return None
 
     async def _save(self, post_id: str, fields: dict[str, Any]) -> Result:
-        response = await self._call("POST", f"/posts/{quote(post_id, safe='')}", json=fields)
+        response = await self.api.call("POST", f"/posts/{quote(post_id, safe='')}", json=fields)
         return _result(http.json_object(response, unexpected=NOT_THE_API))
 
     def _fields(self, article: Article, mode: Mode) -> dict[str, Any]:
@@ -185,26 +174,6 @@ class WordPress:
         if self.config.author_id is not None:
             fields["author"] = self.config.author_id
         return fields
-
-    async def _call(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: dict[str, str | int] | None = None,
-        json: Any = None,
-        creates: bool = False,
-    ) -> Response:
-        return await http.call(
-            self.client,
-            method,
-            f"{self.api}{path}",
-            target=TARGET,
-            headers=self.headers,
-            params=params,
-            json=json,
-            creates=creates,
-        )
 
 
 def _result(post: dict[str, Any]) -> Result:
