@@ -11,21 +11,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.documents.models import Document
 from contentplatform.documents.schemas import ListDocumentsInput
-from contentplatform.kit.db import get_owned, page_of
+from contentplatform.kit.db import Owned, counts_by, page_of
 
 
 def _live(tenant_id: uuid.UUID) -> Select[Document]:
     return select(Document).where(Document.tenant_id == tenant_id, Document.deleted_at.is_(None))
 
 
-async def get(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    document_id: uuid.UUID,
-    *,
-    for_update: bool = False,
-) -> Document | None:
-    return await get_owned(session, Document, tenant_id, document_id, for_update=for_update)
+get = Owned(Document)
 
 
 async def by_content_hash(
@@ -78,16 +71,13 @@ async def page(
 
 
 async def count_by_status(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, int]:
-    result = await session.execute(
-        select(Document.status, func.count())
-        .where(
-            Document.tenant_id == tenant_id,
-            Document.deleted_at.is_(None),
-            Document.archived_at.is_(None),
-        )
-        .group_by(Document.status)
+    return await counts_by(
+        session,
+        Document.status,
+        Document.tenant_id == tenant_id,
+        Document.deleted_at.is_(None),
+        Document.archived_at.is_(None),
     )
-    return {status: count for status, count in result.tuples()}
 
 
 async def soft_delete_many(

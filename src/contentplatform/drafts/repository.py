@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts.models import Draft, DraftRevision
 from contentplatform.drafts.schemas import ListDraftsInput
-from contentplatform.kit.db import get_owned, lock_rows, page_of
+from contentplatform.kit.db import Owned, counts_by, lock_rows, page_of
 from contentplatform.kit.schemas import offset_of
 
 PUBLISHABLE_LIMIT = 100
@@ -19,10 +19,7 @@ def _live(tenant_id: uuid.UUID) -> Select[Draft]:
     return select(Draft).where(Draft.tenant_id == tenant_id, Draft.deleted_at.is_(None))
 
 
-async def get(
-    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, *, for_update: bool = False
-) -> Draft | None:
-    return await get_owned(session, Draft, tenant_id, draft_id, for_update=for_update)
+get = Owned(Draft)
 
 
 async def page(
@@ -52,12 +49,9 @@ async def page(
 
 
 async def count_by_status(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, int]:
-    result = await session.execute(
-        select(Draft.status, func.count())
-        .where(Draft.tenant_id == tenant_id, Draft.deleted_at.is_(None))
-        .group_by(Draft.status)
+    return await counts_by(
+        session, Draft.status, Draft.tenant_id == tenant_id, Draft.deleted_at.is_(None)
     )
-    return {status: count for status, count in result.tuples()}
 
 
 async def publishable(session: AsyncSession, tenant_id: uuid.UUID) -> list[Draft]:

@@ -8,15 +8,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.generation.models import GenerationRun
-from contentplatform.kit.db import get_owned
+from contentplatform.kit.db import Owned
 
 UNFINISHED = ("queued", "running")
 
 
-async def get(
-    session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID, *, for_update: bool = False
-) -> GenerationRun | None:
-    return await get_owned(session, GenerationRun, tenant_id, run_id, for_update=for_update)
+get = Owned(GenerationRun)
 
 
 async def by_key(

@@ -10,21 +10,14 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.job_instances.models import JobInstance
-from contentplatform.kit.db import get_owned, insert_ignoring_conflicts, lock_rows
+from contentplatform.kit.db import Owned, claim, insert_ignoring_conflicts
 
 IN_FLIGHT = ("pending", "running")
 # A pending instance no run took yet (planned by hand, or its tick crashed before the start).
 WAITING = (JobInstance.status == "pending", JobInstance.run_id.is_(None))
 
 
-async def get(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    instance_id: uuid.UUID,
-    *,
-    for_update: bool = False,
-) -> JobInstance | None:
-    return await get_owned(session, JobInstance, tenant_id, instance_id, for_update=for_update)
+get = Owned(JobInstance)
 
 
 async def instance_at(
@@ -127,12 +120,11 @@ async def later_waiting(session: AsyncSession, instance: JobInstance, now: datet
 async def claim_waiting(
     session: AsyncSession, tenant_id: uuid.UUID, instance_id: uuid.UUID, now: datetime
 ) -> JobInstance | None:
-    criteria = (
+    return await claim(
+        session,
+        JobInstance,
         JobInstance.tenant_id == tenant_id,
         JobInstance.id == instance_id,
         *WAITING,
         JobInstance.scheduled_date <= now,
     )
-    await lock_rows(session, JobInstance, *criteria)
-    statement = select(JobInstance).where(*criteria).with_for_update(skip_locked=True)
-    return (await session.execute(statement)).scalar_one_or_none()

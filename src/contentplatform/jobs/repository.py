@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.job_instances.models import JobInstance
 from contentplatform.jobs.models import Job
-from contentplatform.kit.db import get_owned, lock_rows, page_of
+from contentplatform.kit.db import Owned, claim, counts_by, page_of
 
 NEWEST_FIRST = (Job.created_at.desc(), Job.id)
 
@@ -21,10 +21,7 @@ def _live(tenant_id: uuid.UUID, status: str | None = None) -> Select[Job]:
     return statement if status is None else statement.where(Job.status == status)
 
 
-async def get(
-    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, *, for_update: bool = False
-) -> Job | None:
-    return await get_owned(session, Job, tenant_id, job_id, for_update=for_update)
+get = Owned(Job)
 
 
 async def listed(
@@ -50,12 +47,9 @@ async def page(
 
 
 async def count_by_status(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, int]:
-    result = await session.execute(
-        select(Job.status, func.count())
-        .where(Job.tenant_id == tenant_id, Job.deleted_at.is_(None))
-        .group_by(Job.status)
+    return await counts_by(
+        session, Job.status, Job.tenant_id == tenant_id, Job.deleted_at.is_(None)
     )
-    return {status: count for status, count in result.tuples()}
 
 
 async def many(session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]) -> list[Job]:
@@ -109,11 +103,4 @@ async def claim_due_job(
     session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, now: datetime
 ) -> Job | None:
     """Lock the job if it is still due and no other scheduler holds it."""
-    criteria = (
-        Job.tenant_id == tenant_id,
-        Job.id == job_id,
-        *_due(now),
-    )
-    await lock_rows(session, Job, *criteria)
-    statement = select(Job).where(*criteria).with_for_update(skip_locked=True)
-    return (await session.execute(statement)).scalar_one_or_none()
+    return await claim(session, Job, Job.tenant_id == tenant_id, Job.id == job_id, *_due(now))

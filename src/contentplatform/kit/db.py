@@ -6,7 +6,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import (
     DateTime,
@@ -201,6 +201,38 @@ async def get_owned(
     return (await session.execute(statement)).scalar_one_or_none()
 
 
+class Owned(Generic[ModelT]):
+    """The by-id lookup of one tenant-owned table, as a repository's function:
+    `get = Owned(Draft)`, then `await get(session, tenant_id, draft_id, for_update=True)`."""
+
+    def __init__(self, model: type[ModelT]) -> None:
+        self.model = model
+
+    async def __call__(
+        self,
+        session: AsyncSession,
+        tenant_id: uuid.UUID,
+        record_id: uuid.UUID,
+        *,
+        for_update: bool = False,
+    ) -> ModelT | None:
+        return await get_owned(session, self.model, tenant_id, record_id, for_update=for_update)
+
+
+async def claim(session: AsyncSession, model: type[ModelT], *criteria: Any) -> ModelT | None:
+    """The row matching `criteria`, locked, unless another transaction holds it (SKIP LOCKED):
+    how concurrent workers share rows out instead of waiting on each other."""
+    await lock_rows(session, model, *criteria)
+    statement = select(model).where(*criteria).with_for_update(skip_locked=True)
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+async def counts_by(session: AsyncSession, column: Any, *criteria: Any) -> dict[str, int]:
+    """How many rows matching `criteria` have each value of `column`."""
+    result = await session.execute(select(column, func.count()).where(*criteria).group_by(column))
+    return {value: count for value, count in result.tuples()}
+
+
 async def page_of(
     session: AsyncSession,
     statement: Select[RowT],
@@ -224,11 +256,14 @@ def insert_ignoring_conflicts(session: AsyncSession, model: type[Base], **values
 __all__ = [
     "Base",
     "Database",
+    "Owned",
     "RecordMixin",
     "SoftDeleteMixin",
     "TenantMixin",
     "UTCDateTime",
     "after_commit",
+    "claim",
+    "counts_by",
     "get_owned",
     "insert_ignoring_conflicts",
     "lock_rows",
