@@ -9,7 +9,7 @@ from sqlalchemy import Select, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts.models import Draft
-from contentplatform.kit.db import get_owned, page_of
+from contentplatform.kit.db import Owned, page_of
 from contentplatform.publishers.models import (
     UNFINISHED,
     Publication,
@@ -24,16 +24,7 @@ def _connections(tenant_id: uuid.UUID) -> Select[PublisherConnection]:
     )
 
 
-async def connection(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    connection_id: uuid.UUID,
-    *,
-    for_update: bool = False,
-) -> PublisherConnection | None:
-    return await get_owned(
-        session, PublisherConnection, tenant_id, connection_id, for_update=for_update
-    )
+connection = Owned(PublisherConnection)
 
 
 async def connections(
@@ -69,10 +60,7 @@ async def clear_default(session: AsyncSession, tenant_id: uuid.UUID, keep: uuid.
     )
 
 
-async def attempt(
-    session: AsyncSession, tenant_id: uuid.UUID, attempt_id: uuid.UUID, *, for_update: bool = False
-) -> PublishAttempt | None:
-    return await get_owned(session, PublishAttempt, tenant_id, attempt_id, for_update=for_update)
+attempt = Owned(PublishAttempt)
 
 
 async def attempts(

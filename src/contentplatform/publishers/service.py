@@ -191,7 +191,7 @@ def _record_test(connection: PublisherConnection, result: TestResult) -> None:
 
 
 async def _checked_config(
-    strategy: type[Strategy], raw: dict[str, Any], settings: Settings
+    strategy: type[Strategy[Any, Any]], raw: dict[str, Any], settings: Settings
 ) -> dict[str, Any]:
     """The config validated by the target's model, every URL in it through the outbound guard
     (resolved and checked now, so a private address is refused before anything is stored)."""
@@ -211,7 +211,7 @@ async def _checked_config(
 
 def _set_credentials(
     connection: PublisherConnection,
-    strategy: type[Strategy],
+    strategy: type[Strategy[Any, Any]],
     raw: dict[str, Any] | None,
     settings: Settings,
     *,
@@ -255,7 +255,7 @@ def _validated(model: Any, raw: dict[str, Any], where: str) -> Any:
 
 def build(
     connection: PublisherConnection, settings: Settings, client: outbound.GuardedClient
-) -> Strategy:
+) -> Strategy[Any, Any]:
     """The connection's strategy with its config and decrypted credentials."""
     strategy = strategies.of(connection.type)
     config = strategy.Config.model_validate(connection.config)

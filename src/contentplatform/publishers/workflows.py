@@ -103,7 +103,7 @@ async def try_once(tenant_id: str, attempt_id: str) -> dict[str, Any]:
 
 
 async def _update_or_recreate(
-    strategy: Strategy, remote: Remote, article: Article, mode: Mode
+    strategy: Strategy[Any, Any], remote: Remote, article: Article, mode: Mode
 ) -> Result:
     """Update the copy on the target; if someone deleted it there, publish it afresh."""
     try:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from contentplatform.publishers.strategies import ghost, shopify, webflow, webhook, wordpress
 from contentplatform.publishers.strategies.base import Strategy
 
-STRATEGIES: dict[str, type[Strategy]] = {
+STRATEGIES: dict[str, type[Strategy[Any, Any]]] = {
     strategy.type: strategy
     for strategy in (
         wordpress.WordPress,
@@ -17,5 +19,5 @@ STRATEGIES: dict[str, type[Strategy]] = {
 }
 
 
-def of(type: str) -> type[Strategy]:
+def of(type: str) -> type[Strategy[Any, Any]]:
     return STRATEGIES[type]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, ClassVar, Literal, Protocol
+from types import NoneType
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, get_args
 
 import httpx
 from pydantic import AfterValidator, BaseModel, ConfigDict, HttpUrl
@@ -195,46 +196,81 @@ class Refused(PublishError):
     code = "refused"
 
 
-class Strategy(Protocol):
-    """One publishing target. Config and Credentials are the strategy's Pydantic models
-    (`Settings` subclasses); `credentials_hint` masks credentials for display."""
+class TargetConfig(Settings):
+    """A target's connection config."""
+
+    def urls(self) -> list[str]:
+        """Every user-supplied URL in it: each passes the outbound guard before it is stored."""
+        raise NotImplementedError
+
+
+class TargetCredentials(Settings):
+    """A target's credentials: stored encrypted, shown only as `hint()`."""
+
+    def hint(self) -> str:
+        raise NotImplementedError
+
+
+ConfigT = TypeVar("ConfigT", bound=TargetConfig)
+# The target's TargetCredentials, or None for one that takes none.
+CredentialsT = TypeVar("CredentialsT")
+
+
+class Strategy(Generic[ConfigT, CredentialsT]):
+    """One publishing target, built per use from a connection's validated config, its decrypted
+    credentials, the guarded client and (webhooks) the signing secret. A target names its models
+    and type in its class line: `class Ghost(Strategy[GhostConfig, GhostCredentials],
+    type="ghost")`."""
 
     # Declared before `type`, which would otherwise shadow the builtin in this class body.
-    Config: ClassVar[type[Settings]]
-    Credentials: ClassVar[type[Settings] | None]
+    Config: ClassVar[type[TargetConfig]]
+    Credentials: ClassVar[type[TargetCredentials] | None]
     type: ClassVar[str]
 
-    @staticmethod
-    def urls(config: Any) -> list[str]:
-        """Every user-supplied URL in a config, checked by the guard before a config is stored."""
-        ...
-
-    @staticmethod
-    def credentials_hint(credentials: Any) -> str | None: ...
+    def __init_subclass__(cls, *, type: str, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The models come from the class line's Strategy[Config, Credentials].
+        config, credentials = get_args(cls.__orig_bases__[0])  # type: ignore[attr-defined]
+        cls.Config = config
+        cls.Credentials = None if credentials is NoneType else credentials
+        cls.type = type
 
     def __init__(
         self,
-        config: Any,
-        credentials: Any,
+        config: ConfigT,
+        credentials: CredentialsT,
         client: outbound.GuardedClient,
         *,
-        signing_secret: str | None,
-    ) -> None: ...
+        signing_secret: str | None = None,
+    ) -> None:
+        self.config = config
+        self.credentials = credentials
+        self.client = client
+        self.signing_secret = signing_secret
 
-    async def test_connection(self) -> TestResult: ...
+    @staticmethod
+    def urls(config: TargetConfig) -> list[str]:
+        return config.urls()
+
+    @staticmethod
+    def credentials_hint(credentials: TargetCredentials | None) -> str | None:
+        return credentials.hint() if credentials is not None else None
+
+    async def test_connection(self) -> TestResult:
+        raise NotImplementedError
 
     async def publish(self, article: Article, mode: Mode) -> Result:
         """Create the item. After an `Ambiguous` failure the next call must find an item an
         earlier try created (by slug, idempotency key) instead of making a second one."""
-        ...
+        raise NotImplementedError
 
     async def update(self, remote: Remote, article: Article, mode: Mode) -> Result:
         """Update the item `remote` names; `RemoteNotFound` when it is gone there."""
-        ...
+        raise NotImplementedError
 
     async def unpublish(self, remote: Remote) -> Result:
         """Take the item down (back to a draft where the target has drafts)."""
-        ...
+        raise NotImplementedError
 
 
 def marker(article: Article) -> str:

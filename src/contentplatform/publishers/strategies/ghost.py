@@ -20,13 +20,14 @@ from __future__ import annotations
 import re
 import time
 from datetime import datetime
-from typing import Any, ClassVar
+from functools import cached_property
+from typing import Any
 from urllib.parse import quote
 
 import jwt
 from pydantic import ConfigDict, Field, field_validator
 
-from contentplatform.kit.outbound import GuardedClient, Response
+from contentplatform.kit.outbound import Response
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     Article,
@@ -37,8 +38,10 @@ from contentplatform.publishers.strategies.base import (
     RemoteNotFound,
     RemoteStatus,
     Result,
-    Settings,
     SiteAddress,
+    Strategy,
+    TargetConfig,
+    TargetCredentials,
     TestResult,
     marker,
     mask,
@@ -57,12 +60,15 @@ MAX_LENGTHS = {"custom_excerpt": 300, "meta_title": 300, "meta_description": 500
 _KEY = re.compile(r"(?P<id>[0-9a-f]+):(?P<secret>(?:[0-9a-f]{2})+)")
 
 
-class GhostConfig(Settings):
+class GhostConfig(TargetConfig):
     # The site's address, as Ghost shows it beside the Admin API key ("API URL").
     admin_url: SiteAddress
 
+    def urls(self) -> list[str]:
+        return [str(self.admin_url)]
 
-class GhostCredentials(Settings):
+
+class GhostCredentials(TargetCredentials):
     model_config = ConfigDict(hide_input_in_errors=True)
 
     admin_api_key: str = Field(repr=False)
@@ -77,34 +83,16 @@ class GhostCredentials(Settings):
             )
         return key.strip()
 
+    def hint(self) -> str:
+        return mask(self.admin_api_key)
 
-class Ghost:
-    # Config and Credentials come before `type`: below it, `type` names the attribute.
-    Config: ClassVar[type[Settings]] = GhostConfig
-    Credentials: ClassVar[type[Settings] | None] = GhostCredentials
-    type: ClassVar[str] = "ghost"
 
-    @staticmethod
-    def urls(config: GhostConfig) -> list[str]:
-        return [str(config.admin_url)]
-
-    @staticmethod
-    def credentials_hint(credentials: GhostCredentials) -> str | None:
-        return mask(credentials.admin_api_key)
-
-    def __init__(
-        self,
-        config: GhostConfig,
-        credentials: GhostCredentials,
-        client: GuardedClient,
-        *,
-        signing_secret: str | None,
-    ) -> None:
+class Ghost(Strategy[GhostConfig, GhostCredentials], type="ghost"):
+    @cached_property
+    def api(self) -> http.Api:
         # Also accept the address of Ghost's admin screens (https://site/ghost/).
-        site = str(config.admin_url).rstrip("/").removesuffix("/ghost")
-        self.api = http.Api(client, TARGET, f"{site}/ghost/api/admin", self._headers)
-        self.key_id, secret = credentials.admin_api_key.split(":", 1)
-        self.secret = bytes.fromhex(secret)
+        site = str(self.config.admin_url).rstrip("/").removesuffix("/ghost")
+        return http.Api(self.client, TARGET, f"{site}/ghost/api/admin", self._headers)
 
     async def test_connection(self) -> TestResult:
         response = await self.api.call("GET", "/site/")
@@ -176,7 +164,8 @@ class Ghost:
         """A JWT for one request, as Ghost's Admin API wants it."""
         now = int(time.time())
         claims = {"iat": now, "exp": now + TOKEN_LIFETIME, "aud": "/admin/"}
-        return jwt.encode(claims, self.secret, algorithm="HS256", headers={"kid": self.key_id})
+        key_id, secret = self.credentials.admin_api_key.split(":", 1)
+        return jwt.encode(claims, bytes.fromhex(secret), algorithm="HS256", headers={"kid": key_id})
 
     def _headers(self) -> dict[str, str]:
         return {

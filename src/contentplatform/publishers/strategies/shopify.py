@@ -21,11 +21,11 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime
-from typing import Any, ClassVar
+from functools import cached_property
+from typing import Any
 
 from pydantic import Field, field_validator
 
-from contentplatform.kit.outbound import GuardedClient
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     EVERY_CAPABILITY,
@@ -40,7 +40,9 @@ from contentplatform.publishers.strategies.base import (
     RemoteConflict,
     RemoteNotFound,
     Result,
-    Settings,
+    Strategy,
+    TargetConfig,
+    TargetCredentials,
     TestResult,
     Transient,
     mask,
@@ -105,7 +107,7 @@ def _store_address(value: str) -> str:
     return str(parsed.copy_with(path="/")).rstrip("/")
 
 
-class ShopifyConfig(Settings):
+class ShopifyConfig(TargetConfig):
     # https://{shop}.myshopify.com: the Admin API answers on the myshopify domain only.
     store_url: str
     # gid://shopify/Blog/123 (a bare 123 is accepted and completed).
@@ -128,41 +130,27 @@ class ShopifyConfig(Settings):
             raise ValueError("expected a blog id like gid://shopify/Blog/123")
         return value
 
+    def urls(self) -> list[str]:
+        return [self.store_url]
 
-class ShopifyCredentials(Settings):
+
+class ShopifyCredentials(TargetCredentials):
     # An Admin API access token (shpat_...) with the write_content scope.
     access_token: str = Field(min_length=1, repr=False)
 
+    def hint(self) -> str:
+        return mask(self.access_token)
 
-class Shopify:
-    # Config and Credentials come before `type`: below it, `type` names the attribute.
-    Config: ClassVar[type[Settings]] = ShopifyConfig
-    Credentials: ClassVar[type[Settings] | None] = ShopifyCredentials
-    type: ClassVar[str] = "shopify"
 
-    @staticmethod
-    def urls(config: ShopifyConfig) -> list[str]:
-        return [config.store_url]
-
-    @staticmethod
-    def credentials_hint(credentials: ShopifyCredentials) -> str | None:
-        return mask(credentials.access_token)
-
-    def __init__(
-        self,
-        config: ShopifyConfig,
-        credentials: ShopifyCredentials,
-        client: GuardedClient,
-        *,
-        signing_secret: str | None = None,
-    ) -> None:
-        self.config = config
+class Shopify(Strategy[ShopifyConfig, ShopifyCredentials], type="shopify"):
+    @cached_property
+    def api(self) -> http.Api:
         headers = {
-            "X-Shopify-Access-Token": credentials.access_token,
+            "X-Shopify-Access-Token": self.credentials.access_token,
             "accept": "application/json",
         }
-        endpoint = f"{config.store_url}/admin/api/{API_VERSION}/graphql.json"
-        self.api = http.Api(client, TARGET, endpoint, lambda: headers)
+        endpoint = f"{self.config.store_url}/admin/api/{API_VERSION}/graphql.json"
+        return http.Api(self.client, TARGET, endpoint, lambda: headers)
 
     async def test_connection(self) -> TestResult:
         """ok when the token works, the blog exists and the app may write articles; what is

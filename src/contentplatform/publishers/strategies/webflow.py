@@ -26,11 +26,11 @@ from __future__ import annotations
 import contextlib
 import re
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from functools import cached_property
+from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from contentplatform.kit.outbound import GuardedClient
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     EVERY_CAPABILITY,
@@ -42,6 +42,9 @@ from contentplatform.publishers.strategies.base import (
     RemoteNotFound,
     Result,
     Settings,
+    Strategy,
+    TargetConfig,
+    TargetCredentials,
     TestResult,
     mask,
     parse_url,
@@ -85,7 +88,7 @@ class FieldMapping(Settings):
         return {part: str(slug) for part, slug in parts.items()}
 
 
-class WebflowConfig(Settings):
+class WebflowConfig(TargetConfig):
     collection_id: str
     # Only used for the account label in a connection test.
     site_id: str | None = None
@@ -121,38 +124,28 @@ class WebflowConfig(Settings):
         parse_url(value.replace("{slug}", "slug"))
         return value
 
+    def urls(self) -> list[str]:
+        return [self.api_base_url]
 
-class WebflowCredentials(Settings):
+
+class WebflowCredentials(TargetCredentials):
     # A site API token (or OAuth token) with the CMS:read and CMS:write scopes.
     api_token: str = Field(min_length=1, repr=False)
 
+    def hint(self) -> str:
+        return mask(self.api_token)
 
-class Webflow:
-    # Config and Credentials come before `type`: below it, `type` names the attribute.
-    Config: ClassVar[type[Settings]] = WebflowConfig
-    Credentials: ClassVar[type[Settings] | None] = WebflowCredentials
-    type: ClassVar[str] = "webflow"
 
-    @staticmethod
-    def urls(config: WebflowConfig) -> list[str]:
-        return [config.api_base_url]
+class Webflow(Strategy[WebflowConfig, WebflowCredentials], type="webflow"):
+    @cached_property
+    def api(self) -> http.Api:
+        token = self.credentials.api_token
+        headers = {"authorization": f"Bearer {token}", "accept": "application/json"}
+        return http.Api(self.client, TARGET, f"{self.config.api_base_url}/v2", lambda: headers)
 
-    @staticmethod
-    def credentials_hint(credentials: WebflowCredentials) -> str | None:
-        return mask(credentials.api_token)
-
-    def __init__(
-        self,
-        config: WebflowConfig,
-        credentials: WebflowCredentials,
-        client: GuardedClient,
-        *,
-        signing_secret: str | None = None,
-    ) -> None:
-        self.config = config
-        headers = {"authorization": f"Bearer {credentials.api_token}", "accept": "application/json"}
-        self.api = http.Api(client, TARGET, f"{config.api_base_url}/v2", lambda: headers)
-        self.collection = f"/collections/{config.collection_id}"
+    @property
+    def collection(self) -> str:
+        return f"/collections/{self.config.collection_id}"
 
     async def test_connection(self) -> TestResult:
         """ok when the token may read the collection and every mapped field exists in it; what

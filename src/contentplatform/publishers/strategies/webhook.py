@@ -30,12 +30,11 @@ import math
 import secrets
 import uuid
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import field_validator
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
-from contentplatform.kit.outbound import GuardedClient
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     EVERY_CAPABILITY,
@@ -44,7 +43,8 @@ from contentplatform.publishers.strategies.base import (
     Remote,
     RemoteStatus,
     Result,
-    Settings,
+    Strategy,
+    TargetConfig,
     TestResult,
     parse_url,
     unpublished,
@@ -60,7 +60,7 @@ def new_signing_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
-class WebhookConfig(Settings):
+class WebhookConfig(TargetConfig):
     url: str
 
     @field_validator("url")
@@ -68,35 +68,17 @@ class WebhookConfig(Settings):
     def _url(cls, value: str) -> str:
         return str(parse_url(value))
 
+    def urls(self) -> list[str]:
+        return [self.url]
 
-class Webhook:
-    # Config and Credentials come before `type`: below it, `type` names the attribute.
-    Config: ClassVar[type[Settings]] = WebhookConfig
-    # Nothing to keep secret but the signing secret, which the connection holds itself.
-    Credentials: ClassVar[type[Settings] | None] = None
-    type: ClassVar[str] = "webhook"
 
-    @staticmethod
-    def urls(config: WebhookConfig) -> list[str]:
-        return [config.url]
-
-    @staticmethod
-    def credentials_hint(credentials: Any) -> str | None:
-        return None
-
-    def __init__(
-        self,
-        config: WebhookConfig,
-        credentials: Any,
-        client: GuardedClient,
-        *,
-        signing_secret: str | None,
-    ) -> None:
-        if not signing_secret:
+# Nothing to keep secret but the signing secret, which the connection holds itself.
+class Webhook(Strategy[WebhookConfig, None], type="webhook"):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not self.signing_secret:
             raise ValueError("a webhook connection needs its signing secret")
-        self.config = config
-        self.client = client
-        self.signer = StandardWebhook(signing_secret)
+        self.signer = StandardWebhook(self.signing_secret)
 
     async def test_connection(self) -> TestResult:
         """ok when the receiver accepts a signed `webhook.test` event with a 2xx; any other

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from functools import cached_property
+from typing import Any
 from urllib.parse import quote
 
 from pydantic import ConfigDict, Field, PositiveInt
 
-from contentplatform.kit.outbound import GuardedClient
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     Article,
@@ -31,8 +31,10 @@ from contentplatform.publishers.strategies.base import (
     Remote,
     RemoteStatus,
     Result,
-    Settings,
     SiteAddress,
+    Strategy,
+    TargetConfig,
+    TargetCredentials,
     TestResult,
     marker,
     mask,
@@ -49,51 +51,37 @@ NOT_THE_API = (
 CAPABILITIES = ("edit_posts", "publish_posts", "edit_published_posts", "edit_others_posts")
 
 
-class WordPressConfig(Settings):
+class WordPressConfig(TargetConfig):
     site_url: SiteAddress
     categories: list[PositiveInt] = Field(default_factory=list)
     tags: list[PositiveInt] = Field(default_factory=list)
     author_id: PositiveInt | None = None
 
+    def urls(self) -> list[str]:
+        return [str(self.site_url)]
 
-class WordPressCredentials(Settings):
+
+class WordPressCredentials(TargetCredentials):
     model_config = ConfigDict(hide_input_in_errors=True)
 
     username: str = Field(min_length=1)
     # As WordPress shows it ("abcd EFGH 1234 ..."); it ignores the spaces.
     application_password: str = Field(min_length=1, repr=False)
 
+    def hint(self) -> str:
+        return f"{self.username} {mask(self.application_password)}"
 
-class WordPress:
-    # Config and Credentials come before `type`: below it, `type` names the attribute.
-    Config: ClassVar[type[Settings]] = WordPressConfig
-    Credentials: ClassVar[type[Settings] | None] = WordPressCredentials
-    type: ClassVar[str] = "wordpress"
 
-    @staticmethod
-    def urls(config: WordPressConfig) -> list[str]:
-        return [str(config.site_url)]
-
-    @staticmethod
-    def credentials_hint(credentials: WordPressCredentials) -> str | None:
-        return f"{credentials.username} {mask(credentials.application_password)}"
-
-    def __init__(
-        self,
-        config: WordPressConfig,
-        credentials: WordPressCredentials,
-        client: GuardedClient,
-        *,
-        signing_secret: str | None,
-    ) -> None:
-        self.config = config
-        pair = f"{credentials.username}:{credentials.application_password}"
+class WordPress(Strategy[WordPressConfig, WordPressCredentials], type="wordpress"):
+    @cached_property
+    def api(self) -> http.Api:
+        pair = f"{self.credentials.username}:{self.credentials.application_password}"
         headers = {
             "authorization": f"Basic {base64.b64encode(pair.encode()).decode()}",
             "accept": "application/json",
         }
-        site = str(config.site_url).rstrip("/")
-        self.api = http.Api(client, TARGET, f"{site}/wp-json/wp/v2", lambda: headers)
+        site = str(self.config.site_url).rstrip("/")
+        return http.Api(self.client, TARGET, f"{site}/wp-json/wp/v2", lambda: headers)
 
     async def test_connection(self) -> TestResult:
         response = await self.api.call("GET", "/users/me", params={"context": "edit"})
