@@ -148,20 +148,7 @@ async def leading_chunks(
 
 
 def _chunk_hits(rows: Sequence[repository.Hit]) -> list[ChunkHit]:
-    return [
-        ChunkHit(
-            chunk_id=row.id,
-            document_id=row.document_id,
-            document_name=row.filename,
-            ordinal=row.ordinal,
-            content=row.content,
-            heading=row.heading,
-            score=float(row.score),
-            char_start=row.char_start,
-            char_end=row.char_end,
-        )
-        for row in rows
-    ]
+    return [ChunkHit(**{**row._asdict(), "score": float(row.score)}) for row in rows]
 
 
 async def document_text(session: AsyncSession, tenant_id: uuid.UUID, document_id: uuid.UUID) -> str:

@@ -68,10 +68,11 @@ def _hits(
 ) -> Select[uuid.UUID, uuid.UUID, str, int, str, str | None, int, int, float]:
     """Chunks of this tenant's searchable documents: ready, not archived, not deleted."""
     return (
+        # Labelled as ChunkHit names its fields.
         select(
-            DocumentChunk.id,
+            DocumentChunk.id.label("chunk_id"),
             DocumentChunk.document_id,
-            Document.filename,
+            Document.filename.label("document_name"),
             DocumentChunk.ordinal,
             DocumentChunk.content,
             DocumentChunk.heading,

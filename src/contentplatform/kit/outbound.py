@@ -13,11 +13,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json as jsonlib
 import socket
 import zlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,6 +175,18 @@ async def checked_address(url: httpx.URL, policy: Policy, resolver: Resolver | N
     return addresses[0]
 
 
+@contextlib.contextmanager
+def _unreachable(timed_out: str, failed: str) -> Iterator[None]:
+    """httpx's failures as Unreachable: `timed_out` on a timeout, else `failed` and the kind of
+    failure (never its message, which may carry the address we connected to)."""
+    try:
+        yield
+    except httpx.TimeoutException:
+        raise Unreachable(f"{timed_out}.") from None
+    except httpx.HTTPError as error:
+        raise Unreachable(f"{failed} ({type(error).__name__}).") from None
+
+
 class GuardedClient:
     """An HTTP client for user-supplied URLs; see the module docstring for its rules."""
 
@@ -267,22 +280,13 @@ class GuardedClient:
             if url.scheme == "https"
             else {},
         )
-        try:
+        with _unreachable(f"{url.host} did not answer in time", f"{url.host} could not be reached"):
             response = await self._client.send(request, stream=True)
-        except httpx.TimeoutException:
-            raise Unreachable(f"{url.host} did not answer in time.") from None
-        except httpx.HTTPError as error:
-            raise Unreachable(
-                f"{url.host} could not be reached ({type(error).__name__})."
-            ) from None
         try:
-            body = await self._read(url, response)
-        except httpx.TimeoutException:
-            raise Unreachable(f"{url.host} did not finish answering in time.") from None
-        except httpx.HTTPError as error:
-            raise Unreachable(
-                f"{url.host} broke off its answer ({type(error).__name__})."
-            ) from None
+            with _unreachable(
+                f"{url.host} did not finish answering in time", f"{url.host} broke off its answer"
+            ):
+                body = await self._read(url, response)
         finally:
             await response.aclose()
         return Response(response.status_code, response.headers, body, str(url))

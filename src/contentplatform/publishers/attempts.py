@@ -34,13 +34,7 @@ async def draft_attempts(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.DraftAttemptsInput
 ) -> schemas.DraftAttemptPage:
     await drafts.require(session, tenant_id, data.id)
-    rows, total = await repository.attempts(
-        session,
-        tenant_id,
-        limit=data.limit,
-        offset=offset_of(data.page, data.limit),
-        draft_id=data.id,
-    )
+    rows, total = await _page(session, tenant_id, data.page, data.limit, draft_id=data.id)
     return schemas.DraftAttemptPage(data=rows, total=total)
 
 
@@ -48,15 +42,18 @@ async def connection_attempts(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListAttemptsInput
 ) -> schemas.AttemptPage:
     await require(session, tenant_id, data.id)
-    rows, total = await repository.attempts(
-        session,
-        tenant_id,
-        limit=data.limit,
-        offset=offset_of(data.page, data.limit),
-        connection_id=data.id,
-        status=data.status,
+    rows, total = await _page(
+        session, tenant_id, data.page, data.limit, connection_id=data.id, status=data.status
     )
     return schemas.AttemptPage(data=rows, total=total, page=data.page, limit=data.limit)
+
+
+async def _page(
+    session: AsyncSession, tenant_id: uuid.UUID, page: int, limit: int, **filters: Any
+) -> tuple[list[PublishAttempt], int]:
+    """Page `page` of the tenant's attempts matching `filters`, newest first."""
+    offset = offset_of(page, limit)
+    return await repository.attempts(session, tenant_id, limit=limit, offset=offset, **filters)
 
 
 async def success_rate(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID) -> float:
