@@ -1,6 +1,7 @@
 """One real service for the whole run: its own database, DBOS, a stand-in identity provider.
 
-`call(operation_id, input, token=..., org=...)` runs a test over REST and again over RPC.
+`call(operation_id, input, token=..., org=...)` runs a test over REST and again over RPC;
+`tenant` and `other_tenant` are organizations seen through it (tests/support/orgs.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from contentplatform.kit.db import Database
 from tests.support.backends import Backends, test_backends
 from tests.support.database import run_on
 from tests.support.idp import AUDIENCE, ISSUER, IdentityProvider
+from tests.support.orgs import Org, new_org
 from tests.support.servers import AppServer
 
 # The `stack` and `services` fixtures: service processes on backends of their own.
@@ -88,8 +90,17 @@ def server(settings: Settings) -> Iterator[AppServer]:
 
 @pytest.fixture(scope="session")
 def client(server: AppServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=30) as http:
+    with server.client() as http:
         yield http
+
+
+@pytest.fixture(scope="session")
+def settings_with(
+    server: AppServer, data_dir: Path, backends: Backends, idp: IdentityProvider
+) -> Callable[..., Settings]:
+    """`settings_with(**changes)`: the suite's settings with `changes`, for a second service on
+    the suite's database (which `server` has migrated already)."""
+    return lambda **changes: make_settings(data_dir, backends, idp, **changes)
 
 
 @pytest.fixture(scope="session")
@@ -121,7 +132,7 @@ def token(settings: Settings) -> Token:
 @pytest.fixture
 def org() -> str:
     """A fresh organization id: each test gets tenants of its own."""
-    return f"org_{uuid4().hex[:12]}"
+    return new_org()
 
 
 class Caller:
@@ -174,6 +185,19 @@ def call(
     request: pytest.FixtureRequest, client: httpx.Client, openapi_document: dict[str, Any]
 ) -> Caller:
     return Caller(client, openapi_document, request.param)
+
+
+@pytest.fixture
+def tenant(call: Caller, client: httpx.Client, token: Token, org: str) -> Org:
+    """The test's organization (`org`) through the test's transport: a token per role,
+    `request()`/`ok()`, its `tenant_id`."""
+    return Org(call, client, token, org)
+
+
+@pytest.fixture
+def other_tenant(call: Caller, client: httpx.Client, token: Token) -> Org:
+    """A second organization through the same transport, for cross-tenant checks."""
+    return Org(call, client, token, new_org())
 
 
 Run = Callable[[Callable[[Database], Awaitable[Any]]], Any]

@@ -9,7 +9,7 @@ from contentplatform.credits import repository, service
 from contentplatform.credits.models import CreditLedgerEntry, EntryType
 from contentplatform.credits.schemas import Balance, Reservation
 from contentplatform.kit.db import Database
-from contentplatform.tenants import repository as tenants
+from tests.support.orgs import new_tenant
 
 GRANT = 10
 # Fixed instants in the future: deterministic months; a sweep at them never touches holds that
@@ -18,13 +18,6 @@ GRANT = 10
 JAN = datetime(2090, 1, 15, 12, tzinfo=UTC)
 FEB = datetime(2090, 2, 3, 9, tzinfo=UTC)
 MAR = datetime(2090, 3, 1, 0, tzinfo=UTC)
-
-
-async def new_tenant(db: Database) -> uuid.UUID:
-    org = f"org_{uuid.uuid4().hex[:12]}"
-    async with db.unit_of_work() as session:
-        tenant = await tenants.ensure_tenant(session, org, org)
-    return tenant.id
 
 
 class Credits:

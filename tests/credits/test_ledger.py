@@ -13,7 +13,8 @@ from sqlalchemy import event
 from contentplatform.credits import repository, service
 from contentplatform.credits.models import EntryType
 from contentplatform.kit.db import Database
-from tests.credits.support import FEB, GRANT, MAR, Credits, new_tenant
+from tests.credits.support import FEB, GRANT, MAR, Credits
+from tests.support.orgs import new_tenant
 
 PACKAGE = Path(service.__file__).parent
 

@@ -19,41 +19,16 @@ from contentplatform.documents.models import Document
 from contentplatform.kit.db import Database
 from contentplatform.storage.store import ObjectStore
 from tests.support.database import run_on
+from tests.support.orgs import Org
 
 INGEST_TIMEOUT = 30.0
 # An OLE2 compound file header (legacy .doc, .xls, ...), padded to one 512-byte sector and more.
 OLE2_DOC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 1016
 
 
-def new_org() -> str:
-    return f"org_{uuid.uuid4().hex[:12]}"
-
-
-class Docs:
-    """One organization's documents through one transport (`call`), with a token per role."""
-
-    def __init__(self, call: Any, client: httpx.Client, token: Any, org: str) -> None:
-        self.call = call
-        self.client = client
-        self.org = org
-        self.tokens = {role: token(org, f"{role}-{org}", role) for role in ROLES}
-        self._tenant_id: uuid.UUID | None = None
-
-    def request(self, operation: str, data: dict[str, Any] | None = None, *, role: str = "admin"):
-        return self.call(operation, data, token=self.tokens[role], org=self.org)
-
-    def ok(self, operation: str, data: dict[str, Any] | None = None, *, role: str = "admin"):
-        response = self.request(operation, data, role=role)
-        assert response.status_code == 200, (operation, response.text)
-        return response.json()
-
-    @property
-    def tenant_id(self) -> uuid.UUID:
-        if self._tenant_id is None:
-            headers = {"Authorization": f"Bearer {self.tokens['member']}", "x-idp-org-id": self.org}
-            body = self.client.get("/v1/system/whoami", headers=headers).json()
-            self._tenant_id = uuid.UUID(body["tenant_id"])
-        return self._tenant_id
+class Docs(Org):
+    """One organization's documents through one transport (`call`), with a token per role.
+    Writes go as the admin unless told otherwise."""
 
     # --- the upload flow -----------------------------------------------------------------------
 
@@ -118,9 +93,6 @@ class Docs:
 
     def names(self, **query: Any) -> list[str]:
         return [d["filename"] for d in self.list(**query)["data"]]
-
-
-ROLES = ("member", "editor", "admin")
 
 
 # --- behind the API ---------------------------------------------------------------------------

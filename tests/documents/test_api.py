@@ -21,12 +21,14 @@ from tests.documents.support import (
     delete_object,
     document_row,
     hold_all_but,
-    new_org,
     put_object,
     reservations,
     searched,
 )
+from tests.support.bounds import MALFORMED_IDS
 from tests.support.files import PROSE, docx_file, html, pdf
+from tests.support.openapi import operation_ids
+from tests.support.orgs import new_org, org_fixture
 from tests.support.problems import problem
 
 SQLITE = not os.environ.get("CONTENTPLATFORM_TEST_DATABASE_URL")  # as tests/support/backends.py
@@ -58,15 +60,8 @@ NO_KNOWLEDGE = {"isPrimary": False, "description": None, "tags": [], "language":
 CONTENT_LIMIT = 250_000
 
 
-@pytest.fixture
-def docs(call, client, token, org) -> Docs:
-    return Docs(call, client, token, org)
-
-
-@pytest.fixture
-def other(call, client, token) -> Docs:
-    """A second tenant, through the same transport."""
-    return Docs(call, client, token, new_org())
+docs = org_fixture(Docs)
+other = org_fixture(Docs, second=True)  # a second tenant, through the same transport
 
 
 def text_file(*paragraphs: str) -> bytes:
@@ -390,7 +385,7 @@ ID_OPERATIONS = {
 
 
 @pytest.mark.parametrize("operation", sorted(ID_OPERATIONS))
-@pytest.mark.parametrize("bad_id", ["not-a-uuid", "12345", "0f8fad5b-d9cb-469f-a165-70867728950"])
+@pytest.mark.parametrize("bad_id", MALFORMED_IDS)
 def test_malformed_id_is_400_naming_the_id(docs, operation, bad_id):
     data = {"id": bad_id, **ID_OPERATIONS[operation]}
     body = problem(docs.request(operation, data), 400, "BAD_REQUEST")
@@ -434,12 +429,7 @@ ADMIN_OPERATIONS = {"documents.delete", "documents.bulkDelete"}
 
 
 def test_there_are_13_documents_operations(openapi_document):
-    found = {
-        operation["operationId"]
-        for item in openapi_document["paths"].values()
-        for operation in item.values()
-        if operation["operationId"].startswith("documents.")
-    }
+    found = operation_ids(openapi_document, "documents.")
     assert found == set(ALL_OPERATIONS)
     assert len(found) == 13
 

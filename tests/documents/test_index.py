@@ -20,7 +20,7 @@ from contentplatform.documents.models import Document, DocumentChunk
 from contentplatform.domains import metadata
 from contentplatform.kit.db import Base, Database
 from contentplatform.kit.errors import NotFound
-from contentplatform.tenants import repository as tenants
+from tests.support.orgs import new_tenant
 
 COMPOST = [
     "Composting turns kitchen scraps and garden waste into rich dark soil.",
@@ -42,12 +42,6 @@ def chunks_of(*paragraphs: str) -> list[Chunk]:
         )
         position += len(paragraph) + 2
     return out
-
-
-async def new_tenant(db: Database) -> uuid.UUID:
-    org = f"org_{uuid.uuid4().hex[:12]}"
-    async with db.unit_of_work() as session:
-        return (await tenants.ensure_tenant(session, org, org)).id
 
 
 async def add_document(

@@ -30,7 +30,7 @@ from contentplatform.credits.models import CreditLedgerEntry, CreditReservation
 from contentplatform.documents.models import Document, DocumentChunk
 from contentplatform.documents.service import INGEST_KIND, ingest_cost
 from tests.support.files import PROSE, pdf
-from tests.support.processes import TIMEOUT, ServiceClient, Services, Stack, wait_for
+from tests.support.processes import TIMEOUT, Service, ServiceClient, Services, Stack, wait_for
 
 STALL_NOTICED_WITHIN = 15.0  # the reconciler runs every 0.5 s here
 BIG_PDF_PAGES = 1200  # about 1.5 s of extraction; doubled while ingestion outruns the poll
@@ -99,36 +99,37 @@ class Api(ServiceClient):
         )
 
 
+def notes_ingested(services: Services, name: str) -> tuple[Service, Api, str]:
+    """A first service with a new organization's notes (a small PDF on composting) ingested on
+    it: the service, the organization's editor on it, and the document's id."""
+    first = services.start()
+    api = Api.of_new_org(services, first, name)
+    document_id = api.upload("notes.pdf", "pdf", small_pdf("Composting"))["id"]
+    api.wait_until(document_id, "ready")
+    return first, api, document_id
+
+
 # --- the records behind the API -----------------------------------------------------------------
 
 
 def document_row(stack: Stack, document_id: str) -> Any:
-    with stack.engine.connect() as connection:
-        return connection.execute(
-            select(DOCUMENTS).where(DOCUMENTS.c.id == uuid.UUID(document_id))
-        ).one()
+    return stack.one(select(DOCUMENTS).where(DOCUMENTS.c.id == uuid.UUID(document_id)))
 
 
 def reservations(stack: Stack, tenant_id: uuid.UUID) -> list[Any]:
-    with stack.engine.connect() as connection:
-        return list(
-            connection.execute(
-                select(RESERVATIONS)
-                .where(RESERVATIONS.c.tenant_id == tenant_id)
-                .order_by(RESERVATIONS.c.created_at)
-            )
-        )
+    return stack.rows(
+        select(RESERVATIONS)
+        .where(RESERVATIONS.c.tenant_id == tenant_id)
+        .order_by(RESERVATIONS.c.created_at)
+    )
 
 
 def debits(stack: Stack, tenant_id: uuid.UUID) -> list[Any]:
-    with stack.engine.connect() as connection:
-        return list(
-            connection.execute(
-                select(LEDGER)
-                .where(LEDGER.c.tenant_id == tenant_id, LEDGER.c.entry_type == "debit")
-                .order_by(LEDGER.c.created_at)
-            )
-        )
+    return stack.rows(
+        select(LEDGER)
+        .where(LEDGER.c.tenant_id == tenant_id, LEDGER.c.entry_type == "debit")
+        .order_by(LEDGER.c.created_at)
+    )
 
 
 def stored_chunks(stack: Stack, document_id: str) -> int:
@@ -225,8 +226,7 @@ def test_a_crash_mid_ingestion_resumes_after_restart_and_commits_its_credits_onc
     service = services.start()
     pages = BIG_PDF_PAGES
     for _ in range(ATTEMPTS):
-        org = f"org_crash_{uuid.uuid4().hex[:8]}"  # a tenant of its own per attempt
-        api = Api(service, services.token(org), org)
+        api = Api.of_new_org(services, service, "crash")  # a tenant of its own per attempt
         confirmed = api.upload("manual.pdf", "pdf", big_pdf(pages))
         document_id = confirmed["id"]
         assert confirmed["unchanged"] is False
@@ -251,7 +251,7 @@ def test_a_crash_mid_ingestion_resumes_after_restart_and_commits_its_credits_onc
     assert debits(stack, killed.tenant_id) == []
 
     restarted = services.start()
-    api = Api(restarted, services.token(org), org)
+    api = Api(restarted, services.token(api.org), api.org)
     ready = api.wait_until(document_id, "ready")
 
     assert ready["id"] == document_id
@@ -279,11 +279,7 @@ def test_a_crash_mid_ingestion_resumes_after_restart_and_commits_its_credits_onc
 def test_a_confirmed_document_whose_workflow_never_started_is_started_by_the_reconciler(
     stack: Stack, services: Services
 ) -> None:
-    org = f"org_missing_{uuid.uuid4().hex[:8]}"
-    first = services.start()
-    api = Api(first, services.token(org), org)
-    document_id = api.upload("notes.pdf", "pdf", small_pdf("Composting"))["id"]
-    api.wait_until(document_id, "ready")
+    first, api, document_id = notes_ingested(services, "missing")
     first.stop()
 
     new_reservation = confirm_new_version_behind_the_services_back(
@@ -293,7 +289,7 @@ def test_a_confirmed_document_whose_workflow_never_started_is_started_by_the_rec
     assert stack.workflow_status(workflow_id) is None
 
     second = services.start()
-    api = Api(second, services.token(org), org)
+    api = Api(second, services.token(api.org), api.org)
     ready = api.wait_until(document_id, "ready", document_version=2)
 
     assert ready["id"] == document_id
@@ -321,11 +317,7 @@ def test_a_confirmed_document_whose_workflow_never_started_is_started_by_the_rec
 def test_a_stalled_ingestion_is_failed_with_its_credits_released_and_a_retry_recovers_it(
     stack: Stack, services: Services
 ) -> None:
-    org = f"org_stalled_{uuid.uuid4().hex[:8]}"
-    first = services.start()
-    api = Api(first, services.token(org), org)
-    document_id = api.upload("notes.pdf", "pdf", small_pdf("Composting"))["id"]
-    api.wait_until(document_id, "ready")
+    first, api, document_id = notes_ingested(services, "stalled")
     assert api.listed("error") == []  # cached for 60 s (in Redis across restarts when configured)
     first.stop()
 
@@ -340,7 +332,7 @@ def test_a_stalled_ingestion_is_failed_with_its_credits_released_and_a_retry_rec
     )
 
     second = services.start(ingest_stall_seconds="2")
-    api = Api(second, services.token(org), org)
+    api = Api(second, services.token(api.org), api.org)
     failed = api.wait_until(document_id, "error", timeout=STALL_NOTICED_WITHIN)
 
     assert failed["error"] == "stalled"
@@ -377,8 +369,7 @@ def test_a_stalled_ingestion_whose_workflow_still_runs_is_cancelled_and_stays_fa
     service = services.start()
     pages = BIG_PDF_PAGES
     for _ in range(ATTEMPTS):
-        org = f"org_hung_{uuid.uuid4().hex[:8]}"
-        api = Api(service, services.token(org), org)
+        api = Api.of_new_org(services, service, "hung")
         document_id = api.upload("manual.pdf", "pdf", big_pdf(pages))["id"]
         if api.past_pending(document_id)["status"] == "processing":
             # As if it had been processing for an hour (a step hanging on a pathological file).
@@ -448,9 +439,8 @@ def test_reuploading_a_deleted_documents_content_that_then_fails_ends_in_error(
     it adopted that committed hold (ingested for free); when the ingestion failed, releasing the
     committed hold raised Conflict, the workflow ended in ERROR, the reconciler's give-up raised
     the same on every pass, and the document stayed `processing` forever."""
-    org = f"org_reupload_{uuid.uuid4().hex[:8]}"
     service = services.start()
-    api = Api(service, services.token(org, role="admin"), org)
+    api = Api.of_new_org(services, service, "reupload", role="admin")
     first_id = api.upload("page.txt", "txt", SCRIPT_ONLY_PAGE)["id"]
     api.wait_until(first_id, "ready")
     api.request("DELETE", f"/v1/documents/{first_id}")

@@ -6,54 +6,19 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import httpx
 from sqlalchemy import update
 
 from contentplatform.drafts.models import Draft
 from contentplatform.kit.db import Database
-
-ROLES = ("member", "editor", "admin")
-
-
-def new_org() -> str:
-    return f"org_{uuid.uuid4().hex[:12]}"
+from tests.support.orgs import Org
 
 
-class Drafts:
+class Drafts(Org):
     """One organization's drafts through one transport (`call`), with a user and token per role.
 
     Writes go as the editor unless told otherwise, reads as the member."""
 
-    def __init__(self, call: Any, client: httpx.Client, token: Any, org: str) -> None:
-        self.call = call
-        self.client = client
-        self.org = org
-        self.users = {role: f"{role}-{org}" for role in ROLES}
-        self.tokens = {role: token(org, self.users[role], role) for role in ROLES}
-        self._tenant_id: str | None = None
-
-    def request(
-        self, operation: str, data: dict[str, Any] | None = None, *, role: str = "editor"
-    ) -> httpx.Response:
-        return self.call(operation, data, token=self.tokens[role], org=self.org)
-
-    def ok(self, operation: str, data: dict[str, Any] | None = None, *, role: str = "editor"):
-        response = self.request(operation, data, role=role)
-        assert response.status_code == 200, (operation, response.text)
-        return response.json()
-
-    def whoami(self, role: str = "member") -> dict[str, Any]:
-        """Also makes the role's user a member of the organization (just in time)."""
-        headers = {"Authorization": f"Bearer {self.tokens[role]}", "x-idp-org-id": self.org}
-        response = self.client.get("/v1/system/whoami", headers=headers)
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    @property
-    def tenant_id(self) -> str:
-        if self._tenant_id is None:
-            self._tenant_id = self.whoami()["tenant_id"]
-        return self._tenant_id
+    default_role = "editor"
 
     # --- the operations, answering 200 -------------------------------------------------------
 

@@ -13,7 +13,10 @@ from sqlalchemy import select
 
 from contentplatform.drafts.models import Draft
 from contentplatform.kit.db import Database
-from tests.drafts.support import Drafts, new_org, put_status
+from tests.drafts.support import Drafts, put_status
+from tests.support.bounds import MALFORMED_IDS, PAGE_BOUNDS
+from tests.support.openapi import operation_ids
+from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 
 # The Draft record: the reference's fields (snake_case, as there) and ours besides.
@@ -51,15 +54,8 @@ DIRTY = (
 )
 
 
-@pytest.fixture
-def drafts(call, client, token, org) -> Drafts:
-    return Drafts(call, client, token, org)
-
-
-@pytest.fixture
-def other(call, client, token) -> Drafts:
-    """A second tenant, through the same transport."""
-    return Drafts(call, client, token, new_org())
+drafts = org_fixture(Drafts)
+other = org_fixture(Drafts, second=True)  # a second tenant, through the same transport
 
 
 def bad_fields(response) -> list[str]:
@@ -91,7 +87,7 @@ def test_create_draft_starts_in_review_as_version_1_by_its_author(drafts):
     draft = drafts.create("Solar panels at home", content, jobId=job, instanceId=instance)
 
     assert set(draft) == RECORD_FIELDS
-    assert draft["tenant_id"] == drafts.tenant_id
+    assert draft["tenant_id"] == str(drafts.tenant_id)
     assert (draft["title"], draft["content"], draft["excerpt"]) == (
         "Solar panels at home",
         content,
@@ -171,11 +167,7 @@ def test_content_is_sanitized_on_every_write(drafts, how):
 @pytest.mark.parametrize(
     ("query", "field"),
     [
-        ({"page": 0}, "page"),
-        ({"page": -1}, "page"),
-        ({"limit": 0}, "limit"),
-        ({"limit": 101}, "limit"),
-        ({"search": "x" * 256}, "search"),
+        *PAGE_BOUNDS,
         ({"status": "draft"}, "status"),
         ({"status": "deleted"}, "status"),
         ({"jobId": "not-a-uuid"}, "jobId"),
@@ -343,7 +335,7 @@ ID_OPERATIONS = {
 
 
 @pytest.mark.parametrize("operation", sorted(ID_OPERATIONS))
-@pytest.mark.parametrize("bad_id", ["not-a-uuid", "12345", "0f8fad5b-d9cb-469f-a165-70867728950"])
+@pytest.mark.parametrize("bad_id", MALFORMED_IDS)
 def test_malformed_id_is_400_naming_the_id(drafts, operation, bad_id):
     data = {"id": bad_id, **ID_OPERATIONS[operation]}
     assert bad_fields(drafts.request(operation, data, role="admin")) == ["id"]
@@ -396,12 +388,7 @@ ADMIN_OPERATIONS = {"drafts.delete"}
 
 
 def test_there_are_15_drafts_operations(openapi_document):
-    found = {
-        operation["operationId"]
-        for item in openapi_document["paths"].values()
-        for operation in item.values()
-        if operation["operationId"].startswith("drafts.")
-    }
+    found = operation_ids(openapi_document, "drafts.")
     assert found == set(ALL_OPERATIONS)
     assert len(found) == 15
 

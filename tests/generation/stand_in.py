@@ -309,30 +309,24 @@ class Api(ServiceClient):
 
 def blog_holds(stack: Stack, tenant_id: uuid.UUID) -> list[Any]:
     """The tenant's generation.blog credit holds, oldest first."""
-    with stack.engine.connect() as connection:
-        return list(
-            connection.execute(
-                select(RESERVATIONS)
-                .where(RESERVATIONS.c.tenant_id == tenant_id, RESERVATIONS.c.kind == BLOG_KIND)
-                .order_by(RESERVATIONS.c.created_at)
-            )
-        )
+    return stack.rows(
+        select(RESERVATIONS)
+        .where(RESERVATIONS.c.tenant_id == tenant_id, RESERVATIONS.c.kind == BLOG_KIND)
+        .order_by(RESERVATIONS.c.created_at)
+    )
 
 
 def blog_debits(stack: Stack, tenant_id: uuid.UUID) -> list[Any]:
     """The tenant's generation.blog debits in the ledger, oldest first."""
-    with stack.engine.connect() as connection:
-        return list(
-            connection.execute(
-                select(LEDGER)
-                .where(
-                    LEDGER.c.tenant_id == tenant_id,
-                    LEDGER.c.entry_type == "debit",
-                    LEDGER.c.kind == BLOG_KIND,
-                )
-                .order_by(LEDGER.c.created_at)
-            )
+    return stack.rows(
+        select(LEDGER)
+        .where(
+            LEDGER.c.tenant_id == tenant_id,
+            LEDGER.c.entry_type == "debit",
+            LEDGER.c.kind == BLOG_KIND,
         )
+        .order_by(LEDGER.c.created_at)
+    )
 
 
 def assert_charged_once(stack: Stack, tenant_id: uuid.UUID, run: dict[str, Any]) -> Any:
@@ -378,7 +372,16 @@ def assert_failed_visibly(
 
 def writer(services: Services, service: Service, name: str) -> Api:
     """An editor of a new organization whose knowledge base holds GUIDE."""
-    org = f"org_{name}_{uuid.uuid4().hex[:8]}"
-    api = Api(service, services.token(org), org)
+    api = Api.of_new_org(services, service, name)
     api.ingest("kayaking-guide.md", GUIDE)
     return api
+
+
+def writing(
+    services: Services, llm: ChatServer, model: StandIn, name: str, **settings: str
+) -> tuple[Service, Api]:
+    """A service writing with `model` behind `llm` (openai_settings, and `settings`), and on it
+    an editor of a new organization whose knowledge base holds GUIDE (`writer`)."""
+    llm.responder = model
+    service = services.start(**openai_settings(llm, **settings))
+    return service, writer(services, service, name)

@@ -18,7 +18,8 @@ from contentplatform.drafts import service as drafts
 from contentplatform.generation import schemas, service
 from contentplatform.kit.db import AFTER_COMMIT_KEY, Database
 from tests.documents.support import Docs
-from tests.support.database import run_on
+from tests.support.database import run_on, select_all
+from tests.support.orgs import Org
 
 RUN_TIMEOUT = 30.0
 BLOG_KIND = "generation.blog"
@@ -148,22 +149,13 @@ form field for escaping and records the results in the release notes.
 """
 
 
-class Writer:
-    """One organization generating articles through one transport, with its documents."""
+class Writer(Org):
+    """One organization generating articles through one transport, with its documents (`docs`,
+    the same users). Writes go as the admin unless told otherwise."""
 
-    def __init__(self, call: Any, client: Any, token: Any, org: str) -> None:
-        self.docs = Docs(call, client, token, org)
-        self.org = org
-
-    @property
-    def tenant_id(self) -> uuid.UUID:
-        return self.docs.tenant_id
-
-    def request(self, operation: str, data: dict[str, Any] | None = None, *, role: str = "admin"):
-        return self.docs.request(operation, data, role=role)
-
-    def ok(self, operation: str, data: dict[str, Any] | None = None, *, role: str = "admin"):
-        return self.docs.ok(operation, data, role=role)
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.docs = Docs.of(self)
 
     def ingest(self, filename: str, text: str) -> dict[str, Any]:
         return self.docs.ingest(filename, text.encode())
@@ -214,41 +206,28 @@ class Writer:
 
 def blog_reservations(settings: Settings, tenant_id: uuid.UUID) -> list[dict[str, Any]]:
     """The tenant's generation.blog holds, oldest first."""
-
-    async def scenario(db: Database) -> list[dict[str, Any]]:
-        async with db.unit_of_work() as session:
-            rows = await session.execute(
-                select(CreditReservation)
-                .where(
-                    CreditReservation.tenant_id == tenant_id, CreditReservation.kind == BLOG_KIND
-                )
-                .order_by(CreditReservation.created_at)
-            )
-            return [
-                {
-                    "id": str(row.id),
-                    "key": row.idempotency_key,
-                    "status": row.status,
-                    "amount": row.amount,
-                    "committed_amount": row.committed_amount,
-                }
-                for row in rows.scalars()
-            ]
-
-    return run_on(settings, scenario)
+    holds = select_all(
+        settings,
+        select(CreditReservation)
+        .where(CreditReservation.tenant_id == tenant_id, CreditReservation.kind == BLOG_KIND)
+        .order_by(CreditReservation.created_at),
+    )
+    return [
+        {
+            "id": str(hold.id),
+            "key": hold.idempotency_key,
+            "status": hold.status,
+            "amount": hold.amount,
+            "committed_amount": hold.committed_amount,
+        }
+        for hold in holds
+    ]
 
 
 def chunk_ids_of(settings: Settings, document_id: str) -> set[str]:
     """The ids of a document's chunks in the search index."""
-
-    async def scenario(db: Database) -> set[str]:
-        async with db.unit_of_work() as session:
-            rows = await session.execute(
-                select(DocumentChunk.id).where(DocumentChunk.document_id == uuid.UUID(document_id))
-            )
-            return {str(row) for row in rows.scalars()}
-
-    return run_on(settings, scenario)
+    query = select(DocumentChunk.id).where(DocumentChunk.document_id == uuid.UUID(document_id))
+    return {str(chunk_id) for chunk_id in select_all(settings, query)}
 
 
 def start_for_a_deleted_draft(settings: Settings, tenant_id: uuid.UUID, topic: str) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 
-from tests.documents.support import available_credits, hold_all_but, new_org
+from tests.documents.support import available_credits, hold_all_but
 from tests.generation.support import (
     BEEKEEPING,
     HANDBOOK,
@@ -27,6 +27,7 @@ from tests.generation.support import (
     chunk_ids_of,
     start_for_a_deleted_draft,
 )
+from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 
 HOLD = 40  # generation_credit_hold, the default
@@ -65,15 +66,8 @@ MISSING = "<missing>"
 CITATION = re.compile(r'<sup class="citation"><a href="#source-(\d+)"[^>]*>\[(\d+)\]</a></sup>')
 
 
-@pytest.fixture
-def writer(call, client, token, org) -> Writer:
-    return Writer(call, client, token, org)
-
-
-@pytest.fixture
-def other(call, client, token) -> Writer:
-    """A second tenant, through the same transport."""
-    return Writer(call, client, token, new_org())
+writer = org_fixture(Writer)
+other = org_fixture(Writer, second=True)  # a second tenant, through the same transport
 
 
 def flat(text: str) -> str:

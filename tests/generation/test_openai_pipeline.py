@@ -46,11 +46,10 @@ from tests.generation.stand_in import (
     StandIn,
     assert_charged_once,
     assert_failed_visibly,
-    openai_settings,
     part_of,
     prompt_of,
     usage_of,
-    writer,
+    writing,
 )
 from tests.support.llm import ChatServer, Failure
 from tests.support.processes import Services, Stack
@@ -62,9 +61,7 @@ def test_an_article_is_written_by_the_model_cited_sanitized_and_charged_what_it_
     stack: Stack, services: Services, llm: ChatServer
 ) -> None:
     model = StandIn(hostile=True)
-    llm.responder = model
-    service = services.start(**openai_settings(llm))
-    api = writer(services, service, "openai")
+    service, api = writing(services, llm, model, "openai")
 
     started = api.blog(topic=TOPIC, keywords=KEYWORDS, idempotencyKey="kayak-1")
     assert started["status"] == "generating"
@@ -182,9 +179,7 @@ def test_a_rate_limited_call_is_retried_after_the_servers_delay_and_the_run_succ
     stack: Stack, services: Services, llm: ChatServer
 ) -> None:
     model = StandIn()
-    llm.responder = model
-    service = services.start(**openai_settings(llm))
-    api = writer(services, service, "ratelimited")
+    _, api = writing(services, llm, model, "ratelimited")
     llm.script(Failure(429, "Rate limit reached", "rate_limit_error", {"retry-after-ms": "10"}))
 
     started = api.blog(topic=TOPIC, keywords=KEYWORDS)
@@ -209,9 +204,7 @@ def test_a_rate_limited_call_is_retried_after_the_servers_delay_and_the_run_succ
 def test_rate_limits_beyond_the_retries_fail_the_run_as_provider_unavailable(
     stack: Stack, services: Services, llm: ChatServer
 ) -> None:
-    llm.responder = StandIn()
-    service = services.start(**openai_settings(llm))
-    api = writer(services, service, "limited")
+    _, api = writing(services, llm, StandIn(), "limited")
     limited = Failure(429, "Rate limit reached", "rate_limit_error", {"retry-after": "0"})
     llm.script(limited, limited, limited)
 
@@ -227,9 +220,7 @@ def test_rate_limits_beyond_the_retries_fail_the_run_as_provider_unavailable(
 def test_a_refused_key_fails_the_run_as_provider_error_without_the_key_anywhere(
     stack: Stack, services: Services, llm: ChatServer
 ) -> None:
-    llm.responder = StandIn()
-    service = services.start(**openai_settings(llm))
-    api = writer(services, service, "badkey")
+    service, api = writing(services, llm, StandIn(), "badkey")
     # As OpenAI answers a wrong key: its message quotes the key.
     llm.script(
         Failure(
@@ -255,9 +246,7 @@ def test_an_outline_that_is_not_json_fails_the_run_as_model_output_invalid(
     stack: Stack, services: Services, llm: ChatServer
 ) -> None:
     model = StandIn(outline="Sure! Here is an outline.\n\n1. Choosing a kayak\n2. Weather")
-    llm.responder = model
-    service = services.start(**openai_settings(llm))
-    api = writer(services, service, "notjson")
+    _, api = writing(services, llm, model, "notjson")
 
     started = api.blog(topic=TOPIC, keywords=KEYWORDS)
     run = assert_failed_visibly(stack, api, started, "MODEL_OUTPUT_INVALID", retryable=True)
@@ -279,9 +268,7 @@ def test_answers_fenced_as_markdown_code_blocks_are_unwrapped(
     Was: only JSON answers were unwrapped; each part's fence was stored in the article as text
     ("```html" before its first paragraph, "```" after its last)."""
     model = StandIn(fenced=True)
-    llm.responder = model
-    service = services.start(**openai_settings(llm))
-    api = writer(services, service, "fenced")
+    _, api = writing(services, llm, model, "fenced")
 
     started = api.blog(topic=TOPIC, keywords=KEYWORDS)
     run = api.finished(started["run"]["id"])

@@ -48,7 +48,7 @@ from tests.generation.stand_in import (
     openai_settings,
     part_of,
     usage_of,
-    writer,
+    writing,
 )
 from tests.support.llm import ChatServer
 from tests.support.processes import TIMEOUT, Services, Stack, wait_for
@@ -69,8 +69,7 @@ def parts_requested(llm: ChatServer) -> list[str]:
 
 
 def run_row(stack: Stack, run_id: str) -> Any:
-    with stack.engine.connect() as connection:
-        return connection.execute(select(RUNS).where(RUNS.c.id == uuid.UUID(run_id))).one()
+    return stack.one(select(RUNS).where(RUNS.c.id == uuid.UUID(run_id)))
 
 
 def commit_a_run_behind_the_services_back(stack: Stack, tenant_id: uuid.UUID) -> dict[str, str]:
@@ -107,9 +106,7 @@ def crash_during_the_first_section(
     `generation.blog` answer and the model. Checks what the crash left: a pending workflow, a
     running run, a held hold, no debit."""
     model = StandIn(hold="section")  # the first section's call hangs, until released
-    llm.responder = model
-    service = services.start(**openai_settings(llm))
-    api = writer(services, service, name)
+    service, api = writing(services, llm, model, name)
     started = api.blog(topic=TOPIC, keywords=KEYWORDS, idempotencyKey=f"{name}-1")
     run_id = started["run"]["id"]
     try:
@@ -192,9 +189,7 @@ def test_a_run_whose_workflow_never_started_is_started_by_the_reconciler_and_suc
     stack: Stack, services: Services, llm: ChatServer
 ) -> None:
     model = StandIn()
-    llm.responder = model
-    first = services.start(**openai_settings(llm))
-    api = writer(services, first, "missing")
+    first, api = writing(services, llm, model, "missing")
     tenant_id = api.tenant_id
     first.stop()
 
@@ -231,10 +226,9 @@ def test_a_run_stalled_on_a_hanging_model_is_failed_by_the_reconciler_and_stays_
     stack: Stack, services: Services, llm: ChatServer
 ) -> None:
     model = StandIn(hold="outline")  # the model never answers the first call, until released
-    llm.responder = model
-    settings = openai_settings(llm, generation_stall_seconds="2", llm_timeout_seconds="30")
-    service = services.start(**settings)
-    api = writer(services, service, "stalled")
+    service, api = writing(
+        services, llm, model, "stalled", generation_stall_seconds="2", llm_timeout_seconds="30"
+    )
     tenant_id = api.tenant_id
     started = api.blog(topic=TOPIC, keywords=KEYWORDS)
     run_id = started["run"]["id"]
@@ -328,9 +322,7 @@ def test_finalize_run_again_after_its_commit_leaves_the_finished_run_as_it_was(
     Was: the step found the run succeeded and took it for cancelled; `abandon` released the hold,
     which is committed, so it raised Conflict and the workflow ended in ERROR with a traceback."""
     model = StandIn()
-    llm.responder = model
-    service = services.start(**openai_settings(llm))
-    api = writer(services, service, "refinal")
+    service, api = writing(services, llm, model, "refinal")
     started = api.blog(topic=TOPIC, keywords=KEYWORDS)
     run = api.finished(started["run"]["id"])
     assert run["status"] == "succeeded", run

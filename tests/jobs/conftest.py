@@ -2,18 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
-from tests.documents.support import new_org
 from tests.jobs.support import Planner
+from tests.support.orgs import org_fixture
 
-
-@pytest.fixture
-def planner(call, client, token, org) -> Planner:
-    return Planner(call, client, token, org)
-
-
-@pytest.fixture
-def other(call, client, token) -> Planner:
-    """A second organization, through the same transport."""
-    return Planner(call, client, token, new_org())
+planner = org_fixture(Planner)
+other = org_fixture(Planner, second=True)  # a second organization, through the same transport

@@ -17,7 +17,7 @@ from contentplatform.job_instances.models import JobInstance
 from contentplatform.jobs.models import Job
 from contentplatform.kit.db import Database
 from tests.generation.support import HANDBOOK, Writer
-from tests.support.database import run_on
+from tests.support.database import run_on, select_all
 
 RUN_TIMEOUT = 30.0
 FINISHED = ("completed", "failed", "skipped")
@@ -84,24 +84,20 @@ def set_next_run(settings: Settings, job_id: str, when: datetime | None) -> None
 
 def instances_of(settings: Settings, job_id: str) -> list[dict[str, Any]]:
     """The job's instances straight from the database, oldest first."""
-
-    async def scenario(db: Database) -> list[dict[str, Any]]:
-        async with db.unit_of_work() as session:
-            rows = await session.execute(
-                select(JobInstance)
-                .where(JobInstance.job_id == uuid.UUID(job_id))
-                .order_by(JobInstance.scheduled_date)
-            )
-            return [
-                {
-                    "id": str(row.id),
-                    "scheduled_date": row.scheduled_date,
-                    "status": row.status,
-                    "error": row.error,
-                    "run_id": row.run_id,
-                    "topic": row.topic,
-                }
-                for row in rows.scalars()
-            ]
-
-    return run_on(settings, scenario)
+    instances = select_all(
+        settings,
+        select(JobInstance)
+        .where(JobInstance.job_id == uuid.UUID(job_id))
+        .order_by(JobInstance.scheduled_date),
+    )
+    return [
+        {
+            "id": str(instance.id),
+            "scheduled_date": instance.scheduled_date,
+            "status": instance.status,
+            "error": instance.error,
+            "run_id": instance.run_id,
+            "topic": instance.topic,
+        }
+        for instance in instances
+    ]

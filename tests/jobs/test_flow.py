@@ -9,8 +9,7 @@ from tests.jobs.support import Planner, instances_of, set_next_run, tick
 from tests.support.problems import problem
 
 
-def test_trigger_runs_a_pending_instance_to_a_draft_in_review(call, client, token, org) -> None:
-    planner = Planner(call, client, token, org)
+def test_trigger_runs_a_pending_instance_to_a_draft_in_review(planner: Planner) -> None:
     planner.handbook()
     job = planner.job(topics=["Watering schedules", "Soil moisture sensors"])
 
@@ -43,9 +42,8 @@ def test_trigger_runs_a_pending_instance_to_a_draft_in_review(call, client, toke
 
 
 def test_the_tick_starts_a_due_recurring_job_once_and_coalesces_downtime(
-    call, client, token, org, settings
+    planner: Planner, settings
 ) -> None:
-    planner = Planner(call, client, token, org)
     planner.handbook()
     job = planner.job(jobType="recurring", cronExpression="0 * * * *")
     assert job["next_run_at"] is not None
@@ -68,8 +66,7 @@ def test_the_tick_starts_a_due_recurring_job_once_and_coalesces_downtime(
     assert datetime.fromisoformat(after["next_run_at"]) > now
 
 
-def test_calendar_pause_and_skip(call, client, token, org) -> None:
-    planner = Planner(call, client, token, org)
+def test_calendar_pause_and_skip(planner: Planner) -> None:
     job = planner.job(jobType="recurring", cronExpression="0 9 * * *")
     start = datetime.now(UTC)
     entries = planner.ok(

@@ -20,6 +20,7 @@ from contentplatform.job_instances.models import JobInstance
 from contentplatform.kit.db import Database
 from tests.documents.support import hold_all_but
 from tests.jobs.support import Planner, tick
+from tests.support.bounds import MALFORMED_IDS
 from tests.support.database import run_on
 from tests.support.problems import problem
 
@@ -807,7 +808,7 @@ def test_the_tick_starts_planned_instances_whose_date_has_come(planner, settings
 @pytest.mark.parametrize("operation", ID_OPERATIONS)
 def test_a_malformed_id_is_400_and_an_unknown_one_404(planner, operation):
     plan(planner, planner.job(), at())
-    for bad_id in ("not-a-uuid", "12345", "0f8fad5b-d9cb-469f-a165-70867728950"):
+    for bad_id in MALFORMED_IDS:
         response = planner.request(operation, {"id": bad_id}, role="admin")
         assert bad_fields(response) == ["id"], bad_id
     unknown = str(uuid.uuid4())

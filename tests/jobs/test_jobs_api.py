@@ -15,6 +15,8 @@ import pytest
 
 from tests.documents.support import hold_all_but
 from tests.jobs.support import Planner
+from tests.support.bounds import MALFORMED_IDS, PAGE_BOUNDS
+from tests.support.openapi import operation_ids
 from tests.support.problems import problem
 
 # The Job record: the reference's fields (snake_case) and ours besides.
@@ -644,14 +646,7 @@ def test_page_is_paginated_and_filtered_by_name_and_status(planner):
 
 @pytest.mark.parametrize(
     ("query", "field"),
-    [
-        ({"page": 0}, "page"),
-        ({"page": -1}, "page"),
-        ({"limit": 0}, "limit"),
-        ({"limit": 101}, "limit"),
-        ({"search": "x" * 256}, "search"),
-        ({"status": "deleted"}, "status"),
-    ],
+    [*PAGE_BOUNDS, ({"status": "deleted"}, "status")],
 )
 def test_page_refuses_out_of_bounds_and_unknown_values(planner, query, field):
     planner.job()
@@ -1062,7 +1057,7 @@ ID_OPERATIONS: dict[str, dict[str, Any]] = {
 
 
 @pytest.mark.parametrize("operation", sorted(ID_OPERATIONS))
-@pytest.mark.parametrize("bad_id", ["not-a-uuid", "12345", "0f8fad5b-d9cb-469f-a165-70867728950"])
+@pytest.mark.parametrize("bad_id", MALFORMED_IDS)
 def test_a_malformed_id_is_400_naming_the_id(planner, operation, bad_id):
     data = {"id": bad_id, **ID_OPERATIONS[operation]}
     assert bad_fields(planner.request(operation, data)) == {"id"}
@@ -1124,12 +1119,7 @@ REFUSED = [
 
 
 def test_there_are_18_jobs_operations(openapi_document):
-    found = {
-        operation["operationId"]
-        for item in openapi_document["paths"].values()
-        for operation in item.values()
-        if operation["operationId"].startswith("jobs.")
-    }
+    found = operation_ids(openapi_document, "jobs.")
     assert found == set(ALL_OPERATIONS) == set(LEAST_ROLE)
     assert len(found) == 18
 

@@ -42,10 +42,11 @@ from contentplatform.generation.models import GenerationRun
 from contentplatform.job_instances import service as instance_rules
 from contentplatform.jobs.schedule import MAX_SKIPPED
 from contentplatform.kit.db import Database
-from tests.documents.support import hold_all_but, new_org
+from tests.documents.support import hold_all_but
 from tests.generation.support import blog_reservations
 from tests.jobs.support import Planner, instances_of, set_next_run, tick
 from tests.support.database import run_on
+from tests.support.orgs import new_org
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")

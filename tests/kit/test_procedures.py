@@ -16,15 +16,14 @@ import openapi_spec_validator
 import pytest
 from pydantic import BaseModel, Field
 
-from contentplatform.app import create_app
 from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.kit.errors import Conflict
 from contentplatform.kit.schemas import Empty, Input
 from contentplatform.system.procedures import router as system_router
-from tests.conftest import Caller, make_settings
+from tests.conftest import Caller
 from tests.support.problems import problem
-from tests.support.servers import AppServer
+from tests.support.servers import second_service
 
 # A fake secret an unexpected error carries; it must never reach the client.
 LEAKY_MESSAGE = (
@@ -162,17 +161,11 @@ THING_ID = "6f1c1c52-6a2e-4a9e-9a43-0b1f4c2d7e10"
 
 
 @pytest.fixture(scope="module")
-def things_server(server, data_dir, backends, idp) -> Iterator[AppServer]:
-    # `server` (session) has migrated the shared database already.
-    settings = make_settings(data_dir, backends, idp)
-    app = create_app(settings, routers=[system_router, router], durable_workers=False)
-    with AppServer(app) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def things_client(things_server: AppServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=things_server.url, timeout=30) as http:
+def things_client(settings_with) -> Iterator[httpx.Client]:
+    with (
+        second_service(settings_with(), [system_router, router]) as running,
+        running.client() as http,
+    ):
         yield http
 
 
@@ -563,17 +556,13 @@ def test_wrong_method_on_a_rest_path_is_405_problem(things_client):
 
 
 @pytest.fixture(scope="module")
-def limited_client(server, data_dir, backends, idp) -> Iterator[httpx.Client]:
-    settings = make_settings(
-        data_dir,
-        backends,
-        idp,
+def limited_client(settings_with, backends) -> Iterator[httpx.Client]:
+    settings = settings_with(
         rate_limit="3/minute",
         rate_limit_public="3/minute",
         redis_prefix=f"{backends.redis_prefix}limited:",
     )
-    app = create_app(settings, routers=[system_router, router], durable_workers=False)
-    with AppServer(app) as running, httpx.Client(base_url=running.url, timeout=30) as http:
+    with second_service(settings, [system_router, router]) as running, running.client() as http:
         yield http
 
 

@@ -12,13 +12,12 @@ import httpx
 import pytest
 from sqlalchemy import update
 
-from contentplatform.app import create_app
 from contentplatform.drafts import service as drafts_service
 from contentplatform.kit.db import Database
 from contentplatform.tenants.models import Tenant
-from tests.drafts.support import Drafts, new_org, put_status
+from tests.drafts.support import Drafts, put_status
 from tests.support.problems import problem
-from tests.support.servers import AppServer
+from tests.support.servers import second_service
 
 TENANT = "x-tenant-id"
 SUMMARY_FIELDS = {"title", "slug", "excerpt", "published_at", "url"}
@@ -33,14 +32,14 @@ class Blog:
     """One tenant's blog: drafts written and approved through the API (one transport), taken live
     as a publisher takes them (drafts.service.mark_published), read through the public feed."""
 
-    def __init__(self, call: Any, client: httpx.Client, token: Any, run: Any, org: str) -> None:
-        self.call = call
+    def __init__(self, drafts: Drafts, run: Any) -> None:
+        self.call = drafts.call
         self.run = run
-        self.drafts = Drafts(call, client, token, org)
+        self.drafts = drafts
 
     @property
     def tenant_id(self) -> str:
-        return self.drafts.tenant_id
+        return str(self.drafts.tenant_id)
 
     def post(
         self,
@@ -84,14 +83,14 @@ class Blog:
 
 
 @pytest.fixture
-def blog(call, client, token, run, org) -> Blog:
-    return Blog(call, client, token, run, org)
+def blog(tenant, run) -> Blog:
+    return Blog(Drafts.of(tenant), run)
 
 
 @pytest.fixture
-def other(call, client, token, run) -> Blog:
+def other(other_tenant, run) -> Blog:
     """A second tenant's blog, through the same transport."""
-    return Blog(call, client, token, run, new_org())
+    return Blog(Drafts.of(other_tenant), run)
 
 
 def ok(response: httpx.Response) -> Any:
@@ -367,10 +366,7 @@ def test_the_feed_is_rate_limited_per_client_address(settings, client, token, or
             "redis_prefix": f"{settings.redis_prefix}limited-{uuid.uuid4().hex[:8]}:",
         }
     )
-    with (
-        AppServer(create_app(limited, durable_workers=False)) as second,
-        httpx.Client(base_url=second.url, timeout=30) as http,
-    ):
+    with second_service(limited) as second, second.client() as http:
         allowed = [
             http.get("/api/blogs", headers=headers),
             http.post("/api/rpc/public.listBlogs", headers=headers),

@@ -44,11 +44,11 @@ class Newsroom:
 
 
 @pytest.fixture
-def newsroom(call, client, token, org) -> Iterator[Newsroom]:
-    desk = Desk(call, client, token, org)
+def newsroom(tenant) -> Iterator[Newsroom]:
+    desk = Desk.of(tenant)
     answer = {"id": "hook-1", "url": "https://blog.example/hook-1"}
     with webhook_to(desk, answer=lambda event: answer) as (receiver, connection):
-        yield Newsroom(Planner(call, client, token, org), desk, receiver, connection)
+        yield Newsroom(Planner.of(tenant), desk, receiver, connection)
 
 
 def test_a_draft_reaching_the_threshold_is_approved_and_published(newsroom: Newsroom) -> None:

@@ -23,14 +23,15 @@ from contentplatform.publishers.vault import vault
 from tests.drafts.support import Drafts
 from tests.publishers.support import (
     Publishers,
+    connection_body,
     ghost_body,
-    new_org,
     shopify_body,
     webflow_body,
     webhook_body,
     wordpress_body,
 )
 from tests.support.network import fake_dns, is_loopback_host, no_outside_connections
+from tests.support.orgs import new_org, org_fixture
 from tests.support.problems import problem
 from tests.support.targets.ghost import GhostServer
 from tests.support.targets.scripted import Failure
@@ -49,27 +50,9 @@ NOWHERE = "http://127.0.0.1:9/hooks"
 KINDS = ("wordpress", "ghost", "shopify", "webflow")
 
 
-@pytest.fixture
-def publishers(call, client, token, org) -> Publishers:
-    return Publishers(call, client, token, org)
-
-
-@pytest.fixture
-def other(call, client, token) -> Publishers:
-    """A second organization, through the same transport."""
-    return Publishers(call, client, token, new_org())
-
-
-@pytest.fixture
-def drafts(call, client, token, org) -> Drafts:
-    """The first organization's drafts (same users as `publishers`)."""
-    return Drafts(call, client, token, org)
-
-
-@pytest.fixture
-def wp() -> Iterator[WordPressServer]:
-    with WordPressServer() as server:
-        yield server
+publishers = org_fixture(Publishers)
+other = org_fixture(Publishers, second=True)  # a second organization, through the same transport
+drafts = org_fixture(Drafts)  # the first organization's drafts (same users as `publishers`)
 
 
 def bad_fields(response) -> list[str]:
@@ -288,16 +271,19 @@ def test_list_filters_by_type_and_status(publishers, wp):
 
 
 def _wordpress(config: Any = None, credentials: Any = "default") -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "name": "Blog",
-        "type": "wordpress",
-        "config": {"siteUrl": "http://127.0.0.1:9"} if config is None else config,
-    }
+    if config is None:
+        config = {"siteUrl": "http://127.0.0.1:9"}
     if credentials == "default":
         credentials = {"username": "eda", "applicationPassword": "abcd EFGH 1234 ijkl"}
-    if credentials is not None:
-        body["credentials"] = credentials
-    return body
+    return connection_body("Blog", "wordpress", config, credentials)
+
+
+def _shopify(config: dict[str, Any]) -> dict[str, Any]:
+    return connection_body("S", "shopify", config, {"accessToken": "shpat_x"})
+
+
+def _webflow(config: dict[str, Any]) -> dict[str, Any]:
+    return connection_body("W", "webflow", config, {"apiToken": "wf"})
 
 
 GHOST_KEY = "6650a1b2c3d4e5f6a7b8c9d0:" + "ab" * 32
@@ -337,55 +323,31 @@ GHOST_KEY = "6650a1b2c3d4e5f6a7b8c9d0:" + "ab" * 32
         ),
         pytest.param(webhook_body("ftp://127.0.0.1/hooks"), ["config.url"], id="webhook ftp"),
         pytest.param(
-            {"name": "G", "type": "ghost", "config": {"adminUrl": "http://127.0.0.1:9"}},
+            connection_body("G", "ghost", {"adminUrl": "http://127.0.0.1:9"}),
             ["credentials"],
             id="ghost without credentials",
         ),
         pytest.param(
-            {
-                "name": "S",
-                "type": "shopify",
-                "config": {"storeUrl": "http://127.0.0.1:9", "blogId": "news"},
-                "credentials": {"accessToken": "shpat_x"},
-            },
+            _shopify({"storeUrl": "http://127.0.0.1:9", "blogId": "news"}),
             ["config.blogId"],
             id="shopify blog id",
         ),
         pytest.param(
-            {
-                "name": "S",
-                "type": "shopify",
-                "config": {"storeUrl": "http://127.0.0.1:9/admin", "blogId": "41"},
-                "credentials": {"accessToken": "shpat_x"},
-            },
+            _shopify({"storeUrl": "http://127.0.0.1:9/admin", "blogId": "41"}),
             ["config.storeUrl"],
             id="shopify store url with a path",
         ),
         pytest.param(
-            {
-                "name": "W",
-                "type": "webflow",
-                "config": {"collectionId": "nope", "fieldMapping": {"content": "post-body"}},
-                "credentials": {"apiToken": "wf"},
-            },
+            _webflow({"collectionId": "nope", "fieldMapping": {"content": "post-body"}}),
             ["config.collectionId"],
             id="webflow collection id",
         ),
         pytest.param(
-            {
-                "name": "W",
-                "type": "webflow",
-                "config": {"collectionId": COLLECTION_ID, "fieldMapping": {}},
-                "credentials": {"apiToken": "wf"},
-            },
+            _webflow({"collectionId": COLLECTION_ID, "fieldMapping": {}}),
             ["config.fieldMapping.content"],
             id="webflow mapping without content",
         ),
-        pytest.param(
-            {"name": "M", "type": "medium", "config": {}, "credentials": {}},
-            ["type"],
-            id="unknown type",
-        ),
+        pytest.param(connection_body("M", "medium", {}, {}), ["type"], id="unknown type"),
     ],
 )
 def test_create_refuses_invalid_config_or_credentials_naming_the_field(publishers, body, paths):
@@ -410,12 +372,9 @@ def test_an_invalid_credential_is_not_echoed_in_the_error(publishers):
 
 
 def ghost_body_with_key(key: str) -> dict[str, Any]:
-    return {
-        "name": "Ghost",
-        "type": "ghost",
-        "config": {"adminUrl": "http://127.0.0.1:9"},
-        "credentials": {"adminApiKey": key},
-    }
+    return connection_body(
+        "Ghost", "ghost", {"adminUrl": "http://127.0.0.1:9"}, {"adminApiKey": key}
+    )
 
 
 # --- outbound safety: refused before anything is stored or connected to --------------------
@@ -466,23 +425,15 @@ def url_body(kind: str, url: str) -> dict[str, Any]:
     if kind == "ghost":
         return ghost_body_with_key(GHOST_KEY) | {"config": {"adminUrl": url}}
     if kind == "shopify":
-        return {
-            "name": "Shop",
-            "type": "shopify",
-            "config": {"storeUrl": url, "blogId": "41"},
-            "credentials": {"accessToken": "shpat_0123456789"},
-        }
+        config = {"storeUrl": url, "blogId": "41"}
+        return connection_body("Shop", "shopify", config, {"accessToken": "shpat_0123456789"})
     if kind == "webflow":
-        return {
-            "name": "Webflow",
-            "type": "webflow",
-            "config": {
-                "apiBaseUrl": url,
-                "collectionId": COLLECTION_ID,
-                "fieldMapping": {"content": "post-body"},
-            },
-            "credentials": {"apiToken": "wf-0123456789"},
+        config = {
+            "apiBaseUrl": url,
+            "collectionId": COLLECTION_ID,
+            "fieldMapping": {"content": "post-body"},
         }
+        return connection_body("Webflow", "webflow", config, {"apiToken": "wf-0123456789"})
     return webhook_body(url)
 
 
@@ -600,11 +551,7 @@ def test_update_renames_disables_and_enables(publishers, wp, drafts):
     assert publishers.get(connection["id"])["status"] == "disabled"
     # A disabled connection publishes nothing.
     draft = drafts.approve(drafts.create("Disabled target", content="<p>Body.</p>")["id"])
-    response = publishers.request(
-        "drafts.publish",
-        {"id": draft["id"], "publisherConnectionId": connection["id"]},
-        role="editor",
-    )
+    response = publishers.try_publish(draft["id"], publisherConnectionId=connection["id"])
     problem(response, 409, "CONFLICT")
     assert wp.posts == {}
 
@@ -721,14 +668,10 @@ def test_a_deleted_connection_is_no_publishing_target(publishers, wp, drafts):
     connection = publishers.create_wordpress(wp)
     publishers.delete(connection["id"])
     draft = drafts.approve(drafts.create("Nowhere to go", content="<p>Body.</p>")["id"])
-    response = publishers.request(
-        "drafts.publish",
-        {"id": draft["id"], "publisherConnectionId": connection["id"]},
-        role="editor",
-    )
+    response = publishers.try_publish(draft["id"], publisherConnectionId=connection["id"])
     problem(response, 404, "NOT_FOUND")
     # It was the default; nothing is the default now.
-    response = publishers.request("drafts.publish", {"id": draft["id"]}, role="editor")
+    response = publishers.try_publish(draft["id"])
     assert bad_fields(response) == ["publisherConnectionId"]
     assert wp.posts == {}
 
@@ -937,20 +880,21 @@ def test_another_organization_cannot_see_or_touch_a_connection(publishers, other
     assert other.get(mine["id"])["is_default"] is True
 
 
-def test_jobs_and_drafts_cannot_name_another_organizations_connection(publishers, other, wp, token):
-    connection = publishers.create_wordpress(wp)
-    other_drafts = Drafts(other.call, other.client, token, other.org)
+def job_body(name: str, connection_id: str) -> dict[str, Any]:
+    """A jobs.create body: a paused job that publishes to the connection."""
+    return {
+        "name": name,
+        "topics": ["Notes"],
+        "status": "paused",
+        "publisherConnectionId": connection_id,
+    }
 
-    response = other.request(
-        "jobs.create",
-        {
-            "name": "Borrowed",
-            "topics": ["Notes"],
-            "status": "paused",
-            "publisherConnectionId": connection["id"],
-        },
-        role="editor",
-    )
+
+def test_jobs_and_drafts_cannot_name_another_organizations_connection(publishers, other, wp):
+    connection = publishers.create_wordpress(wp)
+    other_drafts = Drafts.of(other)
+
+    response = other.request("jobs.create", job_body("Borrowed", connection["id"]), role="editor")
     problem(response, 404, "NOT_FOUND")
 
     job_id = other_drafts.job()
@@ -960,11 +904,7 @@ def test_jobs_and_drafts_cannot_name_another_organizations_connection(publishers
     problem(response, 404, "NOT_FOUND")
 
     draft = other_drafts.approve(other_drafts.create("Theirs", content="<p>Body.</p>")["id"])
-    response = other.request(
-        "drafts.publish",
-        {"id": draft["id"], "publisherConnectionId": connection["id"]},
-        role="editor",
-    )
+    response = other.try_publish(draft["id"], publisherConnectionId=connection["id"])
     problem(response, 404, "NOT_FOUND")
     assert wp.posts == {} and wp.requests == []
     assert publishers.attempts(connection["id"])["total"] == 0
@@ -972,16 +912,7 @@ def test_jobs_and_drafts_cannot_name_another_organizations_connection(publishers
 
 def test_jobs_take_a_connection_of_their_own_organization(publishers, wp):
     connection = publishers.create_wordpress(wp)
-    job = publishers.ok(
-        "jobs.create",
-        {
-            "name": "Weekly",
-            "topics": ["Notes"],
-            "status": "paused",
-            "publisherConnectionId": connection["id"],
-        },
-        role="editor",
-    )
+    job = publishers.ok("jobs.create", job_body("Weekly", connection["id"]), role="editor")
     assert job["publisher_connection_id"] == connection["id"]
     publishers.delete(connection["id"])
     response = publishers.request(

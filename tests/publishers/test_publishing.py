@@ -19,7 +19,9 @@ import pytest
 from standardwebhooks.webhooks import Webhook
 
 from contentplatform.publishers.strategies.webhook import new_signing_secret
-from tests.drafts.support import Drafts, new_org
+from tests.drafts.support import Drafts
+from tests.publishers.support import connection_body
+from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 from tests.support.targets.ghost import GhostServer
 from tests.support.targets.scripted import Failure
@@ -43,9 +45,7 @@ class Desk(Drafts):
     def connect(
         self, type: str, config: dict[str, Any], credentials: dict[str, Any] | None = None, **extra
     ) -> dict[str, Any]:
-        data: dict[str, Any] = {"name": f"My {type}", "type": type, "config": config, **extra}
-        if credentials is not None:
-            data["credentials"] = credentials
+        data = connection_body(f"My {type}", type, config, credentials) | extra
         return self.ok("publishers.create", data, role="admin")
 
     def wordpress(self, wp: WordPressServer, **extra: Any) -> dict[str, Any]:
@@ -89,15 +89,7 @@ class Desk(Drafts):
         return self.wait(draft_id, answer["attempt"]["id"])
 
 
-@pytest.fixture
-def desk(call, client, token, org) -> Desk:
-    return Desk(call, client, token, org)
-
-
-@pytest.fixture
-def wp() -> Iterator[WordPressServer]:
-    with WordPressServer() as server:
-        yield server
+desk = org_fixture(Desk)
 
 
 @contextlib.contextmanager
@@ -710,12 +702,12 @@ def test_members_read_attempts_but_only_editors_publish(desk: Desk, wp) -> None:
 
 
 def test_another_organization_sees_neither_drafts_nor_connections(
-    desk: Desk, wp, call, client, token
+    desk: Desk, wp, other_tenant
 ) -> None:
     connection = desk.wordpress(wp)
     draft = desk.approved()
     desk.published(draft["id"], publisherConnectionId=connection["id"])
-    other = Desk(call, client, token, new_org())
+    other = Desk.of(other_tenant)
     other_connection = other.wordpress(wp)
     own = other.approved("Theirs")
 

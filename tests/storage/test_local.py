@@ -6,14 +6,13 @@ import asyncio
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from contentplatform.app import create_app
 from contentplatform.config import Settings
 from contentplatform.storage.paths import new_upload_path
 from contentplatform.storage.signing import KEY_FILE
@@ -25,9 +24,8 @@ from contentplatform.storage.store import (
     UploadTarget,
 )
 from contentplatform.system.procedures import router as system_router
-from tests.conftest import make_settings
 from tests.support.problems import problem
-from tests.support.servers import AppServer
+from tests.support.servers import AppServer, second_service
 
 PDF_TYPE = "application/pdf"
 
@@ -265,11 +263,8 @@ def test_readiness_checks_storage(client: httpx.Client) -> None:
 
 
 @pytest.fixture(scope="module")
-def small_server(server: AppServer, data_dir: Path, backends: Any, idp: Any) -> Iterator[str]:
-    # `server` (session) has migrated the shared database already.
-    settings = make_settings(data_dir, backends, idp, max_upload_bytes=16)
-    app = create_app(settings, routers=[system_router], durable_workers=False)
-    with AppServer(app) as running:
+def small_server(settings_with: Callable[..., Settings]) -> Iterator[str]:
+    with second_service(settings_with(max_upload_bytes=16), [system_router]) as running:
         yield running.url
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +14,12 @@ import httpx
 import pytest
 from moto.server import ThreadedMotoServer
 
-from contentplatform.app import create_app
 from contentplatform.config import Settings
 from contentplatform.storage.paths import new_upload_path
 from contentplatform.storage.store import ObjectMissing, ObjectStore, StorageError
 from contentplatform.system.procedures import router as system_router
-from tests.conftest import make_settings
 from tests.support.problems import problem
-from tests.support.servers import AppServer
+from tests.support.servers import second_service
 
 BUCKET = "contentplatform-test"
 ACCESS_KEY = "AKIDTESTONLY"
@@ -126,13 +124,9 @@ def test_s3_failures_name_no_secrets(s3_endpoint: str, tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def s3_app(
-    s3_endpoint: str, server: AppServer, data_dir: Path, backends: Any, idp: Any
-) -> Iterator[httpx.Client]:
-    # `server` (session) has migrated the shared database already.
-    settings = make_settings(data_dir, backends, idp, storage_url=f"s3://{BUCKET}/app")
-    app = create_app(settings, routers=[system_router], durable_workers=False)
-    with AppServer(app) as running, httpx.Client(base_url=running.url, timeout=30) as http:
+def s3_app(s3_endpoint: str, settings_with: Callable[..., Settings]) -> Iterator[httpx.Client]:
+    settings = settings_with(storage_url=f"s3://{BUCKET}/app")
+    with second_service(settings, [system_router]) as running, running.client() as http:
         yield http
 
 

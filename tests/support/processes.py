@@ -19,12 +19,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 import httpx
 import pytest
 from dbos import DBOSClient
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine, Executable, create_engine
 from sqlalchemy.engine import make_url
 
 from tests.support.backends import clear_redis, postgres_databases
@@ -78,6 +78,16 @@ class Stack:
         values.update({f"CONTENTPLATFORM_{key.upper()}": value for key, value in settings.items()})
         inherited = {k: v for k, v in os.environ.items() if not k.startswith("CONTENTPLATFORM_")}
         return {**inherited, **values}
+
+    def rows(self, query: Executable) -> list[Any]:
+        """What `query` reads from our database, in a connection of its own."""
+        with self.engine.connect() as connection:
+            return list(connection.execute(query))
+
+    def one(self, query: Executable) -> Any:
+        """The one row `query` reads from our database (an error unless exactly one)."""
+        with self.engine.connect() as connection:
+            return connection.execute(query).one()
 
     def workflow_status(self, workflow_id: str) -> str | None:
         """DBOS's status of a workflow, read from its system database (None: never started)."""
@@ -248,6 +258,14 @@ class ServiceClient:
         self.service = service
         self.org = org
         self.headers = {"Authorization": f"Bearer {token}", "x-idp-org-id": org}
+
+    @classmethod
+    def of_new_org(
+        cls, services: Services, service: Service, name: str, role: str = "editor"
+    ) -> Self:
+        """A `role` of a new organization named after `name`, calling `service`."""
+        org = f"org_{name}_{uuid.uuid4().hex[:8]}"
+        return cls(service, services.token(org, role), org)
 
     def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         response = httpx.request(

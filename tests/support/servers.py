@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
+import httpx
 import uvicorn
 from fastapi import FastAPI
+
+from contentplatform.app import create_app
+from contentplatform.config import Settings
+from contentplatform.core.procedures import ProcedureRouter
 
 
 class AppServer:
@@ -41,8 +47,57 @@ class AppServer:
         self.thread.join(30)
         self.socket.close()
 
+    def client(self) -> httpx.Client:
+        """A client of the app, to use in a `with`."""
+        return httpx.Client(base_url=self.url, timeout=30)
 
-class StubServer:
+
+@contextlib.contextmanager
+def second_service(
+    settings: Settings, routers: Sequence[ProcedureRouter] | None = None
+) -> Iterator[AppServer]:
+    """A second service on the suite's (already migrated) database, with `settings` of its own
+    and only `routers` when given; without durable workers, which the suite's server runs."""
+    with AppServer(create_app(settings, routers=routers, durable_workers=False)) as running:
+        yield running
+
+
+class LoopbackServer:
+    """A threaded HTTP server on a free loopback port, in a thread: every request, whatever its
+    method, goes to `serve(request)`, which a subclass implements."""
+
+    def __init__(self) -> None:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                owner.serve(self)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+            def log_message(self, *args: Any) -> None:
+                pass  # the tests look at what the server saw instead
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        # A short poll: shutting down waits for the loop to notice.
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def serve(self, request: BaseHTTPRequestHandler) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class StubServer(LoopbackServer):
     """A tiny HTTP server whose responses a test sets: `route(method, path, handler)`.
 
     A handler gets (path, headers, body bytes) and returns (status, headers, body bytes or JSON).
@@ -50,55 +105,54 @@ class StubServer:
     """
 
     def __init__(self) -> None:
+        super().__init__()
         self.routes: dict[tuple[str, str], Callable[..., tuple[int, dict[str, str], Any]]] = {}
         self.requests: list[dict[str, Any]] = []
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _handle(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = self.rfile.read(length) if length else b""
-                path = self.path.split("?", 1)[0]
-                stub.requests.append(
-                    {
-                        "method": self.command,
-                        "path": self.path,
-                        "headers": dict(self.headers),
-                        "body": body,
-                    }
-                )
-                handler = stub.routes.get((self.command, path))
-                if handler is None:
-                    status, headers, payload = 404, {}, {"error": "not found"}
-                else:
-                    status, headers, payload = handler(self.path, dict(self.headers), body)
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                headers.setdefault("content-type", "application/json")
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def route(
         self, method: str, path: str, handler: Callable[..., tuple[int, dict[str, str], Any]]
     ) -> None:
         self.routes[(method, path)] = handler
 
-    def __enter__(self) -> StubServer:
-        self.thread.start()
-        return self
+    def serve(self, request: BaseHTTPRequestHandler) -> None:
+        length = int(request.headers.get("content-length") or 0)
+        body = request.rfile.read(length) if length else b""
+        path = request.path.split("?", 1)[0]
+        self.requests.append(
+            {
+                "method": request.command,
+                "path": request.path,
+                "headers": dict(request.headers),
+                "body": body,
+            }
+        )
+        handler = self.routes.get((request.command, path))
+        if handler is None:
+            status, headers, payload = 404, {}, {"error": "not found"}
+        else:
+            status, headers, payload = handler(request.path, dict(request.headers), body)
+        send(request, status, headers, payload, content_type="application/json")
 
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+
+def send(
+    request: BaseHTTPRequestHandler,
+    status: int,
+    headers: Mapping[str, str],
+    payload: Any,
+    *,
+    content_type: str = "application/json; charset=UTF-8",
+) -> None:
+    """Answer `request`: a payload that is not bytes goes as JSON, with `content_type` unless
+    `headers` name one."""
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    try:
+        request.send_response(status)
+        if "content-type" not in {name.lower() for name in headers}:
+            request.send_header("content-type", content_type)
+        for name, value in headers.items():
+            request.send_header(name, value)
+        request.send_header("content-length", str(len(data)))
+        request.end_headers()
+        request.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # The client gave up waiting (a scripted delay): nothing to answer.

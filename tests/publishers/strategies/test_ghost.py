@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -15,10 +14,9 @@ import jwt
 import pytest
 from pydantic import ValidationError
 
-from contentplatform.kit.outbound import GuardedClient, Policy
+from contentplatform.kit.outbound import Policy
 from contentplatform.publishers.strategies.base import (
     Ambiguous,
-    Article,
     AuthFailed,
     Invalid,
     RateLimited,
@@ -28,31 +26,13 @@ from contentplatform.publishers.strategies.base import (
     Transient,
 )
 from contentplatform.publishers.strategies.ghost import Ghost, GhostConfig, GhostCredentials
-from tests.support.network import NetworkGuard, no_outside_connections
+from tests.publishers.strategies.support import LOOPBACK, publish, run_strategy
+from tests.publishers.strategies.support import PRICING_THAT_SCALES as ARTICLE
 from tests.support.targets.ghost import GhostServer
 from tests.support.targets.scripted import Failure
 
 T = TypeVar("T")
-LOOPBACK = Policy(allow_http=True, allow_loopback=True, connect_timeout=1.0, timeout=2.0)
-ARTICLE = Article(
-    draft_id=uuid.UUID("0b6f3c1e-8f0a-4d52-9a3e-6c2f1d7e8a90"),
-    version=1,
-    title="Pricing that scales",
-    html="<h2>Why</h2><p>Because usage grows.</p>",
-    excerpt="Why our pricing grows with you.",
-    slug="pricing-that-scales",
-    seo_title="Pricing that scales | Acme",
-    meta_description="How Acme's pricing grows with your usage.",
-    tags=["pricing", "growth"],
-    canonical_url="https://acme.example/pricing",
-)
 CARD = "<!--kg-card-begin: html-->\n{}\n<!--kg-card-end: html-->"
-
-
-@pytest.fixture(autouse=True)
-def network() -> Iterator[NetworkGuard]:
-    with no_outside_connections() as guard:
-        yield guard
 
 
 @pytest.fixture
@@ -70,22 +50,9 @@ def run(
     policy: Policy = LOOPBACK,
 ) -> T:
     """`work` done by a strategy of its own (as each attempt gets one) on `site`."""
-
-    async def main() -> T:
-        async with GuardedClient(policy) as client:
-            strategy = Ghost(
-                GhostConfig.model_validate({"adminUrl": admin_url or site.url}),
-                GhostCredentials.model_validate({"adminApiKey": key or site.admin_api_key}),
-                client,
-                signing_secret=None,
-            )
-            return await work(strategy)
-
-    return asyncio.run(main())
-
-
-def publish(mode: str = "publish", article: Article = ARTICLE) -> Any:
-    return lambda strategy: strategy.publish(article, mode)
+    config = {"adminUrl": admin_url or site.url}
+    credentials = {"adminApiKey": key or site.admin_api_key}
+    return run_strategy(Ghost, config, credentials, work, policy=policy)
 
 
 def test_publish_creates_a_live_post_with_the_body_in_an_html_card(ghost: GhostServer) -> None:

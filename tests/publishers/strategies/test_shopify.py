@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
@@ -11,10 +9,8 @@ from typing import Any, TypeVar
 import pytest
 from pydantic import ValidationError
 
-from contentplatform.kit.outbound import GuardedClient, Policy
 from contentplatform.publishers.strategies.base import (
     Ambiguous,
-    Article,
     AuthFailed,
     Invalid,
     RateLimited,
@@ -29,12 +25,11 @@ from contentplatform.publishers.strategies.shopify import (
     ShopifyConfig,
     ShopifyCredentials,
 )
+from tests.publishers.strategies.support import article, only, run_strategy
 from tests.support.targets.scripted import Failure
 from tests.support.targets.shopify import ShopifyShop, throttled
 
 TOKEN = "shpat_0123456789abcdef0123456789abcdef"
-DRAFT_ID = uuid.UUID("0b7f3c2e-5d1a-4c7e-9f00-123456789abc")
-POLICY = Policy(allow_http=True, allow_loopback=True, timeout=5.0)
 T = TypeVar("T")
 
 
@@ -44,21 +39,6 @@ def shop() -> Iterator[ShopifyShop]:
         yield server
 
 
-def article(**changes: Any) -> Article:
-    values: dict[str, Any] = {
-        "draft_id": DRAFT_ID,
-        "version": 1,
-        "title": "Acme pricing explained",
-        "html": "<h2>Plans</h2><p>Three plans, billed monthly.</p>",
-        "excerpt": "How the three plans differ.",
-        "slug": "acme-pricing",
-        "seo_title": "Acme pricing: plans and prices",
-        "meta_description": "What each Acme plan costs and includes.",
-        "tags": ["pricing", "plans"],
-    }
-    return Article(**(values | changes))
-
-
 def act(
     shop: ShopifyShop,
     action: Callable[[Shopify], Awaitable[T]],
@@ -66,25 +46,14 @@ def act(
     token: str = TOKEN,
     **config: Any,
 ) -> T:
-    settings = ShopifyConfig.model_validate({"storeUrl": shop.url, "blogId": shop.blog_id} | config)
-
-    async def main() -> T:
-        async with GuardedClient(POLICY) as client:
-            strategy = Shopify(settings, ShopifyCredentials(access_token=token), client)
-            return await action(strategy)
-
-    return asyncio.run(main())
-
-
-def only_article(shop: ShopifyShop) -> dict[str, Any]:
-    assert len(shop.articles) == 1, shop.articles
-    return next(iter(shop.articles.values()))
+    config = {"storeUrl": shop.url, "blogId": shop.blog_id} | config
+    return run_strategy(Shopify, config, {"accessToken": token}, action)
 
 
 def test_publish_creates_a_live_article_with_its_url(shop: ShopifyShop) -> None:
     result = act(shop, lambda s: s.publish(article(), "publish"))
 
-    stored = only_article(shop)
+    stored = only(shop.articles)
     assert result.external_id == stored["id"]
     assert result.status == "published"
     assert result.external_url == "https://shop.acme.example/blogs/news/acme-pricing"
@@ -108,7 +77,7 @@ def test_publish_creates_a_live_article_with_its_url(shop: ShopifyShop) -> None:
 def test_draft_mode_creates_a_hidden_article_by_the_configured_author(shop: ShopifyShop) -> None:
     result = act(shop, lambda s: s.publish(article(), "draft"), authorName="Dana Writer")
 
-    stored = only_article(shop)
+    stored = only(shop.articles)
     assert stored["isPublished"] is False
     assert stored["author"] == {"name": "Dana Writer"}
     assert result.status == "draft"
@@ -129,7 +98,7 @@ def test_update_changes_the_article_instead_of_adding_one(shop: ShopifyShop) -> 
         ),
     )
 
-    stored = only_article(shop)
+    stored = only(shop.articles)
     assert second.external_id == first.external_id
     assert stored["title"] == "Acme pricing, 2026"
     assert second.external_url == "https://shop.acme.example/blogs/news/acme-pricing-2026"
@@ -148,7 +117,7 @@ def test_a_create_whose_answer_was_lost_is_found_on_the_retry(shop: ShopifyShop)
 
     result = act(shop, lambda s: s.publish(article(), "publish"))
 
-    stored = only_article(shop)
+    stored = only(shop.articles)
     assert result.external_id == stored["id"]
     assert result.status == "published"
     assert shop.operations()[-2:] == ["PublishContext", "UpdateArticle"]
@@ -169,7 +138,7 @@ def test_unpublish_hides_the_article(shop: ShopifyShop) -> None:
 
     result = act(shop, lambda s: s.unpublish(Remote(first.external_id)))
 
-    assert only_article(shop)["isPublished"] is False
+    assert only(shop.articles)["isPublished"] is False
     assert result.status == "unpublished"
     assert result.external_id == first.external_id
     assert result.external_url is None

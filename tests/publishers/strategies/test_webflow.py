@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import pytest
 from pydantic import ValidationError
 
-from contentplatform.kit.outbound import GuardedClient, Policy
 from contentplatform.publishers.strategies.base import (
     Ambiguous,
-    Article,
     AuthFailed,
     Invalid,
     RateLimited,
@@ -27,12 +23,11 @@ from contentplatform.publishers.strategies.webflow import (
     WebflowConfig,
     WebflowCredentials,
 )
+from tests.publishers.strategies.support import article, only, run_strategy
 from tests.support.targets.scripted import Failure
 from tests.support.targets.webflow import WebflowSite, schema_field
 
 TOKEN = "wf-0123456789abcdef0123456789abcdef"
-DRAFT_ID = uuid.UUID("0b7f3c2e-5d1a-4c7e-9f00-123456789abc")
-POLICY = Policy(allow_http=True, allow_loopback=True, timeout=5.0)
 MAPPING = {
     "content": "post-body",
     "excerpt": "post-summary",
@@ -48,22 +43,7 @@ def webflow() -> Iterator[WebflowSite]:
         yield server
 
 
-def article(**changes: Any) -> Article:
-    values: dict[str, Any] = {
-        "draft_id": DRAFT_ID,
-        "version": 1,
-        "title": "Acme pricing explained",
-        "html": "<h2>Plans</h2><p>Three plans, billed monthly.</p>",
-        "excerpt": "How the three plans differ.",
-        "slug": "acme-pricing",
-        "seo_title": "Acme pricing: plans and prices",
-        "meta_description": "What each Acme plan costs and includes.",
-        "tags": ["pricing"],
-    }
-    return Article(**(values | changes))
-
-
-def config_for(webflow: WebflowSite, **changes: Any) -> WebflowConfig:
+def config_for(webflow: WebflowSite, **changes: Any) -> dict[str, Any]:
     raw = {
         "apiBaseUrl": webflow.url,
         "collectionId": webflow.collection_id,
@@ -71,7 +51,7 @@ def config_for(webflow: WebflowSite, **changes: Any) -> WebflowConfig:
         "fieldMapping": MAPPING,
         "publicUrlPattern": "https://www.acme.example/blog/{slug}",
     }
-    return WebflowConfig.model_validate(raw | changes)
+    return raw | changes
 
 
 def act(
@@ -81,25 +61,13 @@ def act(
     token: str = TOKEN,
     **config: Any,
 ) -> T:
-    settings = config_for(webflow, **config)
-
-    async def main() -> T:
-        async with GuardedClient(POLICY) as client:
-            strategy = Webflow(settings, WebflowCredentials(api_token=token), client)
-            return await action(strategy)
-
-    return asyncio.run(main())
-
-
-def only_item(webflow: WebflowSite) -> dict[str, Any]:
-    assert len(webflow.items) == 1, webflow.items
-    return next(iter(webflow.items.values()))
+    return run_strategy(Webflow, config_for(webflow, **config), {"apiToken": token}, action)
 
 
 def test_publish_writes_the_mapped_fields_and_publishes_the_item(webflow: WebflowSite) -> None:
     result = act(webflow, lambda s: s.publish(article(), "publish"))
 
-    item = only_item(webflow)
+    item = only(webflow.items)
     assert item["fieldData"] == {
         "name": "Acme pricing explained",
         "slug": "acme-pricing",
@@ -127,7 +95,7 @@ def test_publish_writes_the_mapped_fields_and_publishes_the_item(webflow: Webflo
 def test_draft_mode_leaves_the_item_a_draft_off_the_live_site(webflow: WebflowSite) -> None:
     result = act(webflow, lambda s: s.publish(article(), "draft"))
 
-    item = only_item(webflow)
+    item = only(webflow.items)
     assert item["isDraft"] is True
     assert webflow.live == {}
     assert result.status == "draft"
@@ -146,7 +114,7 @@ def test_update_changes_the_item_instead_of_adding_one(webflow: WebflowSite) -> 
         ),
     )
 
-    item = only_item(webflow)
+    item = only(webflow.items)
     assert second.external_id == first.external_id
     assert webflow.live[item["id"]]["name"] == "Acme pricing, 2026"
     assert second.remote_version != first.remote_version
@@ -160,7 +128,7 @@ def test_a_draft_update_takes_the_live_item_down(webflow: WebflowSite) -> None:
         webflow, lambda s: s.update(Remote(first.external_id), article(title="Rework"), "draft")
     )
 
-    item = only_item(webflow)
+    item = only(webflow.items)
     assert item["isDraft"] is True
     assert item["fieldData"]["name"] == "Rework"
     assert webflow.live == {}
@@ -173,7 +141,7 @@ def test_unpublish_takes_the_item_off_the_site_and_keeps_it_a_draft(webflow: Web
     result = act(webflow, lambda s: s.unpublish(Remote(first.external_id)))
 
     assert webflow.live == {}
-    assert only_item(webflow)["isDraft"] is True  # a site-wide publish will not bring it back
+    assert only(webflow.items)["isDraft"] is True  # a site-wide publish will not bring it back
     assert result.status == "unpublished"
     assert result.external_url is None
     # Unpublishing again finds nothing live and is still fine.
@@ -198,7 +166,7 @@ def test_a_create_whose_answer_was_lost_is_found_on_the_retry(webflow: WebflowSi
 
     result = act(webflow, lambda s: s.publish(article(), "publish"))
 
-    item = only_item(webflow)
+    item = only(webflow.items)
     assert result.external_id == item["id"]
     assert webflow.live[item["id"]]["name"] == "Acme pricing explained"
     assert len(webflow.seen("POST", webflow.items_path)) == 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
@@ -13,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
-from contentplatform.kit.outbound import GuardedClient, Policy
+from contentplatform.kit.outbound import GuardedClient
 from contentplatform.publishers.strategies.base import (
     Ambiguous,
     Article,
@@ -27,11 +26,10 @@ from contentplatform.publishers.strategies.webhook import (
     WebhookConfig,
     new_signing_secret,
 )
+from tests.publishers.strategies.support import DRAFT_ID, LOOPBACK, run_strategy
 from tests.support.targets.scripted import Failure
 from tests.support.targets.webhook import WebhookReceiver
 
-DRAFT_ID = uuid.UUID("0b7f3c2e-5d1a-4c7e-9f00-123456789abc")
-POLICY = Policy(allow_http=True, allow_loopback=True, timeout=5.0)
 SECRET = new_signing_secret()
 T = TypeVar("T")
 
@@ -64,13 +62,8 @@ def act(
     *,
     secret: str = SECRET,
 ) -> T:
-    config = WebhookConfig(url=receiver.hook_url)
-
-    async def main() -> T:
-        async with GuardedClient(POLICY) as client:
-            return await action(Webhook(config, None, client, signing_secret=secret))
-
-    return asyncio.run(main())
+    config = {"url": receiver.hook_url}
+    return run_strategy(Webhook, config, None, action, signing_secret=secret)
 
 
 def test_publish_delivers_a_signed_article_event(receiver: WebhookReceiver) -> None:
@@ -239,7 +232,7 @@ def test_a_webhook_has_no_credentials_but_needs_its_secret() -> None:
     assert Webhook.urls(config) == ["https://hooks.acme.example/content"]
 
     async def build() -> None:
-        async with GuardedClient(POLICY) as client:
+        async with GuardedClient(LOOPBACK) as client:
             Webhook(config, None, client, signing_secret=None)
 
     with pytest.raises(ValueError, match="signing secret"):

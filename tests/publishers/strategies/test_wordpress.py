@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -13,10 +11,9 @@ from typing import Any, TypeVar
 import pytest
 from pydantic import ValidationError
 
-from contentplatform.kit.outbound import GuardedClient, Policy
+from contentplatform.kit.outbound import Policy
 from contentplatform.publishers.strategies.base import (
     Ambiguous,
-    Article,
     AuthFailed,
     Invalid,
     PublishError,
@@ -32,36 +29,15 @@ from contentplatform.publishers.strategies.wordpress import (
     WordPressConfig,
     WordPressCredentials,
 )
-from tests.support.network import NetworkGuard, no_outside_connections
+from tests.publishers.strategies.support import LOOPBACK, publish, run_strategy
+from tests.publishers.strategies.support import PRICING_THAT_SCALES as ARTICLE
 from tests.support.servers import StubServer
 from tests.support.targets.scripted import Failure
 from tests.support.targets.wordpress import WordPressServer
 
 T = TypeVar("T")
-LOOPBACK = Policy(allow_http=True, allow_loopback=True, connect_timeout=1.0, timeout=2.0)
-ARTICLE = Article(
-    draft_id=uuid.UUID("7d0c8a52-3f1e-4b7a-9a51-2f5d8c1e9b40"),
-    version=1,
-    title="Pricing that scales",
-    html="<h2>Why</h2><p>Because usage grows.</p>",
-    excerpt="Why our pricing grows with you.",
-    slug="pricing-that-scales",
-    tags=["pricing"],
-)
 # The stand-in's own user, by default.
 CREDENTIALS = {"username": "eda", "applicationPassword": "abcd EFGH 1234 ijkl MNOP 5678"}
-
-
-@pytest.fixture(autouse=True)
-def network() -> Iterator[NetworkGuard]:
-    with no_outside_connections() as guard:
-        yield guard
-
-
-@pytest.fixture
-def wp() -> Iterator[WordPressServer]:
-    with WordPressServer() as server:
-        yield server
 
 
 def run(
@@ -73,22 +49,8 @@ def run(
     policy: Policy = LOOPBACK,
 ) -> T:
     """`work` done by a strategy of its own (as each attempt gets one) on `site`."""
-
-    async def main() -> T:
-        async with GuardedClient(policy) as client:
-            strategy = WordPress(
-                WordPressConfig.model_validate({"siteUrl": site.url} | (config or {})),
-                WordPressCredentials.model_validate(credentials),
-                client,
-                signing_secret=None,
-            )
-            return await work(strategy)
-
-    return asyncio.run(main())
-
-
-def publish(mode: str = "publish", article: Article = ARTICLE) -> Any:
-    return lambda strategy: strategy.publish(article, mode)
+    config = {"siteUrl": site.url} | (config or {})
+    return run_strategy(WordPress, config, credentials, work, policy=policy)
 
 
 def test_publish_creates_a_live_post_with_the_application_password(wp: WordPressServer) -> None:

@@ -21,12 +21,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from tests.support.servers import LoopbackServer, send
 
 # (status, headers, body): a body that is not bytes is sent as JSON.
 Answer = tuple[int, dict[str, str], Any]
@@ -69,35 +70,12 @@ class _Scripted:
         return self.method in (None, request.method) and self.path in (None, request.path)
 
 
-class ScriptedServer:
+class ScriptedServer(LoopbackServer):
     def __init__(self) -> None:
+        super().__init__()
         self.requests: list[Seen] = []
         self.lock = threading.RLock()
         self._script: list[_Scripted] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _serve(self) -> None:
-                owner._serve(self)
-
-            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
     def fail(
         self,
@@ -146,7 +124,7 @@ class ScriptedServer:
                 return scripted.failure
         return None
 
-    def _serve(self, handler: BaseHTTPRequestHandler) -> None:
+    def serve(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("content-length") or 0)
         body = handler.rfile.read(length) if length else b""
         parts = urlsplit(handler.path)
@@ -168,22 +146,4 @@ class ScriptedServer:
                 return
             answer = self.failure_answer(failure)
         assert answer is not None
-        _send(handler, *answer)
-
-
-def _send(
-    handler: BaseHTTPRequestHandler, status: int, headers: Mapping[str, str], payload: Any
-) -> None:
-    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    try:
-        handler.send_response(status)
-        sent = {name.lower() for name in headers}
-        if "content-type" not in sent:
-            handler.send_header("content-type", "application/json; charset=UTF-8")
-        for name, value in headers.items():
-            handler.send_header(name, value)
-        handler.send_header("content-length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # The client gave up waiting (a scripted delay): nothing to answer.
+        send(handler, *answer)
