@@ -7,6 +7,8 @@ that first declares it, and a flow's operations of that group follow the domain'
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sqlalchemy import MetaData
 
 from contentplatform.core.manifest import Domain
@@ -52,3 +54,10 @@ def metadata() -> MetaData:
     """Every domain's tables (their modules are imported with this one)."""
     assert all(domain.models is None or domain.models.__name__ for domain in DOMAINS)
     return Base.metadata
+
+
+def include_name(name: str | None, type_: str, parent_names: Mapping[str, str | None]) -> bool:
+    """Alembic's include_name hook: every domain's objects but those its models do not describe."""
+    return all(
+        domain.unmodelled(name, type_, parent_names) for domain in DOMAINS if domain.unmodelled
+    )

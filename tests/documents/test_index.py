@@ -14,10 +14,9 @@ from alembic.migration import MigrationContext
 from sqlalchemy import delete, func, select, text
 
 from contentplatform.documents import index as service
-from contentplatform.documents import models
 from contentplatform.documents.chunking import Chunk, chunk_text
 from contentplatform.documents.models import Document, DocumentChunk
-from contentplatform.domains import metadata
+from contentplatform.domains import include_name, metadata
 from contentplatform.kit.db import Base, Database
 from contentplatform.kit.errors import NotFound
 from tests.support.orgs import new_tenant
@@ -317,8 +316,8 @@ def test_document_text_is_rebuilt_from_overlapping_chunks(run):
 
 
 def test_models_match_the_migration_but_for_the_full_text_index(run):
-    """What `alembic check` sees with `include_name` from documents.models (the hook env.py needs),
-    and that without the hook the full-text objects are the only difference."""
+    """What `alembic check` sees with the domains' `include_name` (the hook env.py uses, fed by
+    documents' manifest), and that without it the full-text objects are the only difference."""
     metadata()
 
     def diffs(connection: Any, hook: Any) -> list[Any]:
@@ -330,7 +329,7 @@ def test_models_match_the_migration_but_for_the_full_text_index(run):
 
     async def scenario(db: Database) -> None:
         async with db.engine.connect() as connection:
-            assert await connection.run_sync(diffs, models.include_name) == []
+            assert await connection.run_sync(diffs, include_name) == []
             unhooked = await connection.run_sync(diffs, None)
         assert unhooked, "the full-text objects are really there"
         for diff in unhooked:

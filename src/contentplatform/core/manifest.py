@@ -7,6 +7,7 @@ DBOS launches, so a domain's workflows are always recoverable once it is listed.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -23,3 +24,6 @@ class Domain:
     # The modules that register durable work when imported: DBOS workflows and steps, queues,
     # schedules, reconcile sources, maintenance, and watchers of generation runs.
     durable: tuple[ModuleType, ...] = ()
+    # Alembic's include_name hook, for database objects its migrations make that its models do
+    # not describe (so the drift check leaves them out): documents' full-text index.
+    unmodelled: Callable[[str | None, str, Mapping[str, str | None]], bool] | None = None

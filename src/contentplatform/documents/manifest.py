@@ -10,4 +10,5 @@ domain = Domain(
     routers=(procedures.router,),
     models=models,
     durable=(workflows,),
+    unmodelled=models.include_name,
 )

@@ -7,8 +7,7 @@ import asyncio
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from contentplatform.documents.models import include_name
-from contentplatform.domains import metadata
+from contentplatform.domains import include_name, metadata
 from contentplatform.kit.db import Database
 
 target_metadata = metadata()
@@ -20,7 +19,7 @@ def run_on(connection: Connection) -> None:
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
-        # The full-text index lives only in the migration (FTS5 tables, a tsvector column).
+        # Objects only migrations describe (documents' full-text index) are left out.
         include_name=include_name,  # type: ignore[arg-type]
     )
     with context.begin_transaction():
