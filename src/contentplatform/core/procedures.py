@@ -1,8 +1,14 @@
 """One declaration per operation -> its REST route, its RPC route and its OpenAPI operation.
 
-A procedure is declared once on a ProcedureRouter with its operationId (`<router>.<name>`), method,
-`/v1` path, required access, Pydantic input and output models and an async handler
-`handler(ctx, input) -> output`. `mount()` turns each into two real FastAPI routes sharing that
+A procedure is declared once on a ProcedureRouter, over its handler:
+
+    @router.get("getById", "/v1/drafts/{id}", access=Access.member, errors=[DraftNotFound])
+    async def get_by_id(ctx: Context, data: schemas.DraftIdInput) -> schemas.Draft:
+        '''One draft.'''
+
+Its operationId is `<router>.<name>`; its input and output models are the handler's annotations;
+its summary and description the handler's docstring (first line, then the rest); `errors` names
+the domain errors it may raise. `mount()` turns each into two real FastAPI routes sharing that
 handler, so validation, dependencies and docs behave the same in both:
 
 - REST: input fields named in the path are path parameters; on GET and DELETE the rest are query
@@ -114,9 +120,7 @@ class Procedure(Generic[InT, OutT]):
     summary: str
     description: str | None
     tag: str
-    # The errors it raises beyond the ones every operation may (400, 401, 403, 429, 500, and
-    # 404 when its path names a record): domain error classes, listed in its OpenAPI responses.
-    errors: tuple[type[PlatformError], ...] = ()
+    errors: tuple[type[PlatformError], ...] = ()  # see Declared
 
     @property
     def path_names(self) -> set[str]:
@@ -159,7 +163,10 @@ class ProcedureRouter:
 
         def register(handler: Handler[InT, OutT]) -> Handler[InT, OutT]:
             input, output = _models_of(handler)
-            summary, description = _documentation(handler)
+            summary, description = declared.get("summary"), declared.get("description")
+            if summary is None:
+                summary, described = _documentation(handler)
+                description = description or described
             self.procedures.append(
                 Procedure(
                     operation_id=f"{self.name}.{name}",
@@ -169,8 +176,8 @@ class ProcedureRouter:
                     input=input,
                     output=output,
                     handler=handler,
-                    summary=declared.get("summary", summary),
-                    description=declared.get("description", description),
+                    summary=summary,
+                    description=description,
                     tag=self.tag,
                     errors=tuple(declared.get("errors", ())),
                 )
@@ -204,7 +211,7 @@ def _documentation(handler: Callable[..., Any]) -> tuple[str, str | None]:
     """The summary (first line) and description (the rest) of the handler's docstring."""
     first, _, rest = inspect.cleandoc(handler.__doc__ or "").partition("\n")
     if not first.strip():
-        raise TypeError(f"{handler.__qualname__} needs a docstring: its summary, then more.")
+        raise TypeError(f"{handler.__qualname__} needs a docstring (its summary) or a summary=")
     paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", rest) if p.strip()]
     return first.strip(), "\n\n".join(paragraphs) or None
 
