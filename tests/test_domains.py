@@ -17,6 +17,7 @@ from contentplatform.core.procedures import ProcedureRouter
 from contentplatform.generation import watchers
 from contentplatform.kit import durable
 from contentplatform.kit.db import Base
+from contentplatform.kit.errors import PlatformError
 
 
 def every_module() -> Iterator[ModuleType]:
@@ -79,3 +80,22 @@ def test_every_table_belongs_to_a_domains_models():
 def test_domain_names_are_their_packages():
     for domain in domains.DOMAINS:
         assert importlib.import_module(f"contentplatform.{domain.name}.manifest").domain is domain
+
+
+def test_every_domain_error_says_when_it_happens():
+    """Its docstring is what the OpenAPI responses of the operations naming it print."""
+    for domain in domains.DOMAINS:
+        try:
+            module = importlib.import_module(f"contentplatform.{domain.name}.errors")
+        except ModuleNotFoundError:
+            continue
+        found = [
+            value
+            for value in vars(module).values()
+            if isinstance(value, type)
+            and issubclass(value, PlatformError)
+            and value.__module__ == module.__name__
+        ]
+        assert found, module.__name__
+        for error in found:
+            assert (error.__doc__ or "").strip(), f"{error.__qualname__} needs a docstring"
