@@ -8,6 +8,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from contentplatform.kit.schemas import Input, OffsetPage, Record
+from contentplatform.kit.text import Identifier, MultiLine, Name
 
 FileType = Literal["pdf", "docx", "doc", "txt", "md", "html", "htm"]
 Status = Literal["pending", "processing", "ready", "error"]
@@ -32,8 +33,10 @@ class ListDocumentsInput(Input):
 
 
 class CreateDocumentInput(Input):
-    filename: str = Field(min_length=1, max_length=255)
-    storage_path: str = Field(min_length=1, max_length=1024, description="Begins with `<org_id>/`.")
+    filename: Identifier = Field(min_length=1, max_length=255)
+    storage_path: Identifier = Field(
+        min_length=1, max_length=1024, description="Begins with `<org_id>/`."
+    )
     file_type: FileType
 
 
@@ -41,10 +44,16 @@ class ConfirmUploadInput(CreateDocumentInput):
     pass
 
 
+# Beyond any upload this service takes (the configured limit is checked after: FILE_TOO_LARGE).
+MAX_CONTENT_LENGTH = 2**40
+
+
 class CreateUploadUrlInput(Input):
-    filename: str = Field(min_length=1, max_length=255)
+    filename: Identifier = Field(min_length=1, max_length=255)
     file_type: FileType
-    content_length: int = Field(ge=1, description="Size in bytes of what will be uploaded.")
+    content_length: int = Field(
+        ge=1, le=MAX_CONTENT_LENGTH, description="Size in bytes of what will be uploaded."
+    )
 
 
 class DocumentIdInput(Input):
@@ -53,9 +62,9 @@ class DocumentIdInput(Input):
 
 class KnowledgeMetadataInput(Input):
     is_primary: bool | None = None
-    description: str | None = Field(None, max_length=2000)
-    tags: list[str] | None = Field(None, max_length=50)
-    language: str | None = Field(None, min_length=2, max_length=35)
+    description: MultiLine | None = Field(None, max_length=2000)
+    tags: list[Name] | None = Field(None, max_length=50)
+    language: Identifier | None = Field(None, min_length=2, max_length=35)
 
 
 class UpdateKnowledgeMetadataInput(Input):
@@ -65,7 +74,7 @@ class UpdateKnowledgeMetadataInput(Input):
 
 class RenameDocumentInput(Input):
     id: uuid.UUID
-    filename: str = Field(min_length=1, max_length=255)
+    filename: Identifier = Field(min_length=1, max_length=255)
 
 
 class BulkDeleteInput(Input):

@@ -8,7 +8,15 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, Field, field_validator
 
 from contentplatform.drafts.states import Status
-from contentplatform.kit.schemas import Input, Listing, Record
+from contentplatform.kit.schemas import MAX_PAGE, Input, Listing, Record
+from contentplatform.kit.text import (
+    MAX_INT,
+    Identifier,
+    JsonObject,
+    MultiLine,
+    PlainMultiLine,
+    PlainText,
+)
 
 MAX_TITLE = 500
 MAX_CONTENT = 1_000_000  # characters of HTML
@@ -23,7 +31,7 @@ AuthorType = Literal["ai", "human", "system"]
 
 
 class ListDraftsInput(Input):
-    page: int = Field(1, ge=1)
+    page: int = Field(1, ge=1, le=MAX_PAGE)
     limit: int = Field(20, ge=1, le=100)
     status: Status | None = None
     search: str | None = Field(
@@ -33,8 +41,10 @@ class ListDraftsInput(Input):
 
 
 class CreateDraftInput(Input):
-    title: str = Field(min_length=1, max_length=MAX_TITLE)
-    content: str = Field(
+    title: PlainText = Field(
+        min_length=1, max_length=MAX_TITLE, description="Plain text: markup is stripped."
+    )
+    content: MultiLine = Field(
         "<p></p>", max_length=MAX_CONTENT, description="HTML; sanitized. Default: <p></p>."
     )
     job_id: uuid.UUID | None = None
@@ -53,19 +63,27 @@ def _bounded_seo_meta(value: dict[str, Any] | None) -> dict[str, Any] | None:
 
 class UpdateDraftInput(Input):
     id: uuid.UUID
-    title: str | None = Field(None, min_length=1, max_length=MAX_TITLE)
-    content: str | None = Field(None, max_length=MAX_CONTENT, description="HTML; sanitized.")
-    excerpt: str | None = Field(None, max_length=MAX_EXCERPT)
+    title: PlainText | None = Field(
+        None, min_length=1, max_length=MAX_TITLE, description="Plain text: markup is stripped."
+    )
+    content: MultiLine | None = Field(None, max_length=MAX_CONTENT, description="HTML; sanitized.")
+    excerpt: PlainMultiLine | None = Field(
+        None, max_length=MAX_EXCERPT, description="Plain text: markup is stripped."
+    )
     # Named as the reference names it; `seoMeta` is accepted too.
-    seo_meta: dict[str, Any] | None = Field(
+    seo_meta: JsonObject | None = Field(
         None,
         alias="seo_meta",
         validation_alias=AliasChoices("seo_meta", "seoMeta"),
         description="Merged into the draft's seo_meta (a key set to null removes it). "
-        "`score_breakdown` is the service's own and cannot be set.",
+        "`score_breakdown` is the service's own and cannot be set. `seo_title`, "
+        "`meta_description` and `focus_keywords` are plain text: markup is stripped.",
     )
     expected_version: int | None = Field(
-        None, ge=0, description="The version the edit is based on; 409 when the draft moved on."
+        None,
+        ge=0,
+        le=MAX_INT,
+        description="The version the edit is based on; 409 when the draft moved on.",
     )
 
     _seo_meta_size = field_validator("seo_meta")(_bounded_seo_meta)
@@ -73,7 +91,7 @@ class UpdateDraftInput(Input):
 
 class RejectDraftInput(Input):
     id: uuid.UUID
-    reason: str = Field(min_length=1, max_length=MAX_REASON)
+    reason: MultiLine = Field(min_length=1, max_length=MAX_REASON)
 
     @field_validator("reason")
     @classmethod
@@ -85,7 +103,7 @@ class RejectDraftInput(Input):
 
 class AssignDraftInput(Input):
     id: uuid.UUID
-    assignee_id: str = Field(
+    assignee_id: Identifier = Field(
         min_length=1,
         max_length=255,
         description="The identity provider's user id of a member of this organization.",
@@ -94,18 +112,21 @@ class AssignDraftInput(Input):
 
 class ListVersionsInput(Input):
     id: uuid.UUID
-    page: int = Field(1, ge=1)
+    page: int = Field(1, ge=1, le=MAX_PAGE)
     limit: int = Field(20, ge=1, le=100)
 
 
 class VersionInput(Input):
     id: uuid.UUID
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=MAX_INT, description="A version past the draft's last is 404.")
 
 
 class RestoreVersionInput(VersionInput):
     expected_version: int | None = Field(
-        None, ge=0, description="The version the restore is based on; 409 when it moved on."
+        None,
+        ge=0,
+        le=MAX_INT,
+        description="The version the restore is based on; 409 when it moved on.",
     )
 
 

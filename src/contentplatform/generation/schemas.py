@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from contentplatform.drafts.schemas import Draft
 from contentplatform.kit.schemas import Input, Record
+from contentplatform.kit.text import Identifier, MultiLine
 
 RunStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 Step = Literal["retrieve", "outline", "write", "optimize", "score", "finalize"]
@@ -26,14 +27,14 @@ class BlogInput(Input):
         description=f"Up to 20, of at most {MAX_KEYWORD} characters each; the first is the "
         "focus keyword.",
     )
-    content_instructions: str | None = Field(None, max_length=5000)
+    content_instructions: MultiLine | None = Field(None, max_length=5000)
     document_ids: list[uuid.UUID] | None = Field(
         None,
         max_length=50,
         description="Ground the article in these ready documents only (the primary knowledge "
         "document is always considered too). An empty list is the same as none.",
     )
-    idempotency_key: str | None = Field(
+    idempotency_key: Identifier | None = Field(
         None,
         min_length=1,
         max_length=255,

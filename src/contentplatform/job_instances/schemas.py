@@ -6,13 +6,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from contentplatform.kit.schemas import Input, Record
+from contentplatform.kit.schemas import MAX_PAGE, Input, Record
+from contentplatform.kit.text import Identifier, MultiLine
 
 Keyword = Annotated[str, Field(min_length=1, max_length=100)]
 
 DayMode = Literal["generate", "select_existing"]
 InstanceStatus = Literal["pending", "running", "completed", "failed", "skipped"]
-Image = Annotated[str, Field(min_length=1, max_length=2000)]
+Image = Annotated[Identifier, Field(min_length=1, max_length=2000)]
 
 
 class ListInstancesInput(Input):
@@ -20,7 +21,7 @@ class ListInstancesInput(Input):
     end_date: datetime | None = Field(None, description="scheduledDate before.")
     job_id: uuid.UUID | None = None
     status: InstanceStatus | None = None
-    page: int = Field(1, ge=1)
+    page: int = Field(1, ge=1, le=MAX_PAGE)
     limit: int = Field(50, ge=1, le=100)
 
 
@@ -31,7 +32,7 @@ class CreateInstanceInput(Input):
     )
     day_mode: DayMode = "generate"
     keywords: list[Keyword] | None = Field(None, max_length=20)
-    content_instructions: str | None = Field(None, max_length=5000)
+    content_instructions: MultiLine | None = Field(None, max_length=5000)
     images: list[Image] = Field(default_factory=list, max_length=20)
     document_ids: list[uuid.UUID] | None = Field(None, max_length=50)
 
@@ -39,7 +40,7 @@ class CreateInstanceInput(Input):
 class UpdateInstanceInput(Input):
     id: uuid.UUID
     keywords: list[Keyword] | None = Field(None, max_length=20)
-    content_instructions: str | None = Field(None, max_length=5000)
+    content_instructions: MultiLine | None = Field(None, max_length=5000)
     day_mode: DayMode | None = None
 
 

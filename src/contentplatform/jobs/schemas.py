@@ -6,7 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from contentplatform.kit.schemas import Input, Page, Record
+from contentplatform.kit.schemas import MAX_PAGE, Input, Page, Record
+from contentplatform.kit.text import Identifier, MultiLine, Name
 
 JobType = Literal["one_off", "recurring", "scheduled"]
 JobStatus = Literal["active", "paused", "processing", "error", "completed"]
@@ -41,7 +42,7 @@ class JobFields(Input):
     topics: list[Topic] | None = Field(None, max_length=100)
     topic_source: TopicSource | None = None
     keywords: list[Keyword] | None = Field(None, max_length=20)
-    content_instructions: str | None = Field(None, max_length=5000)
+    content_instructions: MultiLine | None = Field(None, max_length=5000)
     document_ids: list[uuid.UUID] | None = Field(None, max_length=50)
     auto_publish: bool | None = None
     auto_publish_threshold: int | None = Field(None, ge=0, le=100)
@@ -50,7 +51,7 @@ class JobFields(Input):
 
 
 class CreateJobInput(JobFields):
-    name: str = Field(min_length=1, max_length=100)
+    name: Name = Field(min_length=1, max_length=100)
     job_type: JobType = "one_off"
     status: Literal["active", "paused"] = "active"
 
@@ -59,7 +60,7 @@ class CreateJobInput(JobFields):
 
 class UpdateJobInput(JobFields):
     id: uuid.UUID
-    name: str | None = Field(None, min_length=1, max_length=100)
+    name: Name | None = Field(None, min_length=1, max_length=100)
 
     _name = field_validator("name")(_not_blank)
 
@@ -70,7 +71,7 @@ class ListJobsInput(Input):
 
 
 class PageJobsInput(Input):
-    page: int = Field(1, ge=1)
+    page: int = Field(1, ge=1, le=MAX_PAGE)
     limit: int = Field(20, ge=1, le=100)
     search: str | None = Field(None, max_length=255, description="Matches the name.")
     status: JobStatus | None = None
@@ -82,13 +83,13 @@ class JobIdInput(Input):
 
 class CloneJobInput(Input):
     id: uuid.UUID
-    name: str | None = Field(None, min_length=1, max_length=100)
+    name: Name | None = Field(None, min_length=1, max_length=100)
 
     _name = field_validator("name")(_not_blank)
 
 
 class UpdateTimezoneInput(Input):
-    timezone: str = Field(min_length=1, max_length=64, description="An IANA zone name.")
+    timezone: Identifier = Field(min_length=1, max_length=64, description="An IANA zone name.")
 
 
 # --- outputs ----------------------------------------------------------------------------------

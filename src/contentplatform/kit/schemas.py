@@ -9,21 +9,70 @@ camelCase where it says so.
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from collections.abc import Iterator
+from functools import cache
+from typing import Annotated, Any, Generic, TypeVar, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
+from contentplatform.kit import text
+
 T = TypeVar("T")
+
+# The furthest page a numbered list goes (`page: int = Field(1, ge=1, le=MAX_PAGE)`): far past
+# any tenant's rows, so a page past the last is an empty page, and small enough that its offset
+# is an ordinary integer to every database. Further is a 400.
+MAX_PAGE = 100_000
 
 
 class Input(BaseModel):
-    """Base of every operation input: camelCase on the wire, unknown fields refused."""
+    """Base of every operation input: camelCase on the wire, unknown fields refused, and every
+    field held to kit/text.py's rule: each string in it (in lists, dict keys and values too) as
+    its `TextRule` marker says, one line of text when it has none; each integer within
+    `text.MIN_INT`..`text.MAX_INT` on each side where the field declares no bound of its own
+    (`le=`/`lt=`, `ge=`/`gt=`). So an operation added later cannot forget either: a refusal is
+    a 400 naming the field."""
 
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
     )
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _text_and_bounds(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.field_name is None:
+            return value
+        rule, has_max, has_min = _rules_of(cls, info.field_name)
+        return text.checked(value, rule, has_max=has_max, has_min=has_min)
+
+
+@cache
+def _rules_of(model: type[BaseModel], name: str) -> tuple[text.TextRule, bool, bool]:
+    """The text rule a field's annotation names (one line when none) and whether it declares an
+    upper and a lower bound of its own, wherever they sit (`list[Name] | None`, `Field(le=)`)."""
+    info = model.model_fields[name]
+    found = list(_metadata_in(info.annotation, info.metadata))
+    rule = next((m for m in found if isinstance(m, text.TextRule)), text.LINE)
+    has_max = any(isinstance(m, Le | Lt) for m in found)
+    has_min = any(isinstance(m, Ge | Gt) for m in found)
+    return rule, has_max, has_min
+
+
+def _metadata_in(annotation: Any, metadata: list[Any]) -> Iterator[Any]:
+    """Every metadata object of a field: its own and those of the Annotated types inside it."""
+    for item in metadata:
+        yield item
+        if isinstance(item, FieldInfo):
+            yield from item.metadata
+    if get_origin(annotation) is Annotated:
+        base, *extra = get_args(annotation)
+        yield from _metadata_in(base, extra)
+        return
+    for argument in get_args(annotation):
+        yield from _metadata_in(argument, [])
 
 
 class Empty(Input):

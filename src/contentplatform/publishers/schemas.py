@@ -8,7 +8,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from contentplatform.drafts.schemas import Draft
-from contentplatform.kit.schemas import Input, Listing, Page, Record
+from contentplatform.kit.schemas import MAX_PAGE, Input, Listing, Page, Record
+from contentplatform.kit.text import JsonObject, Name
 
 ConnectionType = Literal["wordpress", "ghost", "shopify", "webflow", "webhook"]
 ConnectionStatus = Literal["active", "error", "disabled"]
@@ -38,14 +39,14 @@ class ConnectionIdInput(Input):
 
 
 class CreateConnectionInput(Input):
-    name: str = Field(min_length=1, max_length=100)
+    name: Name = Field(min_length=1, max_length=100)
     type: ConnectionType
-    config: dict[str, Any] = Field(
+    config: JsonObject = Field(
         description="Per type: wordpress {siteUrl, categories?, authorId?}; ghost {adminUrl}; "
         "shopify {storeUrl, blogId, author?}; webflow {collectionId, fieldMapping, siteId?, "
         "apiBaseUrl?}; webhook {url}. Every URL passes the outbound guard before it is stored."
     )
-    credentials: dict[str, Any] | None = Field(
+    credentials: JsonObject | None = Field(
         None,
         description="Per type: wordpress {username, applicationPassword}; ghost {adminApiKey "
         "(id:secret)}; shopify {accessToken}; webflow {apiToken}; none for webhook. Stored "
@@ -58,9 +59,9 @@ class CreateConnectionInput(Input):
 
 class UpdateConnectionInput(Input):
     id: uuid.UUID
-    name: str | None = Field(None, min_length=1, max_length=100)
-    config: dict[str, Any] | None = Field(None, description="Replaces the config.")
-    credentials: dict[str, Any] | None = Field(None, description="Replaces the credentials.")
+    name: Name | None = Field(None, min_length=1, max_length=100)
+    config: JsonObject | None = Field(None, description="Replaces the config.")
+    credentials: JsonObject | None = Field(None, description="Replaces the credentials.")
     is_default: bool | None = None
     status: Literal["active", "disabled"] | None = None
 
@@ -69,7 +70,7 @@ class UpdateConnectionInput(Input):
 
 class ListAttemptsInput(Input):
     id: uuid.UUID
-    page: int = Field(1, ge=1)
+    page: int = Field(1, ge=1, le=MAX_PAGE)
     limit: int = Field(20, ge=1, le=100)
     status: AttemptStatus | None = None
 
@@ -88,11 +89,17 @@ class PublishDraftInput(Input):
     scheduled_at: datetime | None = Field(
         None, description="Required for schedule: a future instant with a time zone."
     )
+    force: bool = Field(
+        False,
+        description="Send the draft even when the target already has this version (e.g. its "
+        "copy was deleted or changed there). Without it, such a request sends nothing and "
+        "answers with the attempt that put this version there (or is putting it there now).",
+    )
 
 
 class DraftAttemptsInput(Input):
     id: uuid.UUID
-    page: int = Field(1, ge=1)
+    page: int = Field(1, ge=1, le=MAX_PAGE)
     limit: int = Field(20, ge=1, le=100)
 
 

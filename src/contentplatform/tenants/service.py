@@ -9,10 +9,15 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Identity, Role, TenantAccess
+from contentplatform.kit import text
 from contentplatform.tenants import repository
 from contentplatform.tenants.errors import NotAMember, TenantSuspended
 from contentplatform.tenants.models import Tenant, User
 from contentplatform.tenants.schemas import Member
+
+# What the tenants' and users' columns hold.
+NAME_LENGTH = 255
+EMAIL_LENGTH = 320
 
 
 async def resolve_access(session: AsyncSession, identity: Identity, org_id: str) -> TenantAccess:
@@ -38,9 +43,9 @@ async def resolve_access(session: AsyncSession, identity: Identity, org_id: str)
 async def _provision(
     session: AsyncSession, identity: Identity, org_id: str, role: Role
 ) -> tuple[Tenant, User]:
-    tenant = await repository.ensure_tenant(
-        session, org_id, identity.organization_names.get(org_id, org_id)
-    )
+    # The names are the identity provider's, whatever they hold: made plain, never refused.
+    name = text.cleaned(identity.organization_names.get(org_id, ""), NAME_LENGTH) or org_id
+    tenant = await repository.ensure_tenant(session, org_id, name)
     user = await repository.ensure_user(session, identity.subject)
     _refresh_profile(user, identity)
     member = await repository.ensure_membership(session, tenant.id, user.id, role.value)
@@ -64,10 +69,12 @@ async def _stored_membership(
 
 
 def _refresh_profile(user: User, identity: Identity) -> None:
-    if identity.email and user.email != identity.email:
-        user.email = identity.email
-    if identity.name and user.name != identity.name:
-        user.name = identity.name
+    email = text.cleaned(identity.email or "", EMAIL_LENGTH)
+    if email and user.email != email:
+        user.email = email
+    name = text.cleaned(identity.name or "", NAME_LENGTH)
+    if name and user.name != name:
+        user.name = name
 
 
 async def member_profile(session: AsyncSession, access: TenantAccess) -> Member:

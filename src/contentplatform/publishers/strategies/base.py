@@ -19,7 +19,7 @@ import httpx
 from pydantic import AfterValidator, BaseModel, ConfigDict, HttpUrl
 from pydantic.alias_generators import to_camel
 
-from contentplatform.kit import outbound
+from contentplatform.kit import outbound, text
 
 # `publish` makes the article live; `draft` puts it on the target unpublished (for a last look
 # in the CMS). Scheduling is ours: a scheduled attempt waits, then publishes.
@@ -58,7 +58,9 @@ SiteAddress = Annotated[HttpUrl, AfterValidator(_site_address)]
 
 @dataclass(frozen=True)
 class Article:
-    """A draft as it goes out. `html` is already sanitized."""
+    """A draft as it goes out. `html` is already sanitized; the title, excerpt, SEO title, meta
+    description and tags are plain text, made so here whatever the draft holds (kit/text.py):
+    a target that reads one of them as HTML gets it through `text.escaped`, never as is."""
 
     draft_id: uuid.UUID
     version: int
@@ -70,6 +72,24 @@ class Article:
     meta_description: str | None = None
     tags: list[str] = field(default_factory=list)
     canonical_url: str | None = None
+
+    def __post_init__(self) -> None:
+        # A draft written before titles were plain text may still hold markup.
+        plain = {
+            "title": text.plain_text(self.title),
+            "excerpt": _plain_or_none(self.excerpt),
+            "seo_title": _plain_or_none(self.seo_title),
+            "meta_description": _plain_or_none(self.meta_description),
+            "tags": [tag for tag in map(text.plain_text, self.tags) if tag],
+        }
+        for name, value in plain.items():
+            object.__setattr__(self, name, value)
+
+
+def _plain_or_none(value: str | None) -> str | None:
+    if value is None:
+        return None
+    return text.plain_text(value) or None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,9 @@ the post the lost try made instead of adding a second one. "Of ours" means its f
 injection carries the draft's marker comment (Ghost keeps no comment inside an HTML card), so a
 post someone wrote in Ghost with the same slug is never taken over: ours is created beside it,
 Ghost giving it a `-2` slug. Updates leave the code injection as it is.
+
+The title, excerpt, meta title and description and tags go as plain text: Ghost keeps them as
+text and escapes them in its pages.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ validation (Invalid, NOT_FOUND on the id is RemoteNotFound), top-level `errors` 
 (THROTTLED is RateLimited with a wait computed from the query cost and the bucket's restore
 rate, ACCESS_DENIED is a missing scope).
 
+The title and the SEO tags are plain text, as Shopify keeps them (themes escape them); the summary
+is HTML to Shopify, so the excerpt goes escaped.
+
 Duplicates: before every create the article is looked up by handle (our slug) in the blog, so a
 create whose answer was lost (Ambiguous) is found and updated on the next try instead of being
 made twice. An article is only taken over when it carries our mark (a `content_platform.draft_id`
@@ -26,6 +29,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from contentplatform.kit import text
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     EVERY_CAPABILITY,
@@ -244,7 +248,7 @@ class Shopify(Strategy[ShopifyConfig, ShopifyCredentials], type="shopify"):
             "handle": article.slug,
             "body": article.html,
             # An empty summary lets the theme show the start of the body, and clears an old one.
-            "summary": article.excerpt or "",
+            "summary": text.escaped(article.excerpt) if article.excerpt else "",
             "tags": list(article.tags),
             "isPublished": mode == "publish",
             # The `global` title and description tags are what themes put in <title> and meta.

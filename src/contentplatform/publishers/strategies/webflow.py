@@ -12,7 +12,8 @@ for a draft; `unpublish` does the same without new content.
 
 The article's parts go into the collection's fields named by `fieldMapping` (Webflow's own
 `name` and `slug` by default; the rich-text body field has no default). Tags are not sent:
-Webflow keeps them as references to items of another collection.
+Webflow keeps them as references to items of another collection. The title, excerpt, SEO title
+and meta description are plain text, for the PlainText fields Webflow escapes when it renders.
 
 Duplicates: before every create the collection is searched for the slug, so a create whose
 answer was lost (Ambiguous) is found and updated on the next try. Only an item with our slug and

@@ -16,6 +16,10 @@ version, and the version marker of the previous delivery (`Remote.remote_version
 the previous delivery's id): a later republish of the same version after an unpublish is a new
 intent and gets a new id, where `msg_{draft}_{version}_{type}` alone would repeat an old one.
 
+In `data`, `html` is the sanitized article; `title`, `excerpt`, `seo_title`,
+`meta_description` and `tags` are plain text (no markup, entities decoded): a receiver that puts
+them in a page escapes them as it would any text.
+
 The receiver may answer `{"id", "url"}` to name its copy; otherwise the draft's id is the
 external id and there is no URL. 410 Gone (or 404) is RemoteNotFound; other statuses are mapped
 as for any target.

@@ -8,6 +8,9 @@ try made instead of adding a second one. "Of ours" means its content carries the
 comment, so a post someone wrote in WordPress with the same slug is never taken over (ours is
 created beside it, and WordPress gives a published one a `-2` slug).
 
+WordPress reads a post's title and excerpt as HTML (themes print them as they are), so both go
+escaped: a title "Tom & Jerry <3" shows as written and never becomes markup.
+
 Not sent: the article's tags (WordPress wants term ids, which it would take a lookup and maybe a
 create per tag to get; `tags` in the config gives fixed ones), the SEO title and meta
 description (core WordPress has no fields for them; SEO plugins add their own).
@@ -23,6 +26,7 @@ from urllib.parse import quote
 
 from pydantic import ConfigDict, Field, PositiveInt
 
+from contentplatform.kit import text
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     Article,
@@ -148,10 +152,10 @@ class WordPress(Strategy[WordPressConfig, WordPressCredentials], type="wordpress
 
     def _fields(self, article: Article, mode: Mode) -> dict[str, Any]:
         fields: dict[str, Any] = {
-            "title": article.title,
+            "title": text.escaped(article.title),
             "content": f"{marker(article)}\n{article.html}",
             # Empty lets WordPress derive one from the content, as it does for its own posts.
-            "excerpt": article.excerpt or "",
+            "excerpt": text.escaped(article.excerpt) if article.excerpt else "",
             "slug": article.slug,
             "status": "publish" if mode == "publish" else "draft",
         }
