@@ -52,6 +52,10 @@ class Settings(BaseSettings):
     # Redis for state shared by several processes (rate limits; later cache and streams).
     redis_url: str | None = None
     redis_prefix: str = "contentplatform:"
+    # Database connections each process keeps open, and how many more a burst beyond them may
+    # open (and close again).
+    database_pool_size: int = Field(20, ge=1, le=1000)
+    database_max_overflow: int = Field(10, ge=0, le=1000)
 
     # Identity provider. Required outside `local`.
     jwks_url: str | None = None
@@ -61,6 +65,9 @@ class Settings(BaseSettings):
     jwt_leeway_seconds: int = 30
     jwks_cache_seconds: int = 300
     jwks_min_refetch_seconds: int = 10
+    # Verified tokens a process remembers (until their expiry, and no longer than the keys are
+    # cached), so a token is verified once rather than on every request; 0 verifies every time.
+    token_cache_size: int = Field(10_000, ge=0, le=1_000_000)
 
     # Requests per principal (user in a tenant) and per client address on public paths.
     rate_limit: str = "600/minute"
@@ -88,6 +95,8 @@ class Settings(BaseSettings):
     chunk_tokens: int = 512
     chunk_overlap_tokens: int = 64
     ingest_stall_seconds: float = 1800
+    # Worker processes that extract and chunk uploaded files (0: a thread of this process).
+    ingest_processes: int = Field(1, ge=0, le=64)
     documents_list_cache_seconds: int = 60
 
     # The language model: `offline` (embedded, deterministic, no network) or `openai`, any

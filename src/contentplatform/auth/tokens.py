@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import jwt
+from cachetools import TLRUCache
 
 from contentplatform.auth import devkeys
 from contentplatform.auth.context import Identity, Role
@@ -81,8 +82,26 @@ def _signing_key(entry: object) -> tuple[str, jwt.PyJWK] | None:
 
 
 class TokenVerifier:
+    """Verifies bearer tokens, and remembers the ones it verified.
+
+    A client sends the same token with every request until it expires, and checking its signature
+    and claims is most of what an authenticated request costs; so a verified token is kept (by its
+    exact text: any other byte is another token) until it expires, as verification with the same
+    leeway would say, and never longer than the signing keys are cached, so a key the provider
+    withdraws stops counting as soon as it would uncached. The cache is bounded, least recently
+    used first out."""
+
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.verified: TLRUCache[str, tuple[Identity, float]] | None = (
+            TLRUCache(
+                maxsize=settings.token_cache_size,
+                ttu=lambda _token, entry, _now: entry[1],
+                timer=time.time,
+            )
+            if settings.token_cache_size
+            else None
+        )
         self.allowed_algorithms = set(settings.jwt_algorithms)
         self.jwks = (
             JwksCache(
@@ -100,11 +119,26 @@ class TokenVerifier:
             )
 
     async def verify(self, token: str) -> Identity:
+        if self.verified is not None and (known := self.verified.get(token)) is not None:
+            return known[0]
+        claims = await self._verified_claims(token)
+        identity = identity_from_claims(claims)
+        if self.verified is not None:
+            # `exp` is required and numeric once verified; the key cache bounds it too.
+            good_until = min(
+                float(claims["exp"]) + self.settings.jwt_leeway_seconds,
+                time.time() + self.settings.jwks_cache_seconds,
+            )
+            self.verified[token] = (identity, good_until)
+        return identity
+
+    async def _verified_claims(self, token: str) -> dict[str, Any]:
         try:
-            header = jwt.get_unverified_header(token)
-            unverified = jwt.decode(token, options={"verify_signature": False})
+            # Header and payload, read once to choose the key; nothing in them is trusted yet.
+            parts = jwt.decode_complete(token, options={"verify_signature": False})
         except jwt.PyJWTError:
             raise Unauthorized("The bearer token is malformed.") from None
+        header, unverified = parts["header"], parts["payload"]
         algorithm = header.get("alg")
         if not isinstance(algorithm, str) or algorithm not in self.allowed_algorithms:
             raise Unauthorized(f"Tokens signed with {algorithm!r} are not accepted.")
@@ -144,7 +178,7 @@ class TokenVerifier:
             raise Unauthorized("The token is meant for another audience.") from None
         except jwt.PyJWTError:
             raise Unauthorized("The token could not be verified.") from None
-        return identity_from_claims(claims)
+        return claims
 
 
 def identity_from_claims(claims: dict[str, Any]) -> Identity:

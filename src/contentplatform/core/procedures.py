@@ -22,9 +22,12 @@ Fields declared with `header(...)` are request headers in both forms (a public f
 from __future__ import annotations
 
 import inspect
+import json
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from types import UnionType
 from typing import (
     Annotated,
     Any,
@@ -33,13 +36,26 @@ from typing import (
     Required,
     TypedDict,
     TypeVar,
+    Union,
     Unpack,
+    get_args,
+    get_origin,
     get_type_hints,
 )
 
 from fastapi import Body, Depends, FastAPI, Header, Path, Query, Request, Response
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ValidationError, create_model
+from fastapi.security.utils import get_authorization_scheme_param
+from pydantic import (
+    AliasChoices,
+    AliasPath,
+    BaseModel,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
 from pydantic.fields import FieldInfo
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.routing import BaseRoute
@@ -51,14 +67,17 @@ from contentplatform.kit import logs
 from contentplatform.kit.errors import (
     ALL_ERRORS,
     PROBLEM_JSON,
+    BadRequest,
     MethodNotAllowed,
     NotFound,
     PlatformError,
     validation_failed,
 )
+from contentplatform.kit.http import encoder
 from contentplatform.kit.schemas import Input, is_header
 
 ORG_HEADER = "x-idp-org-id"
+ORGANIZATION_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 RPC_PREFIX = "/api/rpc"
 
 bearer_scheme = HTTPBearer(
@@ -77,8 +96,12 @@ class Context:
     principal: Principal
     request_id: str
     runtime: Runtime
-    # Where this service is reached, as the client called it (for links it hands out).
-    base_url: str
+    request: Request = field(repr=False)
+
+    @property
+    def base_url(self) -> str:
+        """Where this service is reached, as the client called it (for links it hands out)."""
+        return str(self.request.base_url).rstrip("/")
 
     @property
     def settings(self) -> Settings:
@@ -121,6 +144,7 @@ class Procedure(Generic[InT, OutT]):
     description: str | None
     tag: str
     errors: tuple[type[PlatformError], ...] = ()  # see Declared
+    cached: Cached | None = None
 
     @property
     def path_names(self) -> set[str]:
@@ -145,6 +169,21 @@ class Declared(TypedDict, total=False):
     # The errors it raises beyond the ones every operation may (400, 401, 403, 429, 500, and
     # 404 when its path names a record): domain error classes, listed in its OpenAPI responses.
     errors: Sequence[type[PlatformError]]
+    # Its answers are cached (tenant-scoped reads only; see Cached).
+    cached: Cached
+
+
+@dataclass(frozen=True)
+class Cached:
+    """A tenant-scoped read whose answers are kept in the runtime's cache (kit/cache.py) per
+    scope and input, and sent again exactly as they were first written: a hit runs no handler
+    and validates or serializes nothing, so it costs little more than the caller's check.
+
+    `scope(tenant)` names what one change retires at once (`runtime.cache.invalidate(scope)`,
+    e.g. a tenant's documents); `seconds(settings)` is how long an answer is kept at most."""
+
+    scope: Callable[[TenantAccess], str]
+    seconds: Callable[[Settings], float]
 
 
 @dataclass
@@ -163,6 +202,8 @@ class ProcedureRouter:
 
         def register(handler: Handler[InT, OutT]) -> Handler[InT, OutT]:
             input, output = _models_of(handler)
+            if "cached" in declared and declared["access"].tenant_role is None:
+                raise TypeError(f"{self.name}.{name}: only tenant-scoped reads are cached")
             summary, description = declared.get("summary"), declared.get("description")
             if summary is None:
                 summary, described = _documentation(handler)
@@ -180,6 +221,7 @@ class ProcedureRouter:
                     description=description,
                     tag=self.tag,
                     errors=tuple(declared.get("errors", ())),
+                    cached=declared.get("cached"),
                 )
             )
             return handler
@@ -235,6 +277,7 @@ def mount(
     declared: list[BaseRoute] = []
     for procedure in procedures.values():
         guard = _guard(procedure.access, authorize)
+        answer = _answerer(procedure.output)
         common: dict[str, Any] = {
             "response_model": procedure.output,
             "responses": _error_responses(procedure),
@@ -245,19 +288,30 @@ def mount(
         if procedure.output is None:  # the operation answers 200 with an empty body
             common["response_class"] = Response
             common["responses"][200] = {"description": "Done; the body is empty."}
-        app.add_api_route(
+        rest, rpc = _Reading.rest(procedure), _Reading.rpc(procedure)
+        app.router.add_api_route(
             procedure.path,
-            _rest_endpoint(procedure, guard),
+            _documented(
+                procedure.operation_id.replace(".", "_"),
+                _signature(rest, guard),
+                _server(procedure, rest, authorize, answer),
+            ),
             methods=[procedure.method],
             operation_id=procedure.operation_id,
+            route_class_override=_ProcedureRoute,
             **common,
         )
         declared.append(app.router.routes[-1])
-        app.add_api_route(
+        app.router.add_api_route(
             f"{RPC_PREFIX}/{procedure.operation_id}",
-            _rpc_endpoint(procedure, guard),
+            _documented(
+                "rpc_" + procedure.operation_id.replace(".", "_"),
+                _signature(rpc, guard),
+                _server(procedure, rpc, authorize, answer),
+            ),
             methods=["POST"],
             include_in_schema=False,
+            route_class_override=_ProcedureRoute,
             **common,
         )
 
@@ -292,13 +346,9 @@ def _match_literals_first(app: FastAPI, routes: list[BaseRoute]) -> None:
 
 
 async def invoke(
-    procedure: Procedure[Any, Any], request: Request, principal: Principal, raw: dict[str, Any]
+    procedure: Procedure[Any, Any], request: Request, principal: Principal, data: BaseModel
 ) -> Any:
-    try:
-        data = procedure.input.model_validate(raw)
-    except ValidationError as error:
-        raise validation_failed(error.errors(include_url=False)) from None
-    logs.bind(operation=procedure.operation_id)
+    """Run the handler on its validated input, in one unit of work."""
     runtime: Runtime = request.app.state.runtime
     async with runtime.db.unit_of_work() as session:
         ctx = Context(
@@ -306,13 +356,14 @@ async def invoke(
             principal=principal,
             request_id=logs.request_id(),
             runtime=runtime,
-            base_url=str(request.base_url).rstrip("/"),
+            request=request,
         )
         return await procedure.handler(ctx, data)
 
 
 def _guard(access: Access, authorize: Authorizer) -> Callable[..., Awaitable[Principal]]:
-    """A FastAPI dependency resolving the caller; its parameters also document auth in OpenAPI."""
+    """The declared dependency whose parameters document an operation's authentication in
+    OpenAPI (bearer token, organization header); `_server` authorizes the requests the same way."""
     if access is Access.public:
 
         async def public(request: Request) -> Principal:
@@ -343,7 +394,7 @@ def _guard(access: Access, authorize: Authorizer) -> Callable[..., Awaitable[Pri
                 ),
                 max_length=255,
                 # Organization ids become storage prefixes, so they stay plain.
-                pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                pattern=ORGANIZATION_ID,
             ),
         ] = None,
     ) -> Principal:
@@ -368,35 +419,264 @@ def _parameter(
 PARAMETER_SOURCES: dict[str, Callable[..., Any]] = {"path": Path, "query": Query, "header": Header}
 
 
-def _rest_endpoint(
-    procedure: Procedure[Any, Any], guard: Callable[..., Awaitable[Principal]]
+@dataclass(frozen=True)
+class _Reading:
+    """Where one transport of an operation reads its input: the fields in the path, the query
+    string and the headers, and the model of the JSON body that holds the others (none when no
+    field is in it)."""
+
+    procedure: Procedure[Any, Any]
+    parameters: dict[str, tuple[str, FieldInfo]]  # field name -> (path|query|header, field)
+    body: type[BaseModel] | None
+
+    @classmethod
+    def rest(cls, procedure: Procedure[Any, Any]) -> _Reading:
+        return cls._of(procedure, lambda name, info: procedure.location(name, info))
+
+    @classmethod
+    def rpc(cls, procedure: Procedure[Any, Any]) -> _Reading:
+        # Everything but the headers is the one JSON object, which is always there to check
+        # (an operation without input refuses fields).
+        return cls._of(
+            procedure, lambda _, info: "header" if is_header(info) else "body", always_body=True
+        )
+
+    @classmethod
+    def _of(
+        cls,
+        procedure: Procedure[Any, Any],
+        where: Callable[[str, FieldInfo], str],
+        *,
+        always_body: bool = False,
+    ) -> _Reading:
+        parameters: dict[str, tuple[str, FieldInfo]] = {}
+        body_fields: dict[str, Any] = {}
+        for name, info in procedure.input.model_fields.items():
+            place = where(name, info)
+            if place == "body":
+                body_fields[name] = (info.annotation, info)
+            else:
+                parameters[name] = (place, info)
+        body = _body_model(procedure, body_fields) if body_fields or always_body else None
+        return cls(procedure, parameters, body)
+
+    @cached_property
+    def body_keys(self) -> frozenset[str]:
+        """The names a body may use: each body field's name, wire name and other accepted
+        names (`seoMeta` beside `seo_meta`)."""
+        fields = self.body.model_fields if self.body is not None else {}
+        return frozenset(key for name, info in fields.items() for key in _names_of(name, info))
+
+    @cached_property
+    def body_required(self) -> bool:
+        fields = self.body.model_fields if self.body is not None else {}
+        return any(info.is_required() for info in fields.values())
+
+    @cached_property
+    def sources(self) -> list[tuple[str, str, bool]]:
+        """(where, wire name, is a list) of each parameter."""
+        return [
+            (place, info.alias or name, _is_sequence(info.annotation))
+            for name, (place, info) in self.parameters.items()
+        ]
+
+    def read(self, request: Request, body: Any, *, also: Sequence[Any] = ()) -> BaseModel:
+        """The operation's input, validated once, from the parameters and the body read as
+        FastAPI reads them; 400 naming each field that fails (and the problems `also` lists)."""
+        raw: dict[str, Any] = {}
+        for place, key, many in self.sources:
+            if place == "query":
+                found = request.query_params.getlist(key) if many else request.query_params.get(key)
+                if found is not None and found != []:
+                    raw[key] = found
+            elif place == "path":
+                raw[key] = request.path_params[key]
+            elif (value := request.headers.get(key)) is not None:
+                raw[key] = value
+        errors = list(also)
+        if self.body is not None:
+            if isinstance(body, dict) and body.keys() <= self.body_keys:
+                raw.update(body)
+            else:
+                checked, refused = self._checked_body(body)
+                raw.update(checked)
+                errors += refused
+        if not errors:
+            try:
+                data: BaseModel = self.procedure.input.model_validate(raw)
+                return data
+            except ValidationError as error:
+                errors = error.errors(include_url=False)
+        raise validation_failed(errors)
+
+    def _checked_body(self, body: Any) -> tuple[dict[str, Any], list[Any]]:
+        """A body that is not plainly an object of body fields (none, an array, not JSON, a
+        field named otherwise or not at all), read by the body model: its fields, or what is
+        wrong with it."""
+        assert self.body is not None
+        if body is None:
+            required = {"type": "missing", "loc": ("body",), "msg": "Field required"}
+            return {}, [required] if self.body_required else []
+        try:
+            return self.body.model_validate(body).model_dump(exclude_unset=True), []
+        except ValidationError as error:
+            errors = error.errors(include_url=False)
+            return {}, [{**e, "loc": ("body", *e["loc"])} for e in errors]
+
+
+def _names_of(name: str, info: FieldInfo) -> set[str]:
+    """Every key a JSON object may give a field under: its name, alias and validation aliases."""
+    names = {name, info.alias or name}
+    choices = info.validation_alias
+    for choice in choices.choices if isinstance(choices, AliasChoices) else [choices]:
+        if isinstance(choice, str):
+            names.add(choice)
+        elif isinstance(choice, AliasPath) and isinstance(choice.path[0], str):
+            names.add(choice.path[0])
+    return names
+
+
+def _is_sequence(annotation: Any) -> bool:
+    """Whether a query parameter takes several values (`?id=a&id=b`)."""
+    kinds = (
+        [annotation, *get_args(annotation)] if get_origin(annotation) in UNIONS else [annotation]
+    )
+    return any(get_origin(kind) in (list, set, tuple, frozenset) for kind in kinds)
+
+
+UNIONS = (Union, UnionType)
+
+
+async def _json_body(request: Request) -> Any:
+    """The request body as FastAPI reads it: JSON when its content type says so (400 if it is
+    not), the bytes as they are otherwise (refused by the body model), None when empty."""
+    try:
+        content = await request.body()
+    except Exception:
+        raise BadRequest("There was an error parsing the body") from None
+    if not content:
+        return None
+    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    main, _, sub = kind.partition("/")
+    if main != "application" or not (sub == "json" or sub.endswith("+json")):
+        return content
+    try:
+        return json.loads(content)
+    except json.JSONDecodeError as error:
+        invalid = {"type": "json_invalid", "loc": ("body", error.pos), "msg": "JSON decode error"}
+        raise validation_failed([invalid]) from None
+    except (ValueError, RecursionError):
+        # Bytes that are not UTF-8 (UnicodeDecodeError), or nesting deeper than the parser goes.
+        invalid = {"type": "json_invalid", "loc": ("body",), "msg": "JSON decode error"}
+        raise validation_failed([invalid]) from None
+
+
+def _bearer(request: Request) -> str | None:
+    """The bearer token, read as FastAPI's HTTPBearer reads it (any other scheme: none)."""
+    scheme, credentials = get_authorization_scheme_param(request.headers.get("authorization"))
+    return credentials if credentials and scheme.lower() == "bearer" else None
+
+
+_ORGANIZATION: TypeAdapter[str | None] = TypeAdapter(
+    Annotated[str | None, StringConstraints(max_length=255, pattern=ORGANIZATION_ID)]
+)
+
+
+def _server(
+    procedure: Procedure[Any, Any],
+    reading: _Reading,
+    authorize: Authorizer,
+    answer: Callable[[Any], Response],
+) -> Callable[[Request], Awaitable[Response]]:
+    """How a route of `procedure` serves a request, in FastAPI's order: the body is read (not
+    JSON: 400), the organization header checked, the caller authorized (401, 403, 429), the
+    input validated (400), the handler run and its result answered."""
+    access = procedure.access
+
+    async def serve(request: Request) -> Response:
+        body = await _json_body(request) if reading.body is not None else None
+        if access is Access.public:
+            principal = await authorize(request, access, None, None)
+        elif access.tenant_role is None:
+            principal = await authorize(request, access, _bearer(request), None)
+        else:
+            try:
+                org = _ORGANIZATION.validate_python(request.headers.get(ORG_HEADER))
+            except ValidationError as error:
+                # Listed with whatever else is wrong with the input, the caller unchecked.
+                header = [{**e, "loc": ("header", ORG_HEADER)} for e in error.errors()]
+                reading.read(request, body, also=header)
+            principal = await authorize(request, access, _bearer(request), org)
+        data = reading.read(request, body)
+        logs.bind(operation=procedure.operation_id)
+        if procedure.cached is None:
+            return answer(await invoke(procedure, request, principal, data))
+        return await _cached_answer(procedure, procedure.cached, request, principal, data, answer)
+
+    return serve
+
+
+async def _cached_answer(
+    procedure: Procedure[Any, Any],
+    cached: Cached,
+    request: Request,
+    principal: Principal,
+    data: BaseModel,
+    answer: Callable[[Any], Response],
+) -> Response:
+    """The answer kept for this input in its scope, or the handler's, kept for next time."""
+    runtime: Runtime = request.app.state.runtime
+    assert principal.tenant is not None, "cached operations are tenant-scoped"
+
+    async def produce() -> str:
+        fresh = answer(await invoke(procedure, request, principal, data))
+        return bytes(fresh.body).decode()
+
+    body = await runtime.cache.get_or_set(
+        cached.scope(principal.tenant),
+        f"{procedure.operation_id}:{data.model_dump_json()}",
+        cached.seconds(runtime.settings),
+        produce,
+    )
+    return Response(body.encode(), media_type="application/json")
+
+
+class _ProcedureRoute(APIRoute):
+    """A procedure's route. FastAPI documents it from its declared endpoint (parameters, body,
+    security), but it is served by the procedure's own handler (`_server`): FastAPI's solving of
+    dependencies and validating each parameter per request would only repeat what the input
+    model validates, and cost a sixth of a small request."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        serve: Callable[[Request], Coroutine[Any, Any, Response]] = self.endpoint.serve  # type: ignore[attr-defined]
+        return serve
+
+
+def _documented(
+    name: str, signature: inspect.Signature, serve: Callable[[Request], Awaitable[Response]]
 ) -> Callable[..., Awaitable[Any]]:
-    params = [
-        _parameter("_cp_request", Request),
-        _parameter("_cp_principal", Annotated[Principal, Depends(guard)]),
-    ]
-    body_fields: dict[str, Any] = {}
-    for name, info in procedure.input.model_fields.items():
-        where = procedure.location(name, info)
-        if where == "body":
-            body_fields[name] = (info.annotation, info)
-            continue
-        params.append(_field_parameter(name, info, PARAMETER_SOURCES[where]))
+    """The endpoint FastAPI documents a route by; the route serves requests with `serve`."""
 
-    if body_fields:
-        params.append(_body_parameter(_body_model(procedure, body_fields)))
+    async def endpoint(**_: Any) -> Any:
+        raise RuntimeError(f"{name} is served by its procedure's route")
 
-    async def endpoint(**kwargs: Any) -> Any:
-        request: Request = kwargs.pop("_cp_request")
-        principal: Principal = kwargs.pop("_cp_principal")
-        body: BaseModel | None = kwargs.pop("_cp_body", None)
-        if body is not None:
-            kwargs.update(body.model_dump(exclude_unset=True))
-        return _answer(procedure, await invoke(procedure, request, principal, kwargs))
-
-    endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    endpoint.__name__ = procedure.operation_id.replace(".", "_")
+    endpoint.__signature__ = signature  # type: ignore[attr-defined]
+    endpoint.__name__ = name
+    endpoint.serve = serve  # type: ignore[attr-defined]
     return endpoint
+
+
+def _signature(reading: _Reading, guard: Callable[..., Awaitable[Principal]]) -> inspect.Signature:
+    """The declared endpoint's parameters, which the API document is made from: the guard (its
+    security and organization header), each parameter where it is read, the body model."""
+    params = [_parameter("_cp_principal", Annotated[Principal, Depends(guard)])]
+    params += [
+        _field_parameter(name, info, PARAMETER_SOURCES[place])
+        for name, (place, info) in reading.parameters.items()
+    ]
+    if reading.body is not None:
+        params.append(_body_parameter(reading.body))
+    return inspect.Signature(params)
 
 
 def _field_parameter(name: str, info: FieldInfo, source: Callable[..., Any]) -> inspect.Parameter:
@@ -409,14 +689,6 @@ def _field_parameter(name: str, info: FieldInfo, source: Callable[..., Any]) -> 
         else info.get_default(call_default_factory=True)
     )
     return _parameter(name, Annotated[info.annotation, marker], default)
-
-
-def _header_parameters(procedure: Procedure[Any, Any]) -> list[inspect.Parameter]:
-    return [
-        _field_parameter(name, info, Header)
-        for name, info in procedure.input.model_fields.items()
-        if is_header(info)
-    ]
 
 
 def _body_model(procedure: Procedure[Any, Any], fields: dict[str, Any]) -> type[BaseModel]:
@@ -436,36 +708,14 @@ def _body_parameter(model: type[BaseModel]) -> inspect.Parameter:
     )
 
 
-def _answer(procedure: Procedure[Any, Any], result: Any) -> Any:
-    return Response(status_code=200) if procedure.output is None else result
-
-
-def _rpc_endpoint(
-    procedure: Procedure[Any, Any], guard: Callable[..., Awaitable[Principal]]
-) -> Callable[..., Awaitable[Any]]:
-    # Everything but the headers is the one JSON object.
-    body_fields = {
-        name: (info.annotation, info)
-        for name, info in procedure.input.model_fields.items()
-        if not is_header(info)
-    }
-    params = [
-        _parameter("_cp_request", Request),
-        _parameter("_cp_principal", Annotated[Principal, Depends(guard)]),
-        *_header_parameters(procedure),
-        _body_parameter(_body_model(procedure, body_fields)),
-    ]
-
-    async def endpoint(**kwargs: Any) -> Any:
-        request: Request = kwargs.pop("_cp_request")
-        principal: Principal = kwargs.pop("_cp_principal")
-        body: BaseModel | None = kwargs.pop("_cp_body")
-        raw = {**kwargs, **(body.model_dump(exclude_unset=True) if body is not None else {})}
-        return _answer(procedure, await invoke(procedure, request, principal, raw))
-
-    endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    endpoint.__name__ = "rpc_" + procedure.operation_id.replace(".", "_")
-    return endpoint
+def _answerer(output: Any) -> Callable[[Any], Response]:
+    """How an operation's result becomes its response: serialized once, straight into the body
+    (kit.http.encoder). The route sends that Response as it is, so nothing validates the output
+    again; `response_model` stays declared for the API document."""
+    if output is None:
+        return lambda _: Response(status_code=200)
+    encode = encoder(output)
+    return lambda result: Response(encode(result), media_type="application/json")
 
 
 def _error_responses(procedure: Procedure[Any, Any]) -> dict[int | str, dict[str, Any]]:

@@ -29,7 +29,11 @@ class Runtime:
     def create(cls, settings: Settings) -> Runtime:
         return cls(
             settings=settings,
-            db=Database(settings.resolved_database_url),
+            db=Database(
+                settings.resolved_database_url,
+                pool_size=settings.database_pool_size,
+                max_overflow=settings.database_max_overflow,
+            ),
             limiter=RateLimiter(settings.redis_url, settings.redis_prefix),
             cache=ScopedCache(settings.redis_url, settings.redis_prefix),
             store=ObjectStore.from_settings(settings),

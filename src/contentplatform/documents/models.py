@@ -61,7 +61,14 @@ class Document(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
             postgresql_where=text("is_primary AND deleted_at IS NULL"),
         ),
         Index("ix_documents_tenant_id_content_hash", "tenant_id", "content_hash"),
-        Index("ix_documents_tenant_id_created_at", "tenant_id", "created_at"),
+        # The list and its count read live documents only (migration 0008).
+        Index(
+            "ix_documents_tenant_id_created_at_live",
+            "tenant_id",
+            "created_at",
+            sqlite_where=LIVE,
+            postgresql_where=LIVE,
+        ),
     )
 
     filename: Mapped[str] = mapped_column(String(255), nullable=False)

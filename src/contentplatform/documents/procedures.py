@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
-from contentplatform.core.procedures import Context, ProcedureRouter
+from contentplatform.core.procedures import Cached, Context, ProcedureRouter
 from contentplatform.credits.errors import InsufficientCredits
 from contentplatform.documents import schemas, service
 from contentplatform.documents.errors import (
@@ -15,6 +15,7 @@ from contentplatform.documents.errors import (
     NothingUploaded,
     SecondPrimaryDocument,
     StoragePathTaken,
+    UploadExpired,
 )
 from contentplatform.kit.schemas import SUCCESS, Empty, Success
 
@@ -28,12 +29,14 @@ router = ProcedureRouter("documents", tag="Documents")
     description="Cached for 60 seconds per tenant; every change to the tenant's documents "
     "(including ingestion progress) invalidates the cache. Archived documents are left out "
     "unless `archived` asks for them.",
+    cached=Cached(
+        scope=lambda tenant: service.cache_scope(tenant.tenant_id),
+        seconds=lambda settings: settings.documents_list_cache_seconds,
+    ),
 )
 async def list_documents(ctx: Context, data: schemas.ListDocumentsInput) -> schemas.DocumentPage:
     """Documents of the tenant, filtered, sorted and paginated."""
-    return await service.list_documents(
-        ctx.session, ctx.runtime.cache, ctx.tenant, data, ctx.settings.documents_list_cache_seconds
-    )
+    return await service.list_documents(ctx.session, ctx.tenant, data)
 
 
 @router.post("create", "/v1/documents", access=Access.editor, errors=[StoragePathTaken])
@@ -41,7 +44,9 @@ async def create(ctx: Context, data: schemas.CreateDocumentInput) -> schemas.Doc
     """Register a pending document for an object path.
 
     Ingestion starts when the upload is confirmed (`documents.confirmUpload`). A storagePath already
-    used by a live document is 409."""
+    used by a live document is 409. Not confirmed within the upload URL's lifetime
+    (UPLOAD_URL_TTL_SECONDS after this call), the document fails: status `error`, error
+    `upload_missing`."""
     return await service.create(ctx.session, ctx.runtime.cache, ctx.tenant, data)
 
 
@@ -67,7 +72,14 @@ async def get_stats(ctx: Context, _: Empty) -> schemas.DocumentStats:
     "confirmUpload",
     "/v1/documents/confirm-upload",
     access=Access.editor,
-    errors=[NothingUploaded, FileTooLarge, FileTypeMismatch, InsufficientCredits, StoragePathTaken],
+    errors=[
+        NothingUploaded,
+        FileTooLarge,
+        FileTypeMismatch,
+        InsufficientCredits,
+        StoragePathTaken,
+        UploadExpired,
+    ],
 )
 async def confirm_upload(
     ctx: Context, data: schemas.ConfirmUploadInput
@@ -77,7 +89,9 @@ async def confirm_upload(
     The content must match `fileType` (checked by its bytes). The same content already in a live
     document returns that document with `unchanged: true` and reserves nothing. Other content at a
     known storagePath becomes the next `document_version`. Not enough credits is 402
-    PAYMENT_REQUIRED."""
+    PAYMENT_REQUIRED. A document registered with documents.create whose upload was not confirmed
+    within the upload URL's lifetime has failed as `upload_missing`; confirming at its path then
+    is 409 (delete it first)."""
     return await service.confirm_upload(ctx.session, ctx.runtime, ctx.tenant, data)
 
 

