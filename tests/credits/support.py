@@ -9,6 +9,7 @@ from contentplatform.credits import repository, service
 from contentplatform.credits.models import CreditLedgerEntry, EntryType
 from contentplatform.credits.schemas import Balance, Reservation
 from contentplatform.kit.db import Database
+from contentplatform.kit.errors import PlatformError
 from tests.support.orgs import new_tenant
 
 GRANT = 10
@@ -51,6 +52,21 @@ class Credits:
                 idempotency_key=key,
                 amount=amount,
                 ttl_seconds=ttl,
+                monthly_grant=self.grant,
+                now=now,
+            )
+
+    async def reserve_many(
+        self, holds: list[tuple[str, int]], *, kind: str = "generation.blog", now: datetime = JAN
+    ) -> list[Reservation | PlatformError]:
+        """Holds of (key, amount), together, in one transaction."""
+        async with self.db.unit_of_work() as session:
+            return await service.reserve_many(
+                session,
+                self.tenant_id,
+                kind=kind,
+                holds=[service.Hold(key, amount) for key, amount in holds],
+                ttl_seconds=600,
                 monthly_grant=self.grant,
                 now=now,
             )

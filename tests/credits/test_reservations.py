@@ -9,6 +9,7 @@ import pytest
 
 from contentplatform.credits import service
 from contentplatform.credits.models import CreditReservation, EntryType
+from contentplatform.credits.schemas import Reservation
 from contentplatform.credits.workflows import expire_stale_holds
 from contentplatform.kit.db import Database, utcnow
 from contentplatform.kit.errors import BadRequest, Conflict, NotFound, PaymentRequired
@@ -201,6 +202,43 @@ def test_not_enough_credits_is_payment_required(run):
             await credits.reserve("c", 1)
         assert raised.value.detail == "This needs 1 credit; 0 are available."
         assert await credits.by_key("c") is None
+
+    run(scenario)
+
+
+def test_holds_reserved_together_take_the_credits_in_order_and_refuse_only_what_is_left(run):
+    """What the scheduler does for a tenant's due jobs: each hold that fits is held; one the
+    credits left cannot cover is refused on its own, with the reason, and a later smaller one
+    that fits is still held. A key already held is returned, not held twice."""
+
+    async def scenario(db: Database) -> None:
+        credits = await Credits.for_new_tenant(db, grant=10)
+        before = await credits.reserve("job:0", 3, kind="generation.blog")
+        outcomes = await credits.reserve_many(
+            [("job:1", 4), ("job:0", 3), ("job:2", 4), ("job:3", 2), ("job:1", 4), ("job:4", 2)]
+        )
+
+        one, again, two, three, one_again, four = outcomes
+        assert isinstance(one, Reservation) and isinstance(three, Reservation)
+        assert isinstance(again, Reservation) and again.id == before.id
+        assert isinstance(two, PaymentRequired)
+        assert two.detail == "This needs 4 credits; 3 are available."
+        assert (three.status, three.amount, three.idempotency_key) == ("held", 2, "job:3")
+        assert one_again == one  # a key given twice is one hold
+        assert isinstance(four, PaymentRequired)
+        assert four.detail == "This needs 2 credits; 1 is available."
+        assert (await credits.balance()).held == 3 + 4 + 2
+        for key, hold in [("job:1", one), ("job:3", three)]:
+            assert await credits.by_key(key, "generation.blog") == hold
+        assert await credits.by_key("job:2", "generation.blog") is None
+
+        # Replayed: the same holds come back and nothing more is held; another amount under a
+        # held key is refused for that key only.
+        replay = await credits.reserve_many([("job:1", 4), ("job:3", 5), ("job:5", 2)])
+        assert replay[0] == one
+        assert isinstance(replay[1], Conflict) and "same amount" in replay[1].detail
+        assert isinstance(replay[2], PaymentRequired)
+        assert (await credits.balance()).held == 3 + 4 + 2
 
     run(scenario)
 

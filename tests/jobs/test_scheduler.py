@@ -41,6 +41,7 @@ from contentplatform.flows import scheduler
 from contentplatform.generation.models import GenerationRun
 from contentplatform.job_instances import service as instance_rules
 from contentplatform.jobs.schedule import MAX_SKIPPED
+from contentplatform.kit import durable
 from contentplatform.kit.db import Database
 from tests.documents.support import hold_all_but
 from tests.generation.support import blog_reservations
@@ -731,3 +732,131 @@ def test_instances_planned_by_hand_and_missed_together_run_only_the_latest(
     assert {r["error"] for r in rows[:2]} == {instance_rules.MISSED_FOR_LATER}
     assert runs_per_instance(settings, [job]) == Counter({rows[2]["id"]: 1})
     assert report == scheduler.TickReport(started=1, skipped=2)
+
+
+# --- a tenant's jobs together -----------------------------------------------------------------
+
+
+def daily_jobs(planner: Scheduling, count: int, occurrence: datetime) -> list[str]:
+    """`count` daily 09:00 jobs of the planner's organization, each due at `occurrence`."""
+    jobs = [planner.recurring("0 9 * * *", name=f"Daily notes {n}")["id"] for n in range(count)]
+    for job in jobs:
+        set_next_run(planner.settings, job, occurrence)
+    return jobs
+
+
+@pytest.mark.parametrize("call", ["rpc"], indirect=True)  # 10 runs: once is enough
+def test_a_tenants_due_jobs_start_together_in_chunks_each_exactly_once(
+    scheduling, settings, monkeypatch
+) -> None:
+    """Ten due jobs of one organization, started four at a time (a chunk is one transaction):
+    each gets one instance, one run with its own credit hold, and its article; a tick after it
+    starts nothing."""
+    monkeypatch.setattr(scheduler, "CHUNK", 4)
+    planner = scheduling()
+    occurrence = utc(2024, 1, 8, 9)
+    jobs = daily_jobs(planner, 10, occurrence)
+
+    assert tick(settings, occurrence + timedelta(seconds=30)) == scheduler.TickReport(started=10)
+    assert tick(settings, occurrence + timedelta(minutes=1)) == NOTHING
+
+    made = {job: planner.settle(job) for job in jobs}
+    for job, rows in made.items():
+        assert [(r["scheduled_date"], r["status"]) for r in rows] == [(occurrence, "completed")]
+        assert planner.next_run(job) == utc(2024, 1, 9, 9)
+    instance_ids = {rows[0]["id"] for rows in made.values()}
+    assert runs_per_instance(settings, jobs) == Counter(dict.fromkeys(instance_ids, 1))
+    holds = blog_reservations(settings, planner.tenant_id)
+    assert sorted(h["key"] for h in holds) == sorted(f"job-instance:{i}:1" for i in instance_ids)
+    assert {h["status"] for h in holds} == {"committed"}
+
+
+@pytest.mark.parametrize("call", ["rpc"], indirect=True)
+def test_a_tenant_short_of_credits_starts_what_they_cover_and_fails_the_rest_visibly(
+    scheduling, settings, monkeypatch
+) -> None:
+    """Six due jobs of an organization whose credits cover two runs, and three of another: the
+    first organization's two start and four fail with the reason (their jobs in error), across
+    chunks; the other organization's all start."""
+    monkeypatch.setattr(scheduler, "CHUNK", 4)
+    short, other = scheduling(), scheduling()
+    occurrence = utc(2024, 1, 8, 9)
+    short_jobs = daily_jobs(short, 6, occurrence)
+    other_jobs = daily_jobs(other, 3, occurrence)
+    hold = settings.generation_credit_hold
+    hold_all_but(settings, short.tenant_id, 2 * hold + hold // 2)
+
+    report = tick(settings, occurrence + timedelta(seconds=30))
+
+    assert report == scheduler.TickReport(started=5, failed=4)
+    reason = f"This needs {hold} credits; {hold // 2} are available."
+    outcomes = Counter()
+    for job in short_jobs:
+        [row] = short.settle(job)
+        outcomes[row["status"]] += 1
+        after = short.get(job)
+        if row["status"] == "failed":
+            assert (row["error"], row["run_id"]) == (reason, None)
+            assert (after["status"], after["last_error"]) == ("error", reason)
+        else:
+            assert row["status"] == "completed"
+            assert (after["status"], after["last_error"]) == ("active", None)
+        assert short.next_run(job) == utc(2024, 1, 9, 9)  # the schedule goes on either way
+    assert outcomes == Counter({"completed": 2, "failed": 4})
+    assert [r["status"] for job in other_jobs for r in other.settle(job)] == ["completed"] * 3
+    assert len(runs_per_instance(settings, short_jobs)) == 2
+    release_holds(settings, short.tenant_id)
+
+
+@pytest.mark.parametrize("call", ["rpc"], indirect=True)
+def test_two_schedulers_share_tenants_chunk_by_chunk_and_start_each_job_once(
+    scheduling, settings, monkeypatch
+) -> None:
+    """Two ticks at once over two organizations of nine due jobs each, three jobs to a chunk:
+    whichever tick locks a tenant first starts its chunk; the other finds those jobs taken."""
+    monkeypatch.setattr(scheduler, "CHUNK", 3)
+    planners = [scheduling(), scheduling()]
+    occurrence = utc(2024, 1, 8, 9)
+    jobs = [job for planner in planners for job in daily_jobs(planner, 9, occurrence)]
+
+    outcomes = ticks_at_once(settings, occurrence + timedelta(seconds=30), schedulers=2)
+
+    for outcome in outcomes:
+        assert isinstance(outcome, scheduler.TickReport), outcome
+        assert (outcome.skipped, outcome.failed, outcome.errors) == (0, 0, 0), outcomes
+    assert sum(outcome.started for outcome in outcomes) == 18, outcomes
+    made = {job: instances_of(settings, job) for job in jobs}
+    assert all([r["scheduled_date"] for r in rows] == [occurrence] for rows in made.values())
+    assert runs_per_instance(settings, jobs) == Counter(
+        {rows[0]["id"]: 1 for rows in made.values()}
+    )
+    for planner in planners:
+        assert len(blog_reservations(settings, planner.tenant_id)) == 9
+        for job in planner.job_ids:
+            assert [r["status"] for r in planner.settle(job)] == ["completed"]
+
+
+@pytest.mark.parametrize("call", ["rpc"], indirect=True)
+def test_runs_committed_but_never_enqueued_are_started_by_the_reconciler(
+    scheduling, settings, monkeypatch
+) -> None:
+    """The process "dies" between a chunk's commit and its enqueue (DBOS unreachable): the
+    tick reports it, the jobs are started all the same (instances and queued runs are
+    committed), and the service's reconciler gives each run its workflow: each runs once."""
+    planner = scheduling()
+    occurrence = utc(2024, 1, 8, 9)
+    jobs = daily_jobs(planner, 3, occurrence)
+
+    async def unreachable(*_: Any, **__: Any) -> None:
+        raise ConnectionError("the DBOS system database is unreachable")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(durable, "enqueue_many", unreachable)
+        report = tick(settings, occurrence + timedelta(seconds=30))
+
+    assert report == scheduler.TickReport(started=3, errors=1)
+    for job in jobs:
+        [row] = planner.settle(job)  # the reconciler (every second here) starts each run
+        assert row["status"] == "completed"
+    assert set(runs_per_instance(settings, jobs).values()) == {1}
+    assert tick(settings, occurrence + timedelta(minutes=1)) == NOTHING

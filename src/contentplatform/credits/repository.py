@@ -189,36 +189,53 @@ async def reservation_by_key(
     return result.scalar_one_or_none()
 
 
-async def add_reservation_once(
+async def reservations_by_keys(
+    session: AsyncSession, tenant_id: uuid.UUID, kind: str, idempotency_keys: list[str]
+) -> dict[str, CreditReservation]:
+    """The tenant's holds of `kind` under these keys, by key."""
+    if not idempotency_keys:
+        return {}
+    result = await session.execute(
+        select(CreditReservation)
+        .where(
+            CreditReservation.tenant_id == tenant_id,
+            CreditReservation.kind == kind,
+            CreditReservation.idempotency_key.in_(idempotency_keys),
+        )
+        .execution_options(populate_existing=True)
+    )
+    return {row.idempotency_key: row for row in result.scalars()}
+
+
+async def add_reservations(
     session: AsyncSession,
     tenant_id: uuid.UUID,
     *,
     kind: str,
-    idempotency_key: str,
-    amount: int,
+    holds: list[tuple[str, int]],
     expires_at: datetime,
     now: datetime,
-) -> CreditReservation:
-    """Insert a hold unless (tenant, kind, key) exists; either way return the one that does."""
-    await session.execute(
-        insert_ignoring_conflicts(
-            session,
-            CreditReservation,
-            id=uuid.uuid4(),
-            tenant_id=tenant_id,
-            kind=kind,
-            idempotency_key=idempotency_key,
-            amount=amount,
-            status=ReservationStatus.held.value,
-            committed_amount=None,
-            expires_at=expires_at,
-            created_at=now,
-            updated_at=now,
-        )
-    )
-    found = await reservation_by_key(session, tenant_id, kind, idempotency_key)
-    assert found is not None, "the row was inserted or already there"
-    return found
+) -> list[dict[str, Any]]:
+    """Insert open holds of `kind`, (idempotency key, amount) each, in one statement: the
+    values of each row inserted."""
+    rows = [
+        {
+            "id": uuid.uuid4(),
+            "tenant_id": tenant_id,
+            "kind": kind,
+            "idempotency_key": key,
+            "amount": amount,
+            "status": ReservationStatus.held.value,
+            "committed_amount": None,
+            "expires_at": expires_at,
+            "created_at": now,
+            "updated_at": now,
+        }
+        for key, amount in holds
+    ]
+    if rows:
+        await session.execute(insert(CreditReservation), rows)
+    return rows
 
 
 async def update_open_hold(

@@ -16,7 +16,9 @@ The model, a first cut of the Billing model's buckets that later issues extend:
 Decisions callers rely on:
 
 - `reserve` with a (tenant, kind, key) already used returns that reservation, whatever its
-  status; asking for another amount under it is a Conflict.
+  status; asking for another amount under it is a Conflict. `reserve_many` holds many at once
+  (one balance check, one insert), in order: a hold the credits left cannot cover is refused
+  on its own (PaymentRequired) and the others are held.
 - `commit` twice is a no-op (another explicit amount: Conflict); committing a released or
   expired hold is a Conflict.
 - `release` twice, or of an expired hold, is a no-op; releasing a committed hold is a Conflict
@@ -27,6 +29,8 @@ Decisions callers rely on:
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -41,7 +45,7 @@ from contentplatform.credits.errors import (
 from contentplatform.credits.models import CreditReservation, EntryType, ReservationStatus
 from contentplatform.credits.schemas import Balance, Reservation
 from contentplatform.kit.db import utcnow
-from contentplatform.kit.errors import BadRequest
+from contentplatform.kit.errors import BadRequest, PlatformError
 
 KINDS = ("documents.ingest", "generation.blog", "chat.message")
 MAX_TTL_SECONDS = 24 * 3600
@@ -140,6 +144,14 @@ async def _settle_months(
         )
 
 
+@dataclass(frozen=True)
+class Hold:
+    """One hold asked for in `reserve_many`: `amount` credits under `idempotency_key`."""
+
+    idempotency_key: str
+    amount: int
+
+
 async def reserve(
     session: AsyncSession,
     tenant_id: uuid.UUID,
@@ -155,37 +167,96 @@ async def reserve(
 
     PaymentRequired when fewer than `amount` credits are available.
     """
+    [outcome] = await reserve_many(
+        session,
+        tenant_id,
+        kind=kind,
+        holds=[Hold(idempotency_key, amount)],
+        ttl_seconds=ttl_seconds,
+        monthly_grant=monthly_grant,
+        now=now,
+    )
+    if isinstance(outcome, PlatformError):
+        raise outcome
+    return outcome
+
+
+async def reserve_many(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    kind: str,
+    holds: Sequence[Hold],
+    ttl_seconds: int | None = None,
+    monthly_grant: int | None = None,
+    now: datetime | None = None,
+) -> list[Reservation | PlatformError]:
+    """`reserve` for many holds of one tenant at once, in their order: for each, its hold (new,
+    or the one already under its key), or why it was refused (InsufficientCredits once the holds
+    before it took what was available; ReservationSettled for a key holding another amount).
+
+    One balance check and one insert for them all (the scheduler holds credits for a tenant's
+    due jobs together). A key given twice is one hold.
+    """
     if kind not in KINDS:
         raise BadRequest(f"Unknown credit kind {kind!r}; one of {', '.join(KINDS)}.")
-    if not 1 <= len(idempotency_key) <= MAX_KEY_LENGTH:
-        raise BadRequest(f"An idempotency key has 1 to {MAX_KEY_LENGTH} characters.")
-    if amount < 1:
-        raise BadRequest("A reservation holds at least 1 credit.")
+    for hold in holds:
+        if not 1 <= len(hold.idempotency_key) <= MAX_KEY_LENGTH:
+            raise BadRequest(f"An idempotency key has 1 to {MAX_KEY_LENGTH} characters.")
+        if hold.amount < 1:
+            raise BadRequest("A reservation holds at least 1 credit.")
     ttl = _checked_ttl(ttl_seconds)
     now = now or utcnow()
-    found = await repository.reservation_by_key(session, tenant_id, kind, idempotency_key)
-    if found is None:
+    keys = list(dict.fromkeys(hold.idempotency_key for hold in holds))
+    found = await repository.reservations_by_keys(session, tenant_id, kind, keys)
+    made: dict[str, Reservation] = {}
+    refused: dict[str, PlatformError] = {}
+    if len(found) < len(keys):
         available = await _available(session, tenant_id, monthly_grant=monthly_grant, now=now)
-        # Read again under the tenant's lock: a racing request may have made it meanwhile.
-        found = await repository.reservation_by_key(session, tenant_id, kind, idempotency_key)
-        if found is None:
-            if available < amount:
-                raise InsufficientCredits(_shortfall(amount, available))
-            found = await repository.add_reservation_once(
-                session,
-                tenant_id,
-                kind=kind,
-                idempotency_key=idempotency_key,
-                amount=amount,
-                expires_at=now + timedelta(seconds=ttl),
-                now=now,
-            )
-    if found.amount != amount:
-        raise ReservationSettled(
-            f"The idempotency key {idempotency_key!r} already holds {found.amount} credits "
-            f"for {kind}; a replay must ask for the same amount."
+        # Read again under the tenant's lock: a racing request may have made some meanwhile.
+        found = await repository.reservations_by_keys(session, tenant_id, kind, keys)
+        wanted: dict[str, int] = {}  # key -> amount, of the holds to make
+        for hold in holds:
+            key = hold.idempotency_key
+            if key in found or key in refused or key in wanted:
+                continue
+            if available < hold.amount:
+                refused[key] = InsufficientCredits(_shortfall(hold.amount, available))
+                continue
+            available -= hold.amount
+            wanted[key] = hold.amount
+        # Plain inserts: under the tenant's credit lock no other hold of these keys can appear,
+        # and if one did, the unique key fails the transaction rather than hold twice.
+        inserted = await repository.add_reservations(
+            session,
+            tenant_id,
+            kind=kind,
+            holds=list(wanted.items()),
+            expires_at=now + timedelta(seconds=ttl),
+            now=now,
         )
-    return _view(found, now)
+        for values in inserted:
+            # Built from the values just written: a scheduler tick holds thousands.
+            made[values["idempotency_key"]] = Reservation.model_construct(
+                **{**values, "status": ReservationStatus.held}
+            )
+    outcomes: list[Reservation | PlatformError] = []
+    for hold in holds:
+        key = hold.idempotency_key
+        if key in refused:
+            outcomes.append(refused[key])
+            continue
+        held = made[key] if key in made else _view(found[key], now)
+        if held.amount != hold.amount:
+            outcomes.append(
+                ReservationSettled(
+                    f"The idempotency key {key!r} already holds {held.amount} credits for "
+                    f"{kind}; a replay must ask for the same amount."
+                )
+            )
+        else:
+            outcomes.append(held)
+    return outcomes
 
 
 def _shortfall(needed: int, available: int) -> str:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from sqlalchemy import Select, case, func, or_, select
+from sqlalchemy import Select, case, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts.models import Draft, DraftRevision
 from contentplatform.drafts.schemas import ListDraftsInput
-from contentplatform.kit.db import Owned, counts_by, lock_rows, page_of
+from contentplatform.kit.db import Owned, counts_by, lock_rows, page_of, plain
 from contentplatform.kit.schemas import offset_of
 
 PUBLISHABLE_LIMIT = 100
@@ -22,9 +23,17 @@ def _live(tenant_id: uuid.UUID) -> Select[Draft]:
 get = Owned(Draft)
 
 
+async def add_many(session: AsyncSession, tenant_id: uuid.UUID, rows: list[dict[str, Any]]) -> None:
+    """Insert drafts of the tenant (column values by attribute name) in one statement."""
+    if rows:
+        await session.execute(insert(Draft), [{**row, "tenant_id": tenant_id} for row in rows])
+
+
 async def page(
     session: AsyncSession, tenant_id: uuid.UUID, query: ListDraftsInput
-) -> tuple[list[Draft], int]:
+) -> tuple[list[dict[str, Any]], int]:
+    """A page of the tenant's live drafts, as their columns (a Draft record validates from them
+    as from a Draft), and how many there are."""
     statement = _live(tenant_id)
     if query.status is not None:
         statement = statement.where(Draft.status == query.status.value)
@@ -40,7 +49,7 @@ async def page(
         )
     return await page_of(
         session,
-        statement,
+        plain(statement),
         Draft.created_at.desc(),
         Draft.id,
         limit=query.limit,

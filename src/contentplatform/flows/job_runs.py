@@ -9,6 +9,8 @@ tenant first, as the pipeline already holds the tenant (credits) when it reports
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePath
 
@@ -53,57 +55,115 @@ async def start(
     instance. What keeps the run from starting (no credits, no topic, a document gone) fails the
     instance and the job with the reason, or, `by_hand`, is raised before anything was written.
     """
-    if await instances.in_flight(session, job.tenant_id, job.id):
-        if by_hand:
-            raise JobBusy(instances.BUSY)
-        instances.skip(instance, instances.BUSY)
+    await start_many(session, runtime, [(job, instance)], now, by_hand=by_hand)
+
+
+@dataclass
+class _Generation:
+    """An instance whose article is to be generated, and what it will be about."""
+
+    job: Job
+    instance: JobInstance
+    topic: str
+    rotated: bool  # the topic is the job's next one: the cursor moves once the run started
+    attempt: int
+
+
+async def start_many(
+    session: AsyncSession,
+    runtime: Runtime,
+    runs: Sequence[tuple[Job, JobInstance]],
+    now: datetime,
+    *,
+    by_hand: bool = False,
+) -> None:
+    """`start` for instances of one tenant's jobs at once (the scheduler's tick, per tenant):
+    one read of the runs in flight, and the articles started together (credits held, drafts
+    and runs made and their workflows enqueued in bulk: generation.start_blogs). Each instance
+    starts, is skipped or fails on its own; a second instance of one job is skipped as busy.
+    """
+    if not runs:
         return
-    attempt = instance.attempts + 1
-    if instance.day_mode == "select_existing":
-        await _select_existing(session, job, instance, now, attempt, by_hand=by_hand)
-        return
-    try:
-        topic, rotated = (
-            (instance.topic, False) if instance.topic else (await _next_topic(session, job), True)
-        )
-        draft, run = await generation.start_blog(
-            session,
-            runtime,
-            job.tenant_id,
-            _brief_of(job, instance, topic, attempt),
-            created_by=job.created_by,
-            job_id=job.id,
-            instance_id=instance.id,
-        )
-    except PlatformError as error:
-        if by_hand:
-            raise
-        instance.attempts = attempt
-        instances.finish(instance, "failed", error.detail, now)
-        job.last_run_at = now
-        jobs.settle(job, failure=error.detail)
-        return
-    if rotated:
-        job.topic_cursor += 1
-    instance.topic = topic
+    tenant_id = runs[0][0].tenant_id
+    busy = await instances.in_flight_of(session, tenant_id, [job.id for job, _ in runs])
+    knowledge: dict[uuid.UUID, list[str]] = {}  # the tenant's knowledge topics, read once
+    generations: list[_Generation] = []
+    for job, instance in runs:
+        if job.id in busy:
+            if by_hand:
+                raise JobBusy(instances.BUSY)
+            instances.skip(instance, instances.BUSY)
+            continue
+        busy.add(job.id)
+        attempt = instance.attempts + 1
+        if instance.day_mode == "select_existing":
+            await _select_existing(session, job, instance, now, attempt, by_hand=by_hand)
+            continue
+        try:
+            topic, rotated = (
+                (instance.topic, False)
+                if instance.topic
+                else (await _next_topic(session, job, knowledge), True)
+            )
+        except PlatformError as error:
+            if by_hand:
+                raise
+            _fail(job, instance, attempt, error.detail, now)
+            continue
+        generations.append(_Generation(job, instance, topic, rotated, attempt))
+    outcomes = await generation.start_blogs(
+        session,
+        runtime,
+        tenant_id,
+        [
+            generation.BlogStart(
+                _brief_of(each.job, each.instance, each.topic, each.attempt),
+                created_by=each.job.created_by,
+                job_id=each.job.id,
+                instance_id=each.instance.id,
+            )
+            for each in generations
+        ],
+    )
+    for each, outcome in zip(generations, outcomes, strict=True):
+        job, instance = each.job, each.instance
+        if isinstance(outcome, PlatformError):
+            if by_hand:
+                raise outcome
+            _fail(job, instance, each.attempt, outcome.detail, now)
+            continue
+        if each.rotated:
+            job.topic_cursor += 1
+        instance.topic = each.topic
+        instance.attempts = each.attempt
+        instance.status = "pending"
+        instance.run_id = outcome.run_id
+        instance.draft_id = outcome.draft_id
+        instance.error = None
+        instance.step = None
+        instance.percent = 0
+        instance.started_at = None
+        instance.finished_at = None
+        instance.updated_at = now
+        jobs.run_started(job, now)
+
+
+def _fail(job: Job, instance: JobInstance, attempt: int, reason: str, now: datetime) -> None:
+    """The run could not start: the instance fails with the reason, and the job with it."""
     instance.attempts = attempt
-    instance.status = "pending"
-    instance.run_id = run.id
-    instance.draft_id = draft.id
-    instance.error = None
-    instance.step = None
-    instance.percent = 0
-    instance.started_at = None
-    instance.finished_at = None
-    instance.updated_at = now
-    jobs.run_started(job, now)
+    instances.finish(instance, "failed", reason, now)
+    job.last_run_at = now
+    jobs.settle(job, failure=reason)
 
 
 def _brief_of(job: Job, instance: JobInstance, topic: str, attempt: int) -> BlogInput:
-    """What the article is about: the instance's overrides, else the job's settings."""
+    """What the article is about: the instance's overrides, else the job's settings.
+
+    Not validated again: each value was checked (and trimmed) when the job or instance was
+    written, or is the knowledge document's heading; a tick builds thousands of these."""
     keywords = instance.keywords if instance.keywords is not None else job.keywords
     document_ids = instance.document_ids if instance.document_ids is not None else job.document_ids
-    return BlogInput(
+    return BlogInput.model_construct(
         topic=topic,
         keywords=keywords,
         content_instructions=instance.content_instructions or job.content_instructions,
@@ -112,10 +172,17 @@ def _brief_of(job: Job, instance: JobInstance, topic: str, attempt: int) -> Blog
     )
 
 
-async def _next_topic(session: AsyncSession, job: Job) -> str:
+async def _next_topic(
+    session: AsyncSession, job: Job, knowledge: dict[uuid.UUID, list[str]]
+) -> str:
     """The job's topics in turn (the caller advances the cursor once the run started), so no
-    run repeats the one before it unless the job has only one."""
-    topics = job.topics if job.topic_source == "manual" else await _knowledge_topics(session, job)
+    run repeats the one before it unless the job has only one. `knowledge` keeps the tenant's
+    knowledge topics for the other jobs of the same call."""
+    topics = job.topics
+    if job.topic_source != "manual":
+        if job.tenant_id not in knowledge:
+            knowledge[job.tenant_id] = await _knowledge_topics(session, job.tenant_id)
+        topics = knowledge[job.tenant_id] or job.topics
     if not topics:
         raise NoTopic(
             "This job has no topic to write about: give it topics, or make a ready document "
@@ -124,13 +191,14 @@ async def _next_topic(session: AsyncSession, job: Job) -> str:
     return topics[job.topic_cursor % len(topics)]
 
 
-async def _knowledge_topics(session: AsyncSession, job: Job) -> list[str]:
-    """Topics proposed from the primary knowledge document: its section headings, or its name."""
-    primary = await documents.primary_knowledge_id(session, job.tenant_id)
+async def _knowledge_topics(session: AsyncSession, tenant_id: uuid.UUID) -> list[str]:
+    """Topics proposed from the primary knowledge document: its section headings, or its name
+    (none without one: the job's own topics are used then)."""
+    primary = await documents.primary_knowledge_id(session, tenant_id)
     if primary is None:
-        return list(job.topics)
+        return []
     chunks = await search.leading_chunks(
-        session, job.tenant_id, [primary], per_document=MAX_KNOWLEDGE_TOPICS
+        session, tenant_id, [primary], per_document=MAX_KNOWLEDGE_TOPICS
     )
     headings = [
         chunk.heading.strip() for chunk in chunks if chunk.heading and chunk.heading.strip()
@@ -138,7 +206,7 @@ async def _knowledge_topics(session: AsyncSession, job: Job) -> list[str]:
     topics = list(dict.fromkeys(heading[:500] for heading in headings))
     if not topics and chunks:
         topics = [PurePath(chunks[0].document_name).stem[:500] or chunks[0].document_name[:500]]
-    return topics or list(job.topics)
+    return topics
 
 
 async def _select_existing(

@@ -1,13 +1,18 @@
 """The scheduler's tick: start every job whose next run has come, exactly once.
 
-Each due job is claimed in its own short transaction (tenant locked first, then the job with
-SKIP LOCKED, so concurrent ticks on PostgreSQL share the work instead of waiting on each
-other): the instance of the occurrence is inserted under the unique key (job_id,
-scheduled_date), its run is started (queued: the model is called later by the pipeline, never
-while the tick holds a lock), and next_run_at moves past now in the tenant's time zone.
-Occurrences missed during downtime are coalesced: the latest runs, the earlier ones are
-recorded as skipped. A tick retried after a crash finds the instances it already made and
-does nothing twice.
+A tenant's due jobs are started together, in one short transaction per chunk of at most CHUNK
+of them (tenant locked first, then its jobs with SKIP LOCKED, so concurrent ticks on PostgreSQL
+share the work instead of doing it twice): the occurrences' instances are inserted under the
+unique key (job_id, scheduled_date), their runs started together (credits held in one go,
+drafts and runs inserted in bulk, the workflows enqueued in one batch after the commit; queued:
+the model is called later by the pipeline, never while the tick holds a lock), and each job's
+next_run_at moves past now in the tenant's time zone. Occurrences missed during downtime are
+coalesced: the latest runs, the earlier ones are recorded as skipped. A job that cannot start
+(no credits left for it, no topic) fails visibly on its own; the tenant's other jobs start. A
+chunk that fails as a whole is retried one job at a time, so one bad job never holds back the
+others. A tick retried after a crash finds the instances it already made and does nothing twice;
+a crash between a chunk's commit and its enqueue leaves queued runs without workflows, which
+generation's reconcile source starts.
 
 Instances planned ahead by hand (jobInstances.create) are started when their date comes.
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,11 +35,19 @@ from contentplatform.job_instances.models import JobInstance
 from contentplatform.jobs import schedule
 from contentplatform.jobs import service as jobs
 from contentplatform.jobs.models import Job
+from contentplatform.kit import durable
 from contentplatform.tenants import service as tenants
 
 log = logging.getLogger(__name__)
 
+# Due jobs read at a time: all of a tick's at once, up to this, so that each tenant's jobs come
+# together (CHUNK at a time) rather than a few per read.
+READ = 10_000
+# Instances planned by hand started per tick.
 BATCH = 500
+# A tenant's due jobs started in one transaction: big enough that a tick pays per tenant, not
+# per job; small enough that the tenant's lock is held for a fraction of a second.
+CHUNK = 250
 
 
 @dataclass
@@ -51,6 +65,12 @@ class TickReport:
         else:
             self.started += 1
 
+    def add(self, other: TickReport) -> None:
+        self.started += other.started
+        self.skipped += other.skipped
+        self.failed += other.failed
+        self.errors += other.errors
+
 
 @dataclass
 class _TickState:
@@ -61,19 +81,40 @@ class _TickState:
     report: TickReport = field(default_factory=TickReport)
     # Each tenant's time zone, read once per tick.
     zones: dict[uuid.UUID, str] = field(default_factory=dict)
+    # What is due of each schedule, worked out once per tick: jobs of the same schedule, zone
+    # and next run (a daily 09:00 in Berlin) share it.
+    plans: dict[tuple[object, ...], schedule.Due] = field(default_factory=dict)
+
+    def plan(self, job: Job, zone: str) -> schedule.Due:
+        """schedule.due for the job at the tick's instant (InvalidSchedule if it cannot be)."""
+        assert job.next_run_at is not None, "claimed as due"
+        key = (job.job_type, job.cron_expression, tuple(job.scheduled_dates), zone, job.next_run_at)
+        if key not in self.plans:
+            self.plans[key] = schedule.due(jobs.spec_of(job), zone, job.next_run_at, self.now)
+        return self.plans[key]
 
 
 async def tick(runtime: Runtime, now: datetime, *, limit: int | None = None) -> TickReport:
     """Start what is due at `now`: at most `limit` jobs (default: settings.scheduler_batch)."""
     state = _TickState(runtime, now)
-    budget = limit or runtime.settings.scheduler_batch
+    # The runs' workflows are enqueued while the next chunks are started, and all of them
+    # before the tick returns.
+    async with durable.enqueues_beside() as enqueues:
+        await _tick(state, limit or runtime.settings.scheduler_batch)
+    # Their runs are committed: generation's reconcile source enqueues them.
+    state.report.errors += enqueues.failed
+    return state.report
+
+
+async def _tick(state: _TickState, budget: int) -> None:
+    runtime, now = state.runtime, state.now
     seen: set[uuid.UUID] = set()
-    # Tenants side by side on PostgreSQL (each tenant's jobs in turn: they share its lock);
-    # SQLite has one writer, so one job at a time.
+    # Tenants side by side on PostgreSQL (each tenant's chunks in turn: they share its lock);
+    # SQLite has one writer, so one chunk at a time.
     workers = 1 if runtime.db.dialect == "sqlite" else runtime.settings.scheduler_concurrency
     while budget > 0:
         async with runtime.db.unit_of_work() as session:
-            due = await jobs.due(session, now, min(BATCH, budget) + len(seen))
+            due = await jobs.due(session, now, min(READ, budget) + len(seen))
         fresh = [(tenant_id, job_id) for tenant_id, job_id in due if job_id not in seen][:budget]
         if not fresh:
             break
@@ -82,85 +123,118 @@ async def tick(runtime: Runtime, now: datetime, *, limit: int | None = None) -> 
         by_tenant: dict[uuid.UUID, list[uuid.UUID]] = {}
         for tenant_id, job_id in fresh:
             by_tenant.setdefault(tenant_id, []).append(job_id)
+        # In an order of its own, so that ticks running at once mostly start different tenants
+        # rather than queue on the same tenant's lock.
+        tenant_order = list(by_tenant.items())
+        random.shuffle(tenant_order)
         gate = asyncio.Semaphore(workers)
         await asyncio.gather(
-            *(
-                _fire_tenant(gate, state, tenant_id, job_ids)
-                for tenant_id, job_ids in by_tenant.items()
-            )
+            *(_fire_tenant(gate, state, tenant_id, job_ids) for tenant_id, job_ids in tenant_order)
         )
     await _start_waiting(state)
-    return state.report
 
 
 async def _fire_tenant(
     gate: asyncio.Semaphore, state: _TickState, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]
 ) -> None:
     async with gate:
-        for job_id in job_ids:
-            await _fire_logged(state, tenant_id, job_id)
+        for offset in range(0, len(job_ids), CHUNK):
+            chunk = job_ids[offset : offset + CHUNK]
+            if not await _fire_chunk(state, tenant_id, chunk, alone=len(chunk) == 1):
+                for job_id in chunk:  # one at a time: the jobs that can start do
+                    await _fire_chunk(state, tenant_id, [job_id], alone=True)
 
 
-async def _fire_logged(state: _TickState, tenant_id: uuid.UUID, job_id: uuid.UUID) -> None:
-    """One job in its own transaction; a failure is logged and the job retried next tick."""
+async def _fire_chunk(
+    state: _TickState, tenant_id: uuid.UUID, job_ids: list[uuid.UUID], *, alone: bool
+) -> bool:
+    """Start these jobs of the tenant in one transaction; False when it failed and rolled back
+    (logged, and counted as errors when the jobs are `alone`: the next tick retries them)."""
+    report = TickReport()
     try:
         async with state.runtime.db.unit_of_work() as session:
-            await _fire(session, state, tenant_id, job_id)
+            await _fire(session, state, report, tenant_id, job_ids)
     except Exception:
+        if not alone:
+            log.warning("the scheduler retries %d jobs one at a time", len(job_ids), exc_info=True)
+            return False
         state.report.errors += 1
-        log.exception("the scheduler could not start job %s", job_id)
+        log.exception("the scheduler could not start job %s", job_ids[0])
+        return True
+    state.report.add(report)
+    return True
 
 
 async def _fire(
-    session: AsyncSession, state: _TickState, tenant_id: uuid.UUID, job_id: uuid.UUID
+    session: AsyncSession,
+    state: _TickState,
+    report: TickReport,
+    tenant_id: uuid.UUID,
+    job_ids: list[uuid.UUID],
 ) -> None:
     await tenants.lock_tenant(session, tenant_id)
-    job = await jobs.claim_due(session, tenant_id, job_id, state.now)
-    if job is None or job.next_run_at is None:
-        return  # another tick took it, or it changed since it was read
+    claimed = await jobs.claim_due(session, tenant_id, job_ids, state.now)
+    if not claimed:
+        return  # other ticks took them, or they changed since they were read
     if tenant_id not in state.zones:
         state.zones[tenant_id] = await tenants.timezone_of(session, tenant_id)
-    try:
-        plan = schedule.due(jobs.spec_of(job), state.zones[tenant_id], job.next_run_at, state.now)
-    except schedule.InvalidSchedule as error:
-        # Cannot happen for a schedule that passed validation; never retry it every tick.
-        job.next_run_at = None
-        job.status = "error"
-        job.last_error = f"The schedule cannot be used: {error}"
-        return
-    job.next_run_at = plan.next_run_at
-    latest = plan.run_at.isoformat() if plan.run_at else "?"
-    missed = f"Missed while the scheduler was not running; the run at {latest} ran instead."
-    for moment in plan.skipped:
-        values = instances.new_instance(
-            job.tenant_id, job.id, moment, status="skipped", error=missed
-        )
-        if await instances.plan_once(session, values):
-            state.report.skipped += 1
+    plans: list[tuple[Job, schedule.Due]] = []
+    for job in claimed:
+        try:
+            plan = state.plan(job, state.zones[tenant_id])
+        except schedule.InvalidSchedule as error:
+            # Cannot happen for a schedule that passed validation; never retry it every tick.
+            job.next_run_at = None
+            job.status = "error"
+            job.last_error = f"The schedule cannot be used: {error}"
             continue
-        planned = await instances.at(session, job.tenant_id, job.id, moment)
-        if planned is not None and instances.is_waiting(planned):
-            instances.skip(planned, missed)  # planned by hand, and missed all the same
-            state.report.skipped += 1
-    if plan.run_at is not None:
-        await _run_occurrence(session, state, job, plan.run_at)
-    if job.next_run_at is None and job.job_type != "recurring" and job.status == "active":
-        job.status = "completed"
+        plans.append((job, plan))
+    occurrences = [
+        (job.id, moment)
+        for job, plan in plans
+        for moment in [*plan.skipped, *([plan.run_at] if plan.run_at else [])]
+    ]
+    existing = await instances.at_many(session, tenant_id, occurrences)
+    new: list[JobInstance] = []
+    to_run: list[tuple[Job, JobInstance]] = []
+    for job, plan in plans:
+        latest = plan.run_at.isoformat() if plan.run_at else "?"
+        missed = f"Missed while the scheduler was not running; the run at {latest} ran instead."
+        for moment in plan.skipped:
+            planned = existing.get((job.id, moment))
+            if planned is None:
+                new.append(_instance(job, moment, status="skipped", error=missed))
+                report.skipped += 1
+            elif instances.is_waiting(planned):
+                instances.skip(planned, missed)  # planned by hand, and missed all the same
+                report.skipped += 1
+        if plan.run_at is not None:
+            planned = existing.get((job.id, plan.run_at))
+            if planned is None:
+                instance = _instance(job, plan.run_at)
+                new.append(instance)
+                to_run.append((job, instance))
+            elif instances.is_waiting(planned):
+                to_run.append((job, planned))  # planned ahead by hand, with its overrides
+            # else: this occurrence was handled already (a retried tick)
+    await job_runs.start_many(session, state.runtime, to_run, state.now)
+    await instances.add(session, tenant_id, new)
+    for _, instance in to_run:
+        report.count(instance)
+    # Moved only now, so that the jobs are written once, at the commit. A run that could not
+    # start left its job active or in error; one with nothing left to run is completed.
+    for job, plan in plans:
+        job.next_run_at = plan.next_run_at
+        if job.next_run_at is None and job.job_type != "recurring" and job.status == "active":
+            job.status = "completed"
 
 
-async def _run_occurrence(
-    session: AsyncSession, state: _TickState, job: Job, moment: datetime
-) -> None:
-    """The occurrence's instance, made once (or planned ahead by hand), and its run."""
-    created = await instances.plan_once(
-        session, instances.new_instance(job.tenant_id, job.id, moment)
-    )
-    instance = await instances.at(session, job.tenant_id, job.id, moment)
-    assert instance is not None
-    if not created and not instances.is_waiting(instance):
-        return  # this occurrence was handled already (a retried tick)
-    await job_runs.start(session, state.runtime, job, instance, state.now)
-    state.report.count(instance)
+def _instance(
+    job: Job, moment: datetime, *, status: str = "pending", error: str | None = None
+) -> JobInstance:
+    """A new instance of the job at `moment` (not yet added to the session)."""
+    values = instances.new_instance(job.tenant_id, job.id, moment, status=status, error=error)
+    return JobInstance(**values)
 
 
 async def _start_waiting(state: _TickState) -> None:

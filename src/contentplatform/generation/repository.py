@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.generation.models import GenerationRun
@@ -16,16 +17,27 @@ UNFINISHED = ("queued", "running")
 get = Owned(GenerationRun)
 
 
-async def by_key(
-    session: AsyncSession, tenant_id: uuid.UUID, idempotency_key: str
-) -> GenerationRun | None:
+async def by_keys(
+    session: AsyncSession, tenant_id: uuid.UUID, idempotency_keys: list[str]
+) -> dict[str, GenerationRun]:
+    """The tenant's runs under these idempotency keys, by key."""
+    if not idempotency_keys:
+        return {}
     result = await session.execute(
         select(GenerationRun).where(
             GenerationRun.tenant_id == tenant_id,
-            GenerationRun.idempotency_key == idempotency_key,
+            GenerationRun.idempotency_key.in_(idempotency_keys),
         )
     )
-    return result.scalar_one_or_none()
+    return {run.idempotency_key: run for run in result.scalars()}
+
+
+async def add_many(session: AsyncSession, tenant_id: uuid.UUID, rows: list[dict[str, Any]]) -> None:
+    """Insert runs of the tenant (column values by attribute name) in one statement."""
+    if rows:
+        await session.execute(
+            insert(GenerationRun), [{**row, "tenant_id": tenant_id} for row in rows]
+        )
 
 
 async def unfinished(session: AsyncSession) -> list[GenerationRun]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.job_instances.models import JobInstance
@@ -35,6 +35,53 @@ async def add_once(session: AsyncSession, **values: object) -> bool:
     """Insert the instance unless its (job_id, scheduled_date) exists; True when inserted."""
     result = await session.execute(insert_ignoring_conflicts(session, JobInstance, **values))
     return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def at_many(
+    session: AsyncSession, tenant_id: uuid.UUID, occurrences: list[tuple[uuid.UUID, datetime]]
+) -> dict[tuple[uuid.UUID, datetime], JobInstance]:
+    """The instances there are at these (job_id, scheduled_date), by that pair."""
+    if not occurrences:
+        return {}
+    wanted = set(occurrences)
+    statement = select(JobInstance).where(
+        JobInstance.tenant_id == tenant_id,
+        JobInstance.job_id.in_({job_id for job_id, _ in wanted}),
+        JobInstance.scheduled_date.in_({moment for _, moment in wanted}),
+    )
+    found = {
+        (instance.job_id, instance.scheduled_date): instance
+        for instance in (await session.execute(statement)).scalars()
+    }
+    return {pair: instance for pair, instance in found.items() if pair in wanted}
+
+
+async def add_many(
+    session: AsyncSession, tenant_id: uuid.UUID, instances: list[JobInstance]
+) -> None:
+    """Insert these transient instances of the tenant in one statement (their column values,
+    without the session's unit of work: a scheduler tick inserts thousands)."""
+    if not instances:
+        return
+    columns = [column.key for column in JobInstance.__table__.columns]
+    rows = [{key: getattr(instance, key) for key in columns} for instance in instances]
+    assert all(row["tenant_id"] == tenant_id for row in rows), "the tenant's instances only"
+    await session.execute(insert(JobInstance), rows)
+
+
+async def in_flight_of(
+    session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Those of the jobs with a run queued or running."""
+    if not job_ids:
+        return set()
+    statement = select(JobInstance.job_id).where(
+        JobInstance.tenant_id == tenant_id,
+        JobInstance.job_id.in_(job_ids),
+        JobInstance.run_id.is_not(None),
+        JobInstance.status.in_(IN_FLIGHT),
+    )
+    return set((await session.execute(statement.distinct())).scalars())
 
 
 async def in_flight(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID) -> bool:

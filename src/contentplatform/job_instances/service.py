@@ -83,6 +83,28 @@ async def at(
     return await repository.instance_at(session, tenant_id, job_id, scheduled_date)
 
 
+async def at_many(
+    session: AsyncSession, tenant_id: uuid.UUID, occurrences: list[tuple[uuid.UUID, datetime]]
+) -> dict[tuple[uuid.UUID, datetime], JobInstance]:
+    """The instances there are at these (job_id, scheduled_date), by that pair."""
+    return await repository.at_many(session, tenant_id, occurrences)
+
+
+async def add(session: AsyncSession, tenant_id: uuid.UUID, instances: list[JobInstance]) -> None:
+    """Insert new instances of the tenant's jobs (made from new_instance's values, never added
+    to the session: they are not used after this), in one statement. The caller holds the
+    tenant's lock and found none at their dates (`at_many`); should one be there all the same,
+    the unique (job_id, scheduled_date) fails the transaction."""
+    await repository.add_many(session, tenant_id, instances)
+
+
+async def in_flight_of(
+    session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Those of the jobs with a run queued or running."""
+    return await repository.in_flight_of(session, tenant_id, job_ids)
+
+
 async def in_flight(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID) -> bool:
     """Whether a run of the job is queued or running."""
     return await repository.in_flight(session, tenant_id, job_id)

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.job_instances.models import JobInstance
 from contentplatform.jobs.models import Job
-from contentplatform.kit.db import Owned, claim, counts_by, page_of
+from contentplatform.kit.db import Owned, counts_by, lock_rows, page_of
 
 NEWEST_FIRST = (Job.created_at.desc(), Job.id)
 
@@ -99,8 +99,11 @@ async def due_jobs(
     return [(tenant_id, job_id) for tenant_id, job_id in (await session.execute(statement))]
 
 
-async def claim_due_job(
-    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, now: datetime
-) -> Job | None:
-    """Lock the job if it is still due and no other scheduler holds it."""
-    return await claim(session, Job, Job.tenant_id == tenant_id, Job.id == job_id, *_due(now))
+async def claim_due_jobs(
+    session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.UUID], now: datetime
+) -> list[Job]:
+    """Lock those of the jobs still due that no other scheduler holds (SKIP LOCKED)."""
+    criteria = (Job.tenant_id == tenant_id, Job.id.in_(job_ids), *_due(now))
+    await lock_rows(session, Job, *criteria)
+    statement = select(Job).where(*criteria).with_for_update(skip_locked=True)
+    return list((await session.execute(statement)).scalars())

@@ -367,7 +367,11 @@ async def due(
 
 
 async def claim_due(
-    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, now: datetime
-) -> Job | None:
-    """Lock the job if it is still due and no other scheduler holds it."""
-    return await repository.claim_due_job(session, tenant_id, job_id, now)
+    session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.UUID], now: datetime
+) -> list[Job]:
+    """Lock those of the tenant's jobs still due that no other scheduler holds, in the order
+    of `job_ids`."""
+    claimed = {
+        job.id: job for job in await repository.claim_due_jobs(session, tenant_id, job_ids, now)
+    }
+    return [claimed[job_id] for job_id in job_ids if job_id in claimed]
