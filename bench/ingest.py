@@ -17,8 +17,8 @@ Markdown; generated prose, headings, lists and tables; nothing downloaded), then
   timed from the first upload to the last `ready`, after a warm-up of one file of each type;
 
 and prints documents/s, MB/s of input, each pipeline's ratio to the floor, the time split by
-stage (direct) or upload and ingest latencies (service), and search latency over the indexed
-corpus (direct). Prints figures; asserts nothing.
+stage (direct) or the service's CPU time and upload and ingest latencies (service), and search
+latency over the indexed corpus (direct). Prints figures; asserts nothing.
 
 A pipeline is a function in PIPELINES taking the corpus, the settings and the options and
 returning its timings.
@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import os
 import random
 import statistics
 import subprocess
@@ -322,6 +323,20 @@ class Service:
     url: str
     env: dict[str, str]
     log: Path
+    pid: int
+
+    def cpu_seconds(self) -> float:
+        """CPU time the service and its child processes (ingestion workers) have used so far
+        (Linux: /proc); a figure the other loads of a shared machine barely move."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        total = 0.0
+        for pid in [self.pid, *_children(self.pid)]:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # exited meanwhile
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        return total
 
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
@@ -346,6 +361,13 @@ class Service:
         return {"Authorization": f"Bearer {token}", "x-idp-org-id": org}
 
 
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found += [int(child) for child in task.read_text().split()]
+    return found
+
+
 @contextmanager
 def running_service(directory: Path) -> Iterator[Service]:
     """`contentplatform serve` on a free loopback port with a fresh data directory (SQLite)."""
@@ -360,7 +382,7 @@ def running_service(directory: Path) -> Iterator[Service]:
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
-    service = Service(f"http://127.0.0.1:{port}", env, log)
+    service = Service(f"http://127.0.0.1:{port}", env, log, process.pid)
     with supervised(process, service.url, service.tail):
         yield service
 
@@ -484,11 +506,12 @@ async def measure_service(
         await upload_all(client, warm_up_headers, warm_up, options.concurrency)
         await wait_ready(client, warm_up_headers, len(warm_up), service)
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), service.cpu_seconds()
         requests = await upload_all(client, headers, files, options.concurrency)
         timings.stages["uploads done"] = time.perf_counter() - started
         await wait_ready(client, headers, len(files), service)
         timings.elapsed = time.perf_counter() - started
+        timings.stages["service CPU"] = service.cpu_seconds() - cpu
 
         documents = await all_documents(client, headers)
     timings.chunks = sum(document["chunk_count"] for document in documents)

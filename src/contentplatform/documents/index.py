@@ -56,10 +56,18 @@ class ChunkHit:
 
 
 async def replace_document_chunks(
-    session: AsyncSession, tenant_id: uuid.UUID, document_id: uuid.UUID, chunks: Sequence[Chunk]
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    document_id: uuid.UUID,
+    chunks: Sequence[Chunk],
+    *,
+    owned: bool = False,
 ) -> int:
-    """Make `chunks` the document's only chunks (in the index too); returns how many."""
-    if not await repository.document_exists(session, tenant_id, document_id):
+    """Make `chunks` the document's only chunks (in the index too); returns how many.
+
+    `owned`: the caller found the document among the tenant's in this transaction already, so
+    it is not looked up again (ingestion writes many documents; each lookup is a round trip)."""
+    if not owned and not await repository.document_exists(session, tenant_id, document_id):
         raise DocumentNotFound(document_id)
     await repository.delete_chunks(session, tenant_id, document_id)
     await repository.insert_chunks(

@@ -81,21 +81,26 @@ class ObjectStore:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ObjectStore:
-        url = settings.resolved_storage_url
+        return cls.from_url(settings.resolved_storage_url, settings.data_dir)
+
+    @classmethod
+    def from_url(cls, url: str, data_dir: Path) -> ObjectStore:
+        """The store at `url` (Settings.resolved_storage_url), for a process that has no
+        settings of its own (an ingestion worker)."""
         parts = urlsplit(url)
         if parts.scheme == "file":
             # `file://name/x` names a host, not a folder: refuse it rather than write to /x.
             root = Path(url2pathname(parts.path))
             if parts.netloc not in ("", "localhost") or not root.is_absolute():
                 raise ValueError(f"a file:// storage URL needs file:///absolute/path, not {url!r}")
-            return cls(LocalStore(root, mkdir=True), root=root, data_dir=settings.data_dir)
+            return cls(LocalStore(root, mkdir=True), root=root, data_dir=data_dir)
         if parts.scheme in ("s3", "s3a"):
             endpoint = next((os.environ[v] for v in ENDPOINT_VARIABLES if v in os.environ), "")
             # A plain-http endpoint is a local S3-compatible server (MinIO, moto); asking for
             # it explicitly is consent enough. AWS itself is always https.
             allow_http = endpoint.startswith("http://")
             backend = S3Store.from_url(url, client_options={"allow_http": allow_http})
-            return cls(backend, root=None, data_dir=settings.data_dir)
+            return cls(backend, root=None, data_dir=data_dir)
         raise ValueError(f"unsupported storage URL {url!r} (use file:///path or s3://bucket)")
 
     @property
