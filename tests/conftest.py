@@ -1,7 +1,8 @@
 """One real service for the whole run: its own database, DBOS, a stand-in identity provider.
 
-`call(operation_id, input, token=..., org=...)` runs a test over REST and again over RPC;
-`tenant` and `other_tenant` are organizations seen through it (tests/support/orgs.py).
+`call(operation_id, input, token=..., org=...)` runs a test over REST and again over RPC, handing
+requests to the app in-process; `client` reaches the same app over its real socket. `tenant`
+and `other_tenant` are organizations seen through `call` (tests/support/orgs.py).
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ def make_settings(
         "jwks_min_refetch_seconds": 0,
         "rate_limit": "100000/minute",
         "rate_limit_public": "100000/minute",
+        # Every xdist worker of the PostgreSQL suite runs a service (and some tests a second
+        # one, or `serve` processes): small pools keep them all within the server's 100
+        # connections. One test's requests come one at a time.
+        "database_pool_size": 5,
+        "database_max_overflow": 5,
         "reconcile_interval_seconds": 1,
         # Tests tick the scheduler themselves, at the instants they choose.
         "scheduler_interval_seconds": 0,
@@ -90,7 +96,18 @@ def server(settings: Settings) -> Iterator[AppServer]:
 
 @pytest.fixture(scope="session")
 def client(server: AppServer) -> Iterator[httpx.Client]:
+    """The app over its real socket (uvicorn's HTTP stack): what `Org` uses for its own
+    requests (whoami, uploads), and what tests of the HTTP layer use directly."""
     with server.client() as http:
+        yield http
+
+
+@pytest.fixture(scope="session")
+def in_process_client(server: AppServer) -> Iterator[httpx.Client]:
+    """The same app without the socket (tests/support/servers.py InProcessTransport): what
+    `call` uses, as most tests are about an operation, not about HTTP: 0.6 to 0.9 of the time
+    per call (bench/calls.py)."""
+    with server.in_process_client() as http:
         yield http
 
 
@@ -182,9 +199,11 @@ class Caller:
 
 @pytest.fixture(params=["rest", "rpc"])
 def call(
-    request: pytest.FixtureRequest, client: httpx.Client, openapi_document: dict[str, Any]
+    request: pytest.FixtureRequest,
+    in_process_client: httpx.Client,
+    openapi_document: dict[str, Any],
 ) -> Caller:
-    return Caller(client, openapi_document, request.param)
+    return Caller(in_process_client, openapi_document, request.param)
 
 
 @pytest.fixture
@@ -201,6 +220,24 @@ def other_tenant(call: Caller, client: httpx.Client, token: Token) -> Org:
 
 
 Run = Callable[[Callable[[Database], Awaitable[Any]]], Any]
+
+
+# --- the fuzz pass's summary (tests/fuzz) ---------------------------------------------------------
+
+# The last summary each test process recorded (tests/fuzz/test_schemathesis.py), by process.
+_fuzz_summaries: dict[str, str] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call":
+        for name, value in report.user_properties:
+            if name.startswith("fuzz:"):
+                _fuzz_summaries[name] = str(value)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for line in _fuzz_summaries.values():
+        terminalreporter.write_line(f"schemathesis pass {line}")
 
 
 @pytest.fixture

@@ -22,6 +22,12 @@ Use it as a fixture:
 `pytest_plugins`.) `guard.connections` lists the loopback (host, port) pairs connected to, so a
 test can also prove that nothing was connected to at all.
 
+`stand_in_network()` is for inputs nobody chose (the fuzz pass): while open, every host name
+resolves to 127.0.0.1 and every request the guarded client lets through is answered by a
+stand-in (503 unless told otherwise) without opening a socket, so an arbitrary URL in a
+publisher's config can reach neither the internet nor a loopback port it happens to name. The
+guarded client's own checks (schemes, private addresses) still run first.
+
 `fake_dns({"cms.test": ["127.0.0.1"]})` installs a resolver into
 `contentplatform.kit.outbound.resolve`, the one the guarded client looks up at each request:
 names in the mapping (case-insensitive) resolve to the given addresses, IP literals resolve to
@@ -38,6 +44,7 @@ import socket
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import httpx
 import pytest
 
 from contentplatform.kit import outbound
@@ -197,3 +204,49 @@ def fake_dns(mapping: Mapping[str, list[str]]) -> Iterator[FakeDns]:
         if dns.unknown:
             names = ", ".join(map(repr, dns.unknown))
             raise UnknownHost(f"the test did not map {names} in fake_dns")
+
+
+class StandInNetwork:
+    def __init__(self, status: int) -> None:
+        self.status = status
+        self.requests: list[tuple[str, str]] = []
+
+    async def resolve(self, host: str, port: int) -> list[str]:
+        with contextlib.suppress(ValueError):
+            return [str(ipaddress.ip_address(host))]
+        return ["127.0.0.1"]
+
+    async def exchange(
+        self,
+        client: outbound.GuardedClient,
+        method: str,
+        url: Any,
+        headers: dict[str, str],
+        content: bytes | None,
+    ) -> outbound.Response:
+        # The guard's verdict on the address is kept; only the exchange itself is stood in for.
+        await outbound.checked_address(url, client.policy, client.resolver)
+        self.requests.append((method, str(url)))
+        body = b'{"message": "stand-in network"}'
+        headers_out = httpx.Headers({"content-type": "application/json"})
+        return outbound.Response(self.status, headers_out, body, str(url))
+
+
+@contextlib.contextmanager
+def stand_in_network(status: int = 503) -> Iterator[StandInNetwork]:
+    """While open, the guarded client sends nothing anywhere (see the module docstring)."""
+    network = StandInNetwork(status)
+
+    async def exchange(
+        client: outbound.GuardedClient,
+        method: str,
+        url: Any,
+        headers: dict[str, str],
+        content: bytes | None,
+    ) -> outbound.Response:
+        return await network.exchange(client, method, url, headers, content)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(outbound, "resolve", network.resolve)
+        patch.setattr(outbound.GuardedClient, "_exchange", exchange)
+        yield network

@@ -8,6 +8,7 @@ kills and stops service processes on it; `wait_for` polls with a bound and the l
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -71,6 +72,9 @@ class Stack:
             "CONTENTPLATFORM_RATE_LIMIT": "100000/minute",
             "CONTENTPLATFORM_RATE_LIMIT_PUBLIC": "100000/minute",
             "CONTENTPLATFORM_LOG_LEVEL": "INFO",
+            # Small pools, as the suite's own service (tests/conftest.py make_settings).
+            "CONTENTPLATFORM_DATABASE_POOL_SIZE": "5",
+            "CONTENTPLATFORM_DATABASE_MAX_OVERFLOW": "5",
             "CONTENTPLATFORM_REDIS_PREFIX": self.redis_prefix,
         }
         if self.redis_url:
@@ -153,8 +157,11 @@ class Service:
             )
 
     def kill(self) -> None:
-        """SIGKILL: no shutdown hook runs, as when a machine or container dies."""
-        self.process.kill()
+        """SIGKILL to the service and every process it started (its own process group), as when
+        a machine or container dies: no shutdown hook runs, and no child of it (a worker pool)
+        outlives it to linger after the test."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(TIMEOUT)
 
     def stop(self) -> None:
@@ -187,6 +194,8 @@ class Services:
                 env=self.stack.env(**settings),
                 stdout=sink,
                 stderr=subprocess.STDOUT,
+                # A process group of its own, so kill() and close() reach its children too.
+                start_new_session=True,
             )
         service = Service(process, f"http://127.0.0.1:{port}", log)
         self.running.append(service)
@@ -215,9 +224,11 @@ class Services:
 
     def close(self) -> None:
         for service in self.running:
-            if service.process.poll() is None:
-                service.process.kill()
-                service.process.wait(TIMEOUT)
+            # The whole group, even when the service itself has exited: a child it started
+            # may still run.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(service.process.pid, signal.SIGKILL)
+            service.process.wait(TIMEOUT)
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import socket
@@ -20,15 +21,28 @@ from contentplatform.core.procedures import ProcedureRouter
 
 
 class AppServer:
-    """Runs an ASGI app under uvicorn on a free loopback port, in a thread."""
+    """Runs an ASGI app under uvicorn on a free loopback port, in a thread. `client()` talks to
+    it over that socket; `in_process_client()` hands requests to the same app on the server's
+    event loop, without the socket."""
 
     def __init__(self, app: FastAPI) -> None:
+        self.app = app
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.socket.bind(("127.0.0.1", 0))
         self.port = self.socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, log_config=None, lifespan="on", timeout_graceful_shutdown=5)
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+        async def recording_loop(scope: Any, receive: Any, send: Any) -> None:
+            # The loop the app's resources (engines, DBOS) belong to, for in_process_client().
+            if scope["type"] == "lifespan":
+                self.loop = asyncio.get_running_loop()
+            await app(scope, receive, send)
+
+        config = uvicorn.Config(
+            recording_loop, log_config=None, lifespan="on", timeout_graceful_shutdown=5
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True
@@ -48,8 +62,41 @@ class AppServer:
         self.socket.close()
 
     def client(self) -> httpx.Client:
-        """A client of the app, to use in a `with`."""
+        """A client of the app over its socket, to use in a `with`."""
         return httpx.Client(base_url=self.url, timeout=30)
+
+    def in_process_client(self) -> httpx.Client:
+        """A client of the app that skips the socket (see InProcessTransport), to use in a
+        `with`. Absolute URLs the app hands out (upload URLs) reach the app the same way."""
+        assert self.loop is not None, "the server has not started"
+        transport = InProcessTransport(self.app, self.loop)
+        return httpx.Client(base_url=self.url, timeout=30, transport=transport)
+
+
+class InProcessTransport(httpx.BaseTransport):
+    """Hands each request to an ASGI app on the event loop it is served from (uvicorn's, in
+    another thread), and waits for the whole answer: the app, its middleware and its resources
+    are exactly those uvicorn serves, without the socket and without parsing HTTP on both ends.
+    An error the app did not handle is the 500 a real client would get, as over the socket."""
+
+    def __init__(self, app: Any, loop: asyncio.AbstractEventLoop, timeout: float = 60) -> None:
+        self.asgi = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        self.loop = loop
+        self.timeout = timeout
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        content = request.read()
+
+        async def exchange() -> tuple[int, httpx.Headers, bytes]:
+            sent = httpx.Request(
+                request.method, request.url, headers=request.headers, content=content
+            )
+            answer = await self.asgi.handle_async_request(sent)
+            return answer.status_code, answer.headers, await answer.aread()
+
+        future = asyncio.run_coroutine_threadsafe(exchange(), self.loop)
+        status, headers, body = future.result(self.timeout)
+        return httpx.Response(status, headers=headers, content=body, request=request)
 
 
 @contextlib.contextmanager
