@@ -89,7 +89,7 @@ def openai_settings(llm: ChatServer, **more: str) -> dict[str, str]:
 
 # --- the model ----------------------------------------------------------------------------------
 
-_SOURCE = re.compile(r"^\[(\d+)\] \((.*)\)$", re.M)
+_SOURCE = re.compile(r"^\[(\d+)\](?: \((.*)\))?$", re.M)
 _SECTION_TASK = re.compile(r'Write the section "(.*)" \(no heading\)')
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
@@ -129,7 +129,7 @@ def sources_in(prompt: str) -> list[tuple[int, str, str]]:
             for s in _SENTENCE.split(line)
         ]
         sentence = next((s for s in sentences if len(s.split()) >= 6), "")
-        heading = match.group(2).split(" > ")[-1]
+        heading = (match.group(2) or "Notes").split(" > ")[-1]
         found.append((int(match.group(1)), heading, sentence))
     return found
 

@@ -63,7 +63,6 @@ SEO_CHECKS = {
 CONNECTIVES = ("In practice, ", "Beyond that, ", "On top of that, ", "Just as important, ")
 SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 MISSING = "<missing>"
-CITATION = re.compile(r'<sup class="citation"><a href="#source-(\d+)"[^>]*>\[(\d+)\]</a></sup>')
 
 
 writer = org_fixture(Writer)
@@ -159,21 +158,27 @@ def test_an_ingested_handbook_becomes_a_cited_scored_draft_in_review(writer, set
         assert sentence.casefold() in source_text, sentence
     assert "<script" not in content
 
-    # Citations: linked markers, numbered from 1, each with its entry in the Sources list.
+    # Citations: the handbook is the tenant's own file, so they are in the provenance alone,
+    # numbered in order of first use, each with the passage citing it; the text has no marker.
     provenance = draft["provenance"]
     sources = provenance["sources"]
     assert sources, provenance
-    cited = {int(n) for n, label in CITATION.findall(content) if n == label}
-    assert cited == {source["number"] for source in sources}
-    assert sorted(cited) == list(range(1, len(cited) + 1))
-    assert '<h2 id="sources">Sources</h2>' in content
+    numbers = [source["number"] for source in sources]
+    assert numbers == list(range(1, len(sources) + 1))
     for source in sources:
         assert source["document_id"] == handbook["id"]
         assert source["document_name"] == "Fernleaf handbook.md"
         assert source["heading"].startswith("Fernleaf Smart Irrigation Controller")
-        item = f'<li id="source-{source["number"]}">Fernleaf handbook.md, '
-        assert item in content
+        assert (source["url"], source["published_as"]) == (None, None)
     assert {s["chunk_id"] for s in sources} <= chunk_ids_of(settings, handbook["id"])
+    text = flat(BeautifulSoup(content, "html.parser").get_text())
+    assert not re.search(r"\[\d+\]", text)
+    assert "<sup" not in content and "source-" not in content
+    assert "handbook.md" not in content.casefold()
+    citations = provenance["citations"]
+    assert list(dict.fromkeys(n for c in citations for n in c["sources"])) == numbers
+    for citation in citations:
+        assert citation["text"] in text, citation
 
     # Provenance: who wrote it, from what, section by section.
     assert provenance["writer"] == provenance["provider"] == "offline"
@@ -186,9 +191,10 @@ def test_an_ingested_handbook_becomes_a_cited_scored_draft_in_review(writer, set
     tokens = usage["input_tokens"] + usage["output_tokens"]
     assert run["credits_committed"] == min(HOLD, -(-tokens // 1000))
     headings = re.findall(r"<h2 id=\"[^\"]*\">([^<]*)</h2>", content)
-    assert headings[-1] == "Sources"
+    assert "Sources" not in headings
     sections = provenance["sections"]
-    assert [s["heading"] for s in sections] == ["Introduction", *headings[:-1]]
+    assert [s["heading"] for s in sections] == ["Introduction", *headings]
+    assert {c["section"] for c in citations} <= {s["heading"] for s in sections}
     assert sections[-1]["heading"] == "Key takeaways"
     for section in sections:
         assert section["chunk_ids"], section
@@ -272,8 +278,6 @@ def test_document_ids_restrict_the_sources(writer):
     run, draft = writer.generate(**topic, documentIds=[bread["id"]])
     assert run["status"] == "succeeded", run
     assert cited_documents(draft) == {bread["id"]}
-    assert "Sourdough.md" in draft["content"]
-    assert "Beekeeping.md" not in draft["content"]
     assert "hive" not in draft["content"].casefold()
     usage = {
         name: writer.ok("documents.getById", {"id": d["id"]})["usage"]["generationCount"]
@@ -301,7 +305,7 @@ def test_the_primary_document_is_always_considered(writer):
     )
     assert run["status"] == "succeeded", run
     assert cited_documents(draft) == {bees["id"], bread["id"]}
-    assert "Beekeeping.md" in draft["content"]
+    assert "harvest honey" in draft["content"].casefold()  # the beekeeping guide's own words
 
     # A primary document that does not match the topic is not dragged in.
     run, draft = writer.generate(
@@ -624,8 +628,9 @@ def test_markup_quoted_in_a_document_reaches_the_draft_as_inert_text(writer):
     assert soup.find("script") is None and soup.find("img") is None
     assert not any(name.startswith("on") for tag in soup.find_all(True) for name in tag.attrs)
     assert SCRIPT in soup.get_text()  # read as text, the reader sees what the document says
-    # The excerpt and the SEO metadata are plain text: the same words, not escaped twice (so
-    # whoever puts them into a page must escape them, as any text).
+    # The excerpt and the SEO metadata are plain text (kit/text.py): not escaped, and without
+    # anything that reads as a tag, the quoted markup included; the words around it stay.
     for text in (draft["excerpt"], draft["seo_meta"]["meta_description"]):
         assert "&lt;" not in text and "&amp;" not in text, text
-    assert SCRIPT in draft["excerpt"]
+        assert "<script" not in text and "<img" not in text, text
+    assert "Testers paste" in draft["excerpt"]

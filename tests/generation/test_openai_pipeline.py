@@ -15,10 +15,12 @@ the API does not show (the credit hold and the ledger) is read from the database
 
 What is proven: the draft reaches `reviewing` written from the model's answers, with provenance
 naming provider, model and prompt version; every request the model saw (credentials, model,
-sources in the prompt, JSON mode where the pipeline parses JSON); citations become links to a
-Sources list and a citation of a source that does not exist is dropped; hostile HTML in the
-model's answer is sanitized before it is stored; answers wrapped in Markdown code fences, as chat
-models often send them, are unwrapped; the credits committed are what the calls cost.
+sources in the prompt, never the tenant's file names, JSON mode where the pipeline parses JSON);
+citations of the tenant's file are kept in the provenance (each passage with the sources it
+cites) and leave no mark in the text, a citation of a source that does not exist is dropped;
+hostile HTML in the model's answer is sanitized before it is stored; answers wrapped in Markdown
+code fences, as chat models often send them, are unwrapped; the credits committed are what the
+calls cost.
 And every way the model can fail: a 429 is retried (honouring retry-after-ms) and the run
 succeeds; 429s beyond the retries fail it as PROVIDER_UNAVAILABLE; a 401 fails it as
 PROVIDER_ERROR without the key in any message; an outline that is not JSON fails it as
@@ -103,16 +105,22 @@ def test_an_article_is_written_by_the_model_cited_sanitized_and_charged_what_it_
     assert f"Title: {outline['title']}" in seo_prompt
     intro = BeautifulSoup(model.answered[1][1], "html.parser").p
     assert intro is not None
-    assert f"Article:\n{intro.get_text()}" in seo_prompt  # the article as written
+    # The article as written, without the markers citing the tenant's file.
+    written = re.sub(r" ?\[\d+\]", "", intro.get_text())
+    assert f"Article:\n{written}" in seo_prompt
 
-    # The article is the model's, with its citations linked and its hostile markup gone.
+    # The model is never told the tenant's file names, only numbered passages.
+    for request in seen:
+        assert "kayaking-guide" not in json.dumps(request.json)
+
+    # The article is the model's, its hostile markup gone, and its citations of the tenant's
+    # file in the provenance, not in the text.
     assert draft["title"] == outline["title"]
     content = draft["content"]
     page = BeautifulSoup(content, "html.parser")
     assert [h.get_text() for h in page.find_all("h2")] == [
         *(section["heading"] for section in outline["sections"]),
         "Key takeaways",
-        "Sources",
     ]
     for _, answer in model.answered:
         for sentence in re.findall(r"<(?:p|li)>([^<\[]+?) \[\d+\]</(?:p|li)>", answer):
@@ -122,16 +130,9 @@ def test_an_article_is_written_by_the_model_cited_sanitized_and_charged_what_it_
     assert "javascript:" not in content
     assert "Paddle with a friend, as the guide advises" in content  # the text itself stays
     assert "[99]" not in page.get_text()  # cited a source that does not exist: dropped
-    links = page.select("sup.citation > a")
-    numbers = [int(str(a["href"]).removeprefix("#source-")) for a in links]
-    assert [a.get_text() for a in links] == [f"[{n}]" for n in numbers]
-    assert all(a["rel"] == ["noopener", "noreferrer"] for a in links)
-    # Numbered in order of first use, 1..n, each with its entry in the Sources list.
-    first_use = list(dict.fromkeys(numbers))
-    assert first_use == list(range(1, len(first_use) + 1))
-    listed = page.select("ol > li[id^=source-]")
-    assert [li["id"] for li in listed] == [f"source-{n}" for n in first_use]
-    assert all(li.get_text().startswith("kayaking-guide.md") for li in listed)
+    assert not re.search(r"\[\d+\]", page.get_text())  # no marker is left in the text
+    assert page.select("sup, [id^=source-], #sources") == []
+    assert "kayaking-guide" not in content
 
     provenance = draft["provenance"]
     assert provenance["provider"] == "openai"
@@ -140,8 +141,17 @@ def test_an_article_is_written_by_the_model_cited_sanitized_and_charged_what_it_
     assert provenance["prompt_version"] == prompts.PROMPT_VERSION
     assert provenance["run_id"] == run["id"]
     assert "note" not in provenance  # the offline writer's note
-    assert [s["number"] for s in provenance["sources"]] == first_use
+    # Every citation, in order of first use: the source, and the passage that cites it.
+    numbers = [s["number"] for s in provenance["sources"]]
+    assert numbers == list(range(1, len(numbers) + 1)) and numbers
     assert {s["document_name"] for s in provenance["sources"]} == {"kayaking-guide.md"}
+    assert all(s["url"] is None and s["published_as"] is None for s in provenance["sources"])
+    citations = provenance["citations"]
+    cited = [n for citation in citations for n in citation["sources"]]
+    assert list(dict.fromkeys(cited)) == numbers
+    text = " ".join(page.get_text().split())
+    for citation in citations:
+        assert citation["text"] in text, citation
     assert [s["heading"] for s in provenance["sections"]] == [
         "Introduction",
         *(section["heading"] for section in outline["sections"]),
@@ -278,6 +288,7 @@ def test_answers_fenced_as_markdown_code_blocks_are_unwrapped(
     assert "```" not in draft["content"]
     assert not draft["content"].startswith("html") and "\nhtml" not in draft["content"]
     page = BeautifulSoup(draft["content"], "html.parser")
-    assert page.select("sup.citation > a")  # the citations inside the fences were linked
+    assert not re.search(r"\[\d+\]", page.get_text())  # the fences' markers were read
+    assert draft["provenance"]["citations"]  # as citations, kept in the provenance
     assert draft["seo_meta"]["slug"] == "sea-kayaking-for-beginners"  # the fenced JSON was read
     assert draft["excerpt"] and "```" not in draft["excerpt"]

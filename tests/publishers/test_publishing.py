@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -323,7 +324,11 @@ def test_republishing_a_post_deleted_on_the_target_creates_it_afresh(desk: Desk,
     with wp.lock:
         wp.posts.clear()  # someone deleted it in WordPress
 
-    second = desk.published(draft["id"], publisherConnectionId=connection["id"])
+    # The draft did not change: we believe WordPress has it, until told to send it again.
+    unchanged = desk.started(draft["id"], publisherConnectionId=connection["id"])
+    assert unchanged["attempt"]["id"] == first["id"]
+    assert wp.posts == {}
+    second = desk.published(draft["id"], publisherConnectionId=connection["id"], force=True)
 
     assert second["status"] == "succeeded", second
     post = only_post(wp)
@@ -578,20 +583,104 @@ def test_a_disabled_connection_publishes_nothing(desk: Desk, wp) -> None:
     assert wp.requests == []
 
 
-def test_a_second_publish_while_one_is_under_way_is_a_conflict(desk: Desk, wp) -> None:
+def test_another_publish_while_one_is_under_way_is_a_conflict(desk: Desk, wp) -> None:
     connection = desk.wordpress(wp)
     draft = desk.approved()
     # The first try hangs for a while before failing, so the attempt is still under way.
     wp.fail(Failure(500, delay=1.5))
     first = desk.started(draft["id"], publisherConnectionId=connection["id"])["attempt"]
 
-    second = desk.publish(draft["id"], publisherConnectionId=connection["id"])
+    # The same request again is answered with the attempt under way; another one is refused.
+    again = desk.started(draft["id"], publisherConnectionId=connection["id"])
+    assert again["attempt"]["id"] == first["id"]
+    second = desk.publish(draft["id"], publisherConnectionId=connection["id"], mode="draft")
 
     body = problem(second, 409, "CONFLICT")
     assert first["id"] in body["detail"]
     finished = desk.wait(draft["id"], first["id"])
     assert finished["status"] == "succeeded", finished
     assert desk.attempts(draft["id"])["total"] == 1
+    assert len(wp.posts) == 1
+
+
+# --- a request the target needs nothing for ------------------------------------------------------
+
+RACERS = 20
+
+
+def writes(wp: WordPressServer) -> list[str]:
+    """The paths of the requests that changed something in WordPress (creates and updates)."""
+    with wp.lock:
+        return [r.path for r in wp.requests if r.method in ("POST", "PUT", "PATCH")]
+
+
+def racing(desk: Desk, draft_id: str, connection_id: str) -> set[str]:
+    """RACERS publish requests at once: the attempts they answered with (each must be a 200)."""
+    with ThreadPoolExecutor(RACERS) as pool:
+        answers = list(
+            pool.map(
+                lambda _: desk.publish(draft_id, publisherConnectionId=connection_id),
+                range(RACERS),
+            )
+        )
+    assert [a.status_code for a in answers] == [200] * RACERS, [a.text for a in answers]
+    return {a.json()["attempt"]["id"] for a in answers}
+
+
+def test_racing_publishes_of_a_draft_send_it_once(desk: Desk, wp) -> None:
+    connection = desk.wordpress(wp)
+    draft = desk.approved()
+
+    # Twenty at once: one attempt, one create.
+    (first,) = racing(desk, draft["id"], connection["id"])
+    assert desk.wait(draft["id"], first)["status"] == "succeeded"
+    assert writes(wp) == [wp.POSTS]
+
+    # Twenty more of the unchanged draft: WordPress has it; nothing is sent, the answer is the
+    # attempt that put it there.
+    assert racing(desk, draft["id"], connection["id"]) == {first}
+    assert writes(wp) == [wp.POSTS]
+
+    # Edited, then twenty at once: one update.
+    desk.update(draft["id"], title="Pruning roses: a second look")
+    (second,) = racing(desk, draft["id"], connection["id"])
+    assert second != first
+    assert desk.wait(draft["id"], second)["status"] == "succeeded"
+    post_id = desk.attempt(draft["id"], first)["external_id"]
+    assert writes(wp) == [wp.POSTS, f"{wp.POSTS}/{post_id}"]
+    assert only_post(wp)["title"] == "Pruning roses: a second look"
+    assert desk.attempts(draft["id"])["total"] == 2
+
+
+def test_a_copy_sent_as_a_draft_is_still_sent_live(desk: Desk, wp) -> None:
+    connection = desk.wordpress(wp)
+    draft = desk.approved()
+    as_draft = desk.published(draft["id"], publisherConnectionId=connection["id"], mode="draft")
+    assert as_draft["status"] == "succeeded", as_draft
+
+    # Same version, another outcome: sent.
+    live = desk.published(draft["id"], publisherConnectionId=connection["id"])
+
+    assert live["id"] != as_draft["id"]
+    assert live["status"] == "succeeded", live
+    assert only_post(wp)["status"] == "publish"
+    # And again live: nothing to do.
+    again = desk.started(draft["id"], publisherConnectionId=connection["id"])
+    assert again["attempt"]["id"] == live["id"]
+    assert again["draft"]["status"] == "published"
+
+
+def test_a_failed_attempt_does_not_count_as_sent(desk: Desk, wp) -> None:
+    connection = desk.wordpress(wp)
+    draft = desk.approved()
+    wp.fail(Failure(400), method="POST", path=wp.POSTS)
+    failed = desk.published(draft["id"], publisherConnectionId=connection["id"])
+    assert failed["status"] == "failed", failed
+
+    retried = desk.published(draft["id"], publisherConnectionId=connection["id"])
+
+    assert retried["id"] != failed["id"]
+    assert retried["status"] == "succeeded", retried
     assert len(wp.posts) == 1
 
 

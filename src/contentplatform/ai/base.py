@@ -30,6 +30,9 @@ class Source:
     document_name: str
     heading: str | None
     text: str
+    # Where the passage is public (a scanned web page), so a citation of it may be published as
+    # a link; None for the tenant's own files, which are only ever named in the provenance.
+    url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

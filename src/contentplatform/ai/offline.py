@@ -20,7 +20,8 @@ support. Output formats, per task:
   ("X: A Practical Guide", "Understanding X", ...) picked by a hash of the topic; a long topic, a
   question or one with a colon is just title-cased. Sections group the sources by the last part
   of their heading path ("Pricing > Plans" -> "Plans"), or by document when they have none (such a
-  section is named by the most frequent key phrase of its passages, else by its document's name);
+  section is named by the most frequent key phrase of its passages, else "Overview": never by its
+  document's name, which is the tenant's private file name);
   groups with one name merge, keep the order of their best source, and there are 2..max_sections
   of them when there are at least two passages (one heading for all: split in two halves).
   `points` are the 1-3 best sentences a section will expand (intro: 1-2 from the best two
@@ -217,9 +218,7 @@ def _groups(sources: Sequence[Source], topic: str, max_sections: int) -> list[_G
         if heading is None:
             avoid = [topic, *(section.heading or "" for section in named.values())]
             passages = ranking.sentences(group.sources, sources)
-            heading = _key_phrase(passages, avoid) or _document_title(
-                group.sources[0].document_name
-            )
+            heading = _key_phrase(passages, avoid) or "Overview"
         existing = named.get(heading.casefold())
         if existing is not None:  # the same name: one section, not two with one heading
             existing.sources += group.sources
@@ -268,12 +267,6 @@ def _key_phrase(sentences: Sequence[ranking.Sentence], avoid: Sequence[str]) -> 
 
 def _content(word: str) -> bool:
     return len(word) > 2 and word.casefold() not in ranking.STOPWORDS
-
-
-def _document_title(name: str) -> str:
-    stem = re.sub(r"\.[A-Za-z0-9]{1,5}$", "", name)
-    words = re.sub(r"[_\s-]+", " ", stem).strip()
-    return _title_case(words) if words else "Overview"
 
 
 def _title(topic: str) -> str:

@@ -24,6 +24,11 @@ class DocumentNotRetryable(Conflict):
     """Only a document in `error` whose upload was confirmed can be ingested again."""
 
 
+class UploadExpired(Conflict):
+    """The document registered at this storagePath failed as `upload_missing`: no upload was
+    confirmed within the upload URL's lifetime. Delete it, then confirm a new upload."""
+
+
 class NothingUploaded(BadRequest):
     """Nothing has been uploaded at the storagePath yet."""
 

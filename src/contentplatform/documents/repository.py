@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import NamedTuple
 
-from sqlalchemy import Select, func, select, update
+from sqlalchemy import ColumnElement, Select, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.documents.models import Document
@@ -21,23 +22,27 @@ def _live(tenant_id: uuid.UUID) -> Select[Document]:
 get = Owned(Document)
 
 
-async def by_content_hash(
-    session: AsyncSession, tenant_id: uuid.UUID, content_hash: str
-) -> Document | None:
-    result = await session.execute(
-        _live(tenant_id)
-        .where(Document.content_hash == content_hash)
-        .order_by(Document.created_at)
-        .limit(1)
-    )
-    return result.scalar_one_or_none()
-
-
 async def by_storage_path(
     session: AsyncSession, tenant_id: uuid.UUID, storage_path: str
 ) -> Document | None:
     result = await session.execute(_live(tenant_id).where(Document.storage_path == storage_path))
     return result.scalar_one_or_none()
+
+
+async def by_content_hash_or_storage_path(
+    session: AsyncSession, tenant_id: uuid.UUID, content_hash: str, storage_path: str
+) -> tuple[Document | None, Document | None]:
+    """In one query (confirming an upload asks both): the earliest live document with this
+    content, and the live document at this storagePath."""
+    result = await session.execute(
+        _live(tenant_id)
+        .where(or_(Document.content_hash == content_hash, Document.storage_path == storage_path))
+        .order_by(Document.created_at)
+    )
+    found = list(result.scalars())
+    same_content = next((d for d in found if d.content_hash == content_hash), None)
+    at_path = next((d for d in found if d.storage_path == storage_path), None)
+    return same_content, at_path
 
 
 async def primary(session: AsyncSession, tenant_id: uuid.UUID) -> Document | None:
@@ -96,6 +101,85 @@ async def soft_delete_many(
     return list(result.scalars())
 
 
+class Ingestion(NamedTuple):
+    """Where a document's ingestion stands, and where its uploaded file is."""
+
+    status: str
+    document_version: int
+    ingest_attempt: int
+    storage_path: str
+    file_type: str
+
+
+async def ingestion(
+    session: AsyncSession, tenant_id: uuid.UUID, document_id: uuid.UUID
+) -> Ingestion | None:
+    """The live document's ingestion, read without loading the document."""
+    result = await session.execute(
+        select(*(getattr(Document, name) for name in Ingestion._fields)).where(
+            Document.tenant_id == tenant_id,
+            Document.id == document_id,
+            Document.deleted_at.is_(None),
+        )
+    )
+    row = result.one_or_none()
+    return None if row is None else Ingestion(*row)
+
+
+def _ingesting(
+    tenant_id: uuid.UUID, document_id: uuid.UUID, version: int, attempt: int
+) -> tuple[ColumnElement[bool], ...]:
+    """The live document at this version and ingestion attempt."""
+    return (
+        Document.tenant_id == tenant_id,
+        Document.id == document_id,
+        Document.deleted_at.is_(None),
+        Document.document_version == version,
+        Document.ingest_attempt == attempt,
+    )
+
+
+async def mark_processing(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    document_id: uuid.UUID,
+    version: int,
+    attempt: int,
+    now: datetime,
+) -> bool:
+    """The document, pending at this version and attempt, is processing from `now`; whether
+    it was."""
+    result = await session.execute(
+        update(Document)
+        .where(*_ingesting(tenant_id, document_id, version, attempt), Document.status == "pending")
+        .values(status="processing", error=None, ingest_started_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def mark_ready(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    document_id: uuid.UUID,
+    version: int,
+    attempt: int,
+    *,
+    chunk_count: int,
+    text_path: str,
+) -> bool:
+    """The document, still processing at this version and attempt, is ready; whether it was."""
+    result = await session.execute(
+        update(Document)
+        .where(
+            *_ingesting(tenant_id, document_id, version, attempt), Document.status == "processing"
+        )
+        .values(status="ready", error=None, chunk_count=chunk_count, text_path=text_path)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
 async def unfinished_ingestions(session: AsyncSession) -> list[Document]:
     """Confirmed documents whose ingestion has not ended, across tenants (for the reconciler)."""
     result = await session.execute(
@@ -118,3 +202,24 @@ async def record_use(
         .where(Document.tenant_id == tenant_id, Document.id.in_(ids))
         .values(generation_count=Document.generation_count + 1, last_used_at=now)
     )
+
+
+async def fail_never_uploaded(
+    session: AsyncSession, registered_before: datetime, reason: str, now: datetime
+) -> list[uuid.UUID]:
+    """Across tenants: fail with `reason` the live documents registered before
+    `registered_before` whose upload was never confirmed (pending, no content). The tenants of
+    those failed, one entry per document."""
+    result = await session.execute(
+        update(Document)
+        .where(
+            Document.deleted_at.is_(None),
+            Document.status == "pending",
+            Document.content_hash.is_(None),
+            Document.created_at < registered_before,
+        )
+        .values(status="error", error=reason, updated_at=now)
+        .returning(Document.tenant_id)
+        .execution_options(synchronize_session=False)
+    )
+    return list(result.scalars())

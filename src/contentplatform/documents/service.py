@@ -6,7 +6,6 @@ import hashlib
 import math
 import os
 import uuid
-from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -26,6 +25,7 @@ from contentplatform.documents.errors import (
     NothingUploaded,
     SecondPrimaryDocument,
     StoragePathTaken,
+    UploadExpired,
 )
 from contentplatform.documents.models import Document
 from contentplatform.kit import durable, errors
@@ -86,23 +86,17 @@ async def require(session: AsyncSession, tenant: TenantAccess, document_id: uuid
 # --- reading ----------------------------------------------------------------------------------
 
 
-async def list_documents(
-    session: AsyncSession,
-    cache: ScopedCache,
-    tenant: TenantAccess,
-    query: schemas.ListDocumentsInput,
-    ttl_seconds: float,
-) -> schemas.DocumentPage:
-    async def produce() -> dict[str, Any]:
-        rows, total = await repository.page(session, tenant.tenant_id, query)
-        page = schemas.DocumentPage(data=rows, total=total, limit=query.limit, offset=query.offset)
-        return page.model_dump(mode="json", by_alias=True)
+def cache_scope(tenant_id: uuid.UUID) -> str:
+    """What every change to the tenant's documents retires from the cache (`changed`): its
+    cached lists (the declaration of documents.list caches them)."""
+    return workflows.cache_scope(tenant_id)
 
-    key = query.model_dump_json()
-    cached = await cache.get_or_set(
-        workflows.cache_scope(tenant.tenant_id), key, ttl_seconds, produce
-    )
-    return schemas.DocumentPage.model_validate(cached)
+
+async def list_documents(
+    session: AsyncSession, tenant: TenantAccess, query: schemas.ListDocumentsInput
+) -> schemas.DocumentPage:
+    rows, total = await repository.page(session, tenant.tenant_id, query)
+    return schemas.DocumentPage(data=rows, total=total, limit=query.limit, offset=query.offset)
 
 
 async def stats(session: AsyncSession, tenant: TenantAccess) -> schemas.DocumentStats:
@@ -208,11 +202,12 @@ async def confirm_upload(
     # one document instead of each making its own.
     await tenants.lock_tenant(session, tenant.tenant_id)
 
-    duplicate = await repository.by_content_hash(session, tenant.tenant_id, content_hash)
+    duplicate, document = await repository.by_content_hash_or_storage_path(
+        session, tenant.tenant_id, content_hash, storage_path
+    )
     if duplicate is not None:
         return _confirmed(duplicate, unchanged=True)
 
-    document = await repository.by_storage_path(session, tenant.tenant_id, storage_path)
     if document is None:
         document = Document(
             id=uuid.uuid4(),
@@ -224,6 +219,12 @@ async def confirm_upload(
             ingest_attempt=0,
         )
         session.add(document)
+    elif _upload_expired(document):
+        raise UploadExpired(
+            f"Document {document.id} was registered at this storagePath but no upload was "
+            "confirmed within the upload URL's lifetime, so it failed as upload_missing. "
+            "Delete it, then confirm the upload again to make a new document."
+        )
     elif document.content_hash is not None:
         # Other content at a known path: the next version of the same document.
         document.document_version += 1
@@ -232,15 +233,13 @@ async def confirm_upload(
     document.file_type = data.file_type
     document.content_hash = content_hash
     document.size_bytes = len(content)
-    document.status = "pending"
-    document.error = None
     document.chunk_count = 0
     document.text_path = None
+    await _start_ingestion(session, runtime, tenant, document)
     await _flush(
         session,
         StoragePathTaken("Another upload to this storagePath is being confirmed; try again."),
     )
-    await _start_ingestion(session, runtime, tenant, document)
     return _confirmed(document, unchanged=False)
 
 
@@ -252,12 +251,24 @@ async def retry_ingestion(
         raise DocumentNotRetryable(
             f"Only a document in error can be retried; this one is {document.status}."
         )
+    if _upload_expired(document):
+        raise DocumentNotRetryable(
+            "This document's upload never came (upload_missing); delete it and upload the file "
+            "again."
+        )
     if document.content_hash is None:
         raise DocumentNotRetryable("This document was never uploaded; confirm its upload first.")
     document.ingest_attempt += 1
-    document.status = "pending"
-    document.error = None
     await _start_ingestion(session, runtime, tenant, document)
+
+
+def _upload_expired(document: Document) -> bool:
+    """Registered, never confirmed, and failed for it once the upload URL's lifetime passed."""
+    return (
+        document.content_hash is None
+        and document.status == "error"
+        and document.error == workflows.UPLOAD_MISSING
+    )
 
 
 async def _start_ingestion(
@@ -268,16 +279,24 @@ async def _start_ingestion(
     key = f"{tenant.tenant_id}:{document.id}:{document.content_hash}:v{document.document_version}"
     if document.ingest_attempt:
         key += f":retry{document.ingest_attempt}"
-    reservation = await credits.reserve(
-        session,
-        tenant.tenant_id,
-        kind=INGEST_KIND,
-        idempotency_key=key,
-        amount=ingest_cost(document.size_bytes or 0),
-        ttl_seconds=runtime.settings.credit_reservation_ttl_seconds,
-        monthly_grant=runtime.settings.monthly_credit_grant,
-    )
+    # The document is written once, with its hold, after this (not flushed by the queries of
+    # the hold): one write fewer in the tenant's serialized confirmation.
+    with session.no_autoflush:
+        reservation = await credits.reserve(
+            session,
+            tenant.tenant_id,
+            kind=INGEST_KIND,
+            idempotency_key=key,
+            amount=ingest_cost(document.size_bytes or 0),
+            ttl_seconds=runtime.settings.credit_reservation_ttl_seconds,
+            monthly_grant=runtime.settings.monthly_credit_grant,
+        )
     document.ingest_reservation_id = reservation.id
+    # Processing from now: its workflow starts as soon as this commits (no queue to wait in),
+    # and the workflow need not write the document to say so.
+    document.status = "processing"
+    document.error = None
+    document.ingest_started_at = utcnow()
     durable.start_after_commit(
         session,
         workflows.ingest,
@@ -440,6 +459,29 @@ async def primary_knowledge_id(session: AsyncSession, tenant_id: uuid.UUID) -> u
     if document is None or document.status != "ready" or document.archived_at is not None:
         return None
     return document.id
+
+
+async def public_urls(
+    session: AsyncSession, tenant_id: uuid.UUID, document_ids: list[uuid.UUID]
+) -> dict[uuid.UUID, str]:
+    """The public address of each of these documents that has one: a page the website scan
+    read (`source` website_scan, `source_metadata.url` an http(s) URL). An uploaded file is
+    the tenant's own and has none, so an article may link to the former and never names the
+    latter."""
+    found: dict[uuid.UUID, str] = {}
+    for document_id in dict.fromkeys(document_ids):
+        document = await repository.get(session, tenant_id, document_id)
+        url = public_url(document) if document is not None else None
+        if url is not None:
+            found[document_id] = url
+    return found
+
+
+def public_url(document: Document) -> str | None:
+    url = document.source_metadata.get("url")
+    if document.source != "website_scan" or not isinstance(url, str):
+        return None
+    return url if url.lower().startswith(("https://", "http://")) else None
 
 
 async def record_generation_use(

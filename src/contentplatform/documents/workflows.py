@@ -1,13 +1,22 @@
-"""The ingestion workflow: pending -> processing -> ready | error, each step checkpointed.
+"""The ingestion workflow: processing -> ready | error.
 
-Every step re-reads the document and stops quietly when it was deleted or superseded by a newer
-version or retry, so a late step never overwrites newer work. A step that fails puts the document
-in `error` with a reason a person can act on, and releases the credits held for it.
+Confirming the upload (or a retry) leaves the document processing and starts this at once.
+`begin` reads where the file is; `index` extracts and chunks it (in worker processes), then, in
+one transaction, marks the document ready, indexes the chunks and commits the credits. One write
+per document: every write waits its turn for SQLite's one writer. Each checks the document first
+and stops quietly when it was deleted, superseded by a newer version or retry, or failed
+meanwhile (stalled), so late work never overwrites newer work. A failure puts the document in
+`error` with a reason a person can act on, and releases the credits held for it.
+
+The workflow has no DBOS steps. Every part is idempotent, so a workflow that DBOS recovers after a
+crash simply runs again from the start; a step would checkpoint only what is cheap to redo (the
+file is extracted again either way) and costs two round trips to the system database. DBOS still
+gives the run its id (a second start is a no-op) and recovery after a crash. A run cancelled as
+stalled is not interrupted; its last write finds the document failed and changes nothing.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from datetime import timedelta
@@ -18,15 +27,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.core import runtime
 from contentplatform.credits import service as credits
-from contentplatform.documents import chunking, parsing, repository
 from contentplatform.documents import index as search
+from contentplatform.documents import parsing, pipeline, repository
 from contentplatform.documents.models import Document
 from contentplatform.kit import durable
-from contentplatform.kit.db import utcnow
+from contentplatform.kit.db import Database, utcnow
 from contentplatform.storage import paths
 from contentplatform.storage.store import StorageError
 
 log = logging.getLogger(__name__)
+
+# The error of a document registered (documents.create) but not confirmed within the upload URL's
+# lifetime: shown as it is, like `stalled`.
+UPLOAD_MISSING = "upload_missing"
 
 
 def ingest_workflow_id(document: Document) -> str:
@@ -60,9 +73,9 @@ async def ingest(
     job = (uuid.UUID(tenant_id), uuid.UUID(document_id), version, attempt)
     try:
         source = await begin(*job)
-        text_path = await extract(*job, source["storage_path"], source["file_type"])
-        await index(*job, text_path)
-        await finish(*job, reservation)
+        if source is None:
+            return "settled"
+        await index(*job, source.storage_path, source.file_type, reservation)
         return "ready"
     except Superseded:
         await release(uuid.UUID(tenant_id), reservation)
@@ -77,6 +90,11 @@ def reason_for(error: Exception) -> str:
         return str(error)
     if isinstance(error, StorageError):
         return f"The uploaded file could not be read from storage: {error}"
+    if isinstance(error, pipeline.ExtractionCrashed):
+        return (
+            "Reading the file stopped unexpectedly (it may be too large or malformed to "
+            "process); retry it, or upload a smaller or re-saved copy."
+        )
     log.exception("ingestion failed", exc_info=error)
     return f"Ingestion failed unexpectedly ({type(error).__name__}); retry it or contact support."
 
@@ -97,73 +115,80 @@ async def _invalidate(tenant_id: uuid.UUID) -> None:
     await runtime.current().cache.invalidate(cache_scope(tenant_id))
 
 
-@DBOS.step(name="documents.ingest.begin")
 async def begin(
     tenant_id: uuid.UUID, document_id: uuid.UUID, version: int, attempt: int
-) -> dict[str, str]:
+) -> repository.Ingestion | None:
+    """Where the document's file is, once it is processing. None when this version and attempt
+    already ended (a run DBOS recovered after the end, before it recorded it): nothing is left
+    to do.
+
+    Confirming an upload (or a retry) leaves the document processing already, so this only
+    reads; a document still pending (confirmed by an earlier release, which started the
+    workflow from `pending`) is marked processing here."""
     async with runtime.current().db.unit_of_work() as session:
-        document = await _current(session, tenant_id, document_id, version, attempt)
-        document.status = "processing"
-        document.error = None
-        document.ingest_started_at = utcnow()
-        source = {"storage_path": document.storage_path, "file_type": document.file_type}
-    await _invalidate(tenant_id)
-    return source
+        found = await repository.ingestion(session, tenant_id, document_id)
+        if found is None or (found.document_version, found.ingest_attempt) != (version, attempt):
+            raise Superseded()
+        if found.status in ("ready", "error"):
+            return None
+        marked = found.status == "pending" and await repository.mark_processing(
+            session, tenant_id, document_id, version, attempt, utcnow()
+        )
+    if marked:
+        await _invalidate(tenant_id)
+    return found
 
 
-@DBOS.step(name="documents.ingest.extract")
-async def extract(
+async def index(
     tenant_id: uuid.UUID,
     document_id: uuid.UUID,
     version: int,
     attempt: int,
     storage_path: str,
     file_type: str,
-) -> str:
-    """Extract the text and keep it in storage (steps return paths, not megabytes)."""
-    store = runtime.current().store
-    data = await store.get(storage_path)
-    text = await asyncio.to_thread(parsing.extract_text, data, file_type)
-    text_path = paths.derived_text_path(paths.organization_of(storage_path), document_id, version)
-    await store.put(text_path, text.encode("utf-8"), content_type="text/plain; charset=utf-8")
-    return text_path
-
-
-@DBOS.step(name="documents.ingest.index")
-async def index(
-    tenant_id: uuid.UUID, document_id: uuid.UUID, version: int, attempt: int, text_path: str
+    reservation: str,
 ) -> int:
+    """Extract, keep and chunk the text (in a worker process, which reads and writes storage
+    itself), then, in one transaction, mark the document ready, index its chunks and commit its
+    credits.
+
+    One write transaction for all of it: each waits its turn for SQLite's one writer."""
     current = runtime.current()
-    text = (await current.store.get(text_path)).decode("utf-8")
     settings = current.settings
-    chunks = await asyncio.to_thread(
-        chunking.chunk_text,
-        text,
-        max_tokens=settings.chunk_tokens,
-        overlap_tokens=settings.chunk_overlap_tokens,
+    text_path = paths.derived_text_path(paths.organization_of(storage_path), document_id, version)
+    work = pipeline.for_processes(
+        settings.ingest_processes, log_level=settings.log_level, logs_as_json=settings.logs_as_json
+    )
+    chunks = await work.run(
+        pipeline.Job(
+            storage_url=settings.resolved_storage_url,
+            data_dir=str(settings.data_dir),
+            source_path=storage_path,
+            file_type=file_type,
+            text_path=text_path,
+            max_tokens=settings.chunk_tokens,
+            overlap_tokens=settings.chunk_overlap_tokens,
+        )
     )
     async with current.db.unit_of_work() as session:
-        document = await _current(session, tenant_id, document_id, version, attempt)
-        document.chunk_count = await search.replace_document_chunks(
-            session, tenant_id, document_id, chunks
-        )
-        document.text_path = text_path
-        return document.chunk_count
-
-
-@DBOS.step(name="documents.ingest.finish")
-async def finish(
-    tenant_id: uuid.UUID, document_id: uuid.UUID, version: int, attempt: int, reservation: str
-) -> None:
-    async with runtime.current().db.unit_of_work() as session:
-        document = await _current(session, tenant_id, document_id, version, attempt)
-        document.status = "ready"
-        document.error = None
+        # The document first: only one still processing this version and attempt becomes ready
+        # (one failed as stalled meanwhile stays failed, its credits released).
+        if not await repository.mark_ready(
+            session,
+            tenant_id,
+            document_id,
+            version,
+            attempt,
+            chunk_count=len(chunks),
+            text_path=text_path,
+        ):
+            raise Superseded()
+        await search.replace_document_chunks(session, tenant_id, document_id, chunks, owned=True)
         await credits.commit(session, tenant_id, uuid.UUID(reservation))
     await _invalidate(tenant_id)
+    return len(chunks)
 
 
-@DBOS.step(name="documents.ingest.fail")
 async def fail(
     tenant_id: uuid.UUID,
     document_id: uuid.UUID,
@@ -177,7 +202,6 @@ async def fail(
     await _invalidate(tenant_id)
 
 
-@DBOS.step(name="documents.ingest.release")
 async def release(tenant_id: uuid.UUID, reservation: str) -> None:
     async with runtime.current().db.unit_of_work() as session:
         await credits.release(session, tenant_id, uuid.UUID(reservation))
@@ -192,7 +216,7 @@ async def mark_failed(
     reservation: str,
     reason: str,
 ) -> None:
-    # The document first, then the hold: the order `finish` takes them in, so the two never
+    # The document first, then the hold: the order `index` takes them in, so the two never
     # wait on each other.
     try:
         document: Document | None = await _current(
@@ -200,6 +224,8 @@ async def mark_failed(
         )
     except Superseded:
         document = None
+    if document is not None and document.status == "ready":
+        return  # it got there (what failed came after): its credits are spent
     await credits.release(session, tenant_id, uuid.UUID(reservation))
     if document is not None:
         document.status = "error"
@@ -229,6 +255,22 @@ async def unfinished_ingestions(session: AsyncSession) -> list[durable.Unfinishe
             )
         )
     return work
+
+
+@durable.maintenance("documents.fail_missing_uploads")
+async def fail_missing_uploads(db: Database) -> int:
+    """Fail as `upload_missing` the documents registered longer ago than an upload URL lives
+    whose upload was never confirmed: no URL handed out before they were registered still works,
+    so they would otherwise stay pending for ever. How many it failed."""
+    lifetime = timedelta(seconds=runtime.current().settings.upload_url_ttl_seconds)
+    now = utcnow()
+    async with db.unit_of_work() as session:
+        tenants = await repository.fail_never_uploaded(session, now - lifetime, UPLOAD_MISSING, now)
+    for tenant_id in set(tenants):
+        await _invalidate(tenant_id)
+    if tenants:
+        log.info("failed %d documents whose upload never came", len(tenants))
+    return len(tenants)
 
 
 def _restarter(workflow_id: str, args: tuple[Any, ...]) -> Any:

@@ -224,3 +224,67 @@ def _parse(html: str) -> BeautifulSoup:
 def _text(tag: Tag) -> str:
     """The text of one element on a single line."""
     return " ".join(_render(tag).split())
+
+
+# --- what is published -------------------------------------------------------------------------
+
+# The marks generated articles carry (generation/article.py): a Sources list of
+# `<li id="source-n">` items under `<h2 id="sources">`, cited by `<a href="#source-n">` links.
+_SOURCE_ITEM = re.compile(r"^source-\d+$")
+_SOURCE_LINK = re.compile(r"^#source-\d+$")
+_PUBLIC_URL = re.compile(r"^https?://", re.IGNORECASE)
+_LISTS = frozenset({"ol", "ul"})
+
+
+def without_private_citations(content: str) -> str:
+    """`content` as it may be published: Sources-list items that name no public URL (the tenant's
+    own files and their headings, as drafts generated before citations moved to the provenance
+    list them) removed with the citation links to them, and the Sources heading once nothing is
+    left under it. A public item keeps only its links. Content without such items is returned
+    as it is."""
+    if "source-" not in content:
+        return content
+    soup = _parse(content)
+    changed = False
+    emptied: list[Tag] = []
+    for item in soup.find_all("li", id=_SOURCE_ITEM):
+        public = [a for a in item.find_all("a") if _PUBLIC_URL.match(str(a.get("href", "")))]
+        if public:
+            if item.get_text(" ", strip=True) != " ".join(a.get_text(strip=True) for a in public):
+                item.clear()  # whatever else the item says may name a private file
+                for number, link in enumerate(public):
+                    item.append(link)
+                    if number < len(public) - 1:
+                        item.append(" ")
+                changed = True
+            continue
+        holder = item.parent
+        item.decompose()
+        changed = True
+        if isinstance(holder, Tag) and holder.name in _LISTS and not holder.find("li"):
+            emptied.append(holder)
+    for holder in emptied:
+        heading = holder.find_previous_sibling(True)
+        if isinstance(heading, Tag) and _is_sources_heading(heading):
+            heading.decompose()
+        holder.decompose()
+    for heading in soup.find_all(list(_HEADINGS), id="sources"):
+        after = heading.find_next_sibling(True)
+        if not (isinstance(after, Tag) and after.name in _LISTS and after.find("li")):
+            heading.decompose()
+            changed = True
+    for link in soup.find_all("a", href=_SOURCE_LINK):
+        if soup.find(id=str(link["href"])[1:]) is not None:
+            continue  # a public source's citation
+        holder = link.parent
+        link.decompose()
+        changed = True
+        if isinstance(holder, Tag) and holder.name == "sup" and not holder.get_text(strip=True):
+            holder.decompose()
+    return sanitize(str(soup)) if changed else content
+
+
+def _is_sources_heading(tag: Tag) -> bool:
+    return tag.name in _HEADINGS and (
+        tag.get("id") == "sources" or _text(tag).casefold() == "sources"
+    )

@@ -7,6 +7,7 @@ and a revision stored (version + 1) saying who changed what, AI or human.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,7 +25,7 @@ from contentplatform.drafts.errors import (
 from contentplatform.drafts.html import slugify
 from contentplatform.drafts.models import Draft, DraftRevision
 from contentplatform.drafts.states import Status
-from contentplatform.kit import errors
+from contentplatform.kit import errors, text
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import FieldError
 from contentplatform.kit.schemas import offset_of
@@ -39,6 +40,10 @@ SEO_META_TYPES: dict[str, type] = {
     "slug": str,
     "focus_keywords": list,
 }
+# The seo_meta keys that are plain text, like the title and the excerpt (kit/text.py).
+SEO_META_TEXT = ("seo_title", "meta_description")
+# The title of a draft whose given title was nothing but markup (a generation's topic).
+UNTITLED = "Untitled"
 
 
 @dataclass(frozen=True)
@@ -136,7 +141,7 @@ def _new(tenant_id: uuid.UUID, *, title: str, status: Status) -> Draft:
     return Draft(
         id=uuid.uuid4(),
         tenant_id=tenant_id,
-        title=title,
+        title=text.plain_text(title) or UNTITLED,
         content="<p></p>",
         content_text="",
         seo_meta={},
@@ -226,9 +231,11 @@ def _write(
     changes: dict[str, Any],
     provenance: dict[str, Any] | None = None,
 ) -> bool:
-    """Apply content `changes` (sanitized) and store a revision; False when nothing changed."""
+    """Apply content `changes` (sanitized, the text fields plain) and store a revision; False
+    when nothing changed."""
     if "content" in changes:
         changes["content"] = html.sanitize(changes["content"])
+    _as_plain_text(changes, draft.title)
     if "seo_meta" in changes:
         changes["seo_meta"] = {k: v for k, v in changes["seo_meta"].items() if k != SCORE_KEY}
     current = {name: getattr(draft, name) for name in CONTENT_FIELDS}
@@ -239,8 +246,8 @@ def _write(
         changed = [
             name for name in CONTENT_FIELDS if name in changes and changes[name] != current[name]
         ]
-        if not changed:
-            return False
+    if not changed:  # an edit that gives nothing (even to a draft with no revision yet)
+        return False
     for name in changed:
         if name != "seo_meta":
             setattr(draft, name, changes[name])
@@ -270,6 +277,27 @@ def _write(
         )
     )
     return True
+
+
+def _as_plain_text(changes: dict[str, Any], current_title: str) -> None:
+    """The title, the excerpt and seo_meta's texts as plain text, whoever writes them: inputs
+    are plain already; the generation pipeline's answer and old revisions may not be."""
+    if changes.get("title") is not None:
+        changes["title"] = text.plain_text(changes["title"]) or current_title
+    if changes.get("excerpt") is not None:
+        changes["excerpt"] = text.plain_text(changes["excerpt"])
+    seo_meta = changes.get("seo_meta")
+    if seo_meta is None:
+        return
+    plain = dict(seo_meta)
+    for key in SEO_META_TEXT:
+        if isinstance(plain.get(key), str):
+            plain[key] = text.plain_text(plain[key])
+    keywords = plain.get("focus_keywords")
+    if isinstance(keywords, list):
+        stripped = (text.plain_text(k) if isinstance(k, str) else k for k in keywords)
+        plain["focus_keywords"] = [k for k in stripped if k != ""]
+    changes["seo_meta"] = plain
 
 
 def _summary(fields: list[str]) -> str:
@@ -373,22 +401,43 @@ async def restore_version(
 # --- what the generation pipeline does to a draft ----------------------------------------------
 
 
-async def start_generating(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    *,
-    title: str,
-    run_id: uuid.UUID,
-    job_id: uuid.UUID | None = None,
-    instance_id: uuid.UUID | None = None,
-) -> Draft:
-    """A new draft in `generating`, at version 0 (no revision until the pipeline writes it)."""
-    draft = _new(tenant_id, title=title, status=Status.generating)
-    draft.run_id, draft.job_id, draft.instance_id = run_id, job_id, instance_id
-    draft.content_text = ""
-    session.add(draft)
-    await session.flush()
-    return draft
+@dataclass(frozen=True)
+class Generating:
+    """A draft `start_generating_many` makes: its title and the run that writes it."""
+
+    title: str
+    run_id: uuid.UUID
+    job_id: uuid.UUID | None = None
+    instance_id: uuid.UUID | None = None
+
+
+async def start_generating_many(
+    session: AsyncSession, tenant_id: uuid.UUID, drafts: Sequence[Generating]
+) -> list[uuid.UUID]:
+    """New drafts in `generating`, at version 0 (no revision until the pipeline writes each),
+    inserted together: their ids, in order."""
+    now = utcnow()
+    ids = [uuid.uuid4() for _ in drafts]
+    rows: list[dict[str, Any]] = [
+        {
+            "id": draft_id,
+            "title": text.plain_text(draft.title) or UNTITLED,
+            "content": "<p></p>",
+            "content_text": "",
+            "seo_meta": {},
+            "status": Status.generating.value,
+            "provenance": {},
+            "version": 0,
+            "run_id": draft.run_id,
+            "job_id": draft.job_id,
+            "instance_id": draft.instance_id,
+            "created_at": now,
+            "updated_at": now,
+        }
+        for draft_id, draft in zip(ids, drafts, strict=True)
+    ]
+    await repository.add_many(session, tenant_id, rows)
+    return ids
 
 
 async def generating(

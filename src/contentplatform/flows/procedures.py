@@ -82,10 +82,12 @@ async def publish(
     failures; answers at once with the draft and the attempt (pending, or scheduled with `mode`
     schedule). Follow it with drafts.listPublishAttempts. The draft becomes published, with
     `published_url`, when the target accepts it; a failed attempt leaves it approved with the
-    attempt's error. Republishing updates the copy on the target, never duplicates it. Only approved
-    or published drafts (409); a disabled connection, or an attempt to the same connection still
-    under way, is 409. Default connection: the draft's job's, else the organization's default (400
-    when there is none)."""
+    attempt's error. Republishing updates the copy on the target, never duplicates it. A request
+    the target needs nothing for (this version already went there, or is going there now, with the
+    same outcome) sends nothing and answers with that attempt; `force` sends it again. Only approved
+    or published drafts (409); a disabled connection, or another attempt to the same connection
+    still under way, is 409. Default connection: the draft's job's, else the organization's default
+    (400 when there is none)."""
     return await publishing.publish(
         ctx.session, ctx.tenant.tenant_id, data, by=ctx.identity.subject
     )

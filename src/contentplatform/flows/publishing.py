@@ -32,14 +32,21 @@ from contentplatform.publishers.models import PublisherConnection
 async def publish(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.PublishDraftInput, *, by: str
 ) -> schemas.Published:
-    """Record an attempt to publish the draft; its workflow starts once this commits."""
+    """Record an attempt to publish the draft; its workflow starts once this commits. A request
+    the target needs nothing for answers with the attempt that did it (publishers/publishing.py)."""
     draft = await drafts.require(session, tenant_id, data.id, for_update=True)
     drafts.check_publishable(draft)
     if data.mode == "draft" and draft.status == "published":
         raise PublishedAsDraft("The draft is published; it cannot be sent to a target as a draft.")
     connection = await _connection_for(session, draft, data.publisher_connection_id)
     attempt = await publishing.start(
-        session, draft, connection, data.mode, by=by, scheduled_at=_scheduled_at(data)
+        session,
+        draft,
+        connection,
+        data.mode,
+        by=by,
+        scheduled_at=_scheduled_at(data),
+        force=data.force,
     )
     return schemas.Published(draft=draft, attempt=attempt)
 

@@ -13,13 +13,14 @@ from typing import Any, NotRequired, TypedDict
 from contentplatform.ai.base import CompletionRequest, Message, Source, Task
 from contentplatform.generation.article import Part
 
-PROMPT_VERSION = "blog-2026-11.1"
+PROMPT_VERSION = "blog-2026-11.2"
 MAX_SECTIONS = 5
 
 SYSTEM = (
     "You are a careful writer for a content team. Write only from the numbered sources you are "
     "given: every claim must come from them, and each sentence that uses a source ends with its "
-    "number in square brackets, like [2]. Never invent facts, figures, names, quotes or links. "
+    "number in square brackets, like [2]. Never invent facts, figures, names, quotes or links, "
+    "and never name the files or documents the sources come from: cite them by number only. "
     "Write clearly for a general business reader, in the language of the sources."
 )
 
@@ -43,10 +44,12 @@ class Brief(TypedDict):
 
 
 def render_sources(sources: Sequence[Source]) -> str:
+    """Each source under its number and heading. Not its document's name: the tenant's files
+    are private, and a model shown a name may write it into the article."""
     blocks = []
     for source in sources:
-        where = source.document_name + (f" > {source.heading}" if source.heading else "")
-        blocks.append(f"[{source.ref}] ({where})\n{source.text.strip()}")
+        where = f" ({source.heading})" if source.heading else ""
+        blocks.append(f"[{source.ref}]{where}\n{source.text.strip()}")
     return "\n\n".join(blocks)
 
 

@@ -247,6 +247,11 @@ async def retrieve(tenant_id: uuid.UUID, run_id: uuid.UUID, brief: Brief) -> lis
             found = found[: MAX_SOURCES - PRIMARY_LIMIT] + passages.relevant(
                 best, brief["topic"], brief["keywords"], at_least_one=False
             )
+        # Public pages may be cited as links; the tenant's own files are named only in the
+        # provenance (generation/article.py).
+        urls = await documents.public_urls(
+            session, tenant_id, [passage.hit.document_id for passage in found]
+        )
     if not found:
         raise NoSources(
             "None of the organization's ready documents matches this topic. Ingest documents "
@@ -265,6 +270,7 @@ async def retrieve(tenant_id: uuid.UUID, run_id: uuid.UUID, brief: Brief) -> lis
             document_name=passage.hit.document_name,
             heading=passage.heading,
             text=passage.text,
+            url=urls.get(passage.hit.document_id),
         )
         sources.append(asdict(source))
     return sources[:MAX_SOURCES]
@@ -402,6 +408,7 @@ def _provenance(
         "generated_at": utcnow().isoformat(),
         "sources": [source.model_dump(mode="json") for source in article.sources],
         "sections": [section.model_dump(mode="json") for section in article.sections],
+        "citations": [citation.model_dump(mode="json") for citation in article.citations],
         "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
         "seo_score_at_generation": scored["total"],
     }

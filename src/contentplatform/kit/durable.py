@@ -13,14 +13,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dbos import DBOS, DBOSConfig, Queue, ScheduleInput, SetWorkflowID
+import sqlalchemy as sa
+from dbos import DBOS, DBOSClient, DBOSConfig, EnqueueOptions, Queue, ScheduleInput, SetWorkflowID
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform import __version__
@@ -48,9 +51,23 @@ def dbos_config(settings: Settings) -> DBOSConfig:
 def launch(settings: Settings) -> None:
     """Start DBOS in this process (call it from the running event loop that serves the app),
     then `await configure(settings)`."""
-    DBOS(config=dbos_config(settings))
+    config = dbos_config(settings)  # makes the data directory a SQLite file needs
+    _write_ahead_log(settings.resolved_dbos_database_url)
+    DBOS(config=config)
     logs.adopt("dbos")
     DBOS.launch()
+
+
+def _write_ahead_log(url: str) -> None:
+    """Put a SQLite system database in write-ahead-log mode (the file keeps it): DBOS checkpoints
+    every step there, and in SQLite's default mode each commit waits for every reader and syncs a
+    journal and the file, while in WAL mode readers never block the writer and a commit is one
+    append."""
+    database = sa.make_url(url)
+    if database.get_backend_name() != "sqlite" or database.database in (None, "", ":memory:"):
+        return
+    with contextlib.closing(sqlite3.connect(database.database, timeout=30)) as connection:
+        connection.execute("PRAGMA journal_mode=WAL")
 
 
 # Queues by name -> the most workflows of that queue one process runs at once.
@@ -83,6 +100,7 @@ def every(
 
 async def configure(settings: Settings) -> None:
     """Register the declared queues and schedules with the launched DBOS."""
+    _open_enqueuer(settings)
     for name, limit in _queue_limits.items():
         _queues[name] = await DBOS.register_queue_async(
             name, worker_concurrency=limit, polling_interval_sec=0.5
@@ -107,6 +125,7 @@ async def configure(settings: Settings) -> None:
 
 def shutdown(wait_seconds: int = 10) -> None:
     DBOS.destroy(workflow_completion_timeout_sec=wait_seconds)
+    _close_enqueuer()
 
 
 Workflow = Callable[..., Coroutine[Any, Any, Any]]
@@ -144,6 +163,142 @@ def start_after_commit(
         await start(workflow, workflow_id, *args, queue=queue)
 
     after_commit(session, begin)
+
+
+@dataclass(frozen=True)
+class _Enqueuer:
+    """A DBOS client on its own connection pool to the system database, for `enqueue_many`."""
+
+    client: DBOSClient
+    engine: sa.Engine
+
+
+_enqueuer: _Enqueuer | None = None
+
+
+def _open_enqueuer(settings: Settings) -> None:
+    global _enqueuer
+    if _enqueuer is not None:
+        return
+    url = sa.make_url(settings.resolved_dbos_database_url)
+    if url.get_backend_name() == "postgresql":
+        # Small: each enqueue is one short transaction, and every process opens this pool.
+        engine = sa.create_engine(
+            url.set(drivername="postgresql+psycopg"), pool_size=2, max_overflow=2
+        )
+    else:
+        engine = sa.create_engine(url, connect_args={"timeout": 30})
+    client = DBOSClient(system_database_engine=engine, application_name=APP_NAME, lazy=True)
+    _enqueuer = _Enqueuer(client, engine)
+
+
+def _close_enqueuer() -> None:
+    global _enqueuer
+    if _enqueuer is not None:
+        _enqueuer.client.destroy()
+        _enqueuer.engine.dispose()
+        _enqueuer = None
+
+
+async def enqueue_many(
+    workflow: Workflow, starts: Sequence[tuple[str, tuple[Any, ...]]], *, queue: str
+) -> None:
+    """Enqueue `workflow` on `queue` once per (workflow id, arguments), all in one transaction
+    of DBOS's system database: what `start(..., queue=queue)` does for one, for many at the
+    price of one commit. An id already there is left as it is (a second enqueue starts nothing
+    new).
+
+    Through DBOS's client (`enqueue_in_transaction`, one row at a time on one connection: DBOS's
+    multi-row insert compiles a new statement per batch and costs more per workflow), owned by
+    this application at its version, as `Queue.enqueue` owns what it enqueues, so this
+    process's workers and any other take them.
+    """
+    if not starts:
+        return
+    assert _enqueuer is not None, "configure() opens it"
+    enqueuer = _enqueuer
+    options: EnqueueOptions = {
+        # The name DBOS registered the workflow under (@DBOS.workflow(name=...)).
+        "workflow_name": workflow.dbos_function_name,  # type: ignore[attr-defined]
+        "queue_name": queue,
+        "app_version": __version__,
+    }
+
+    def insert() -> None:
+        with enqueuer.engine.begin() as connection:
+            for workflow_id, args in starts:
+                enqueuer.client.enqueue_in_transaction(
+                    connection, {**options, "workflow_id": workflow_id}, *args
+                )
+
+    await asyncio.to_thread(insert)
+
+
+def enqueue_after_commit(
+    session: AsyncSession,
+    workflow: Workflow,
+    starts: Sequence[tuple[str, tuple[Any, ...]]],
+    *,
+    queue: str,
+) -> None:
+    """`enqueue_many` once the session's transaction has committed (nothing if it rolls back),
+    before the unit of work returns; within `enqueues_beside()`, beside what follows instead.
+    A crash between the commit and the enqueue leaves the domain's records without workflows:
+    its reconcile source starts them."""
+    if not starts:
+        return
+
+    async def begin() -> None:
+        beside = _beside.get()
+        if beside is None:
+            await enqueue_many(workflow, starts, queue=queue)
+        else:
+            beside.add(enqueue_many(workflow, starts, queue=queue))
+
+    after_commit(session, begin)
+
+
+@dataclass
+class Beside:
+    """The enqueues `enqueues_beside()` let run on, and how many of them failed."""
+
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    failed: int = 0
+
+    def add(self, enqueue: Coroutine[Any, Any, None]) -> None:
+        """Run `enqueue` once those before it are done: one after the other, on one thread and
+        connection at a time, so they take the GIL from the caller as little as they can."""
+        previous = self.tasks[-1] if self.tasks else None
+
+        async def in_turn() -> None:
+            if previous is not None:
+                await asyncio.wait([previous])  # its own failure is counted on its own
+            await enqueue
+
+        self.tasks.append(asyncio.create_task(in_turn()))
+
+
+_beside: contextvars.ContextVar[Beside | None] = contextvars.ContextVar(
+    "durable_enqueues_beside", default=None
+)
+
+
+@contextlib.asynccontextmanager
+async def enqueues_beside() -> AsyncIterator[Beside]:
+    """Within the block, `enqueue_after_commit` does not hold up the unit of work that
+    committed: its enqueue runs on while the caller goes on to its next transaction (the
+    scheduler's tick, chunk after chunk). Every one is awaited when the block ends; a failure
+    is logged and counted (`failed`), and left to the reconcile sources."""
+    beside = Beside()
+    token = _beside.set(beside)
+    try:
+        yield beside
+    finally:
+        _beside.reset(token)
+        for outcome in await asyncio.gather(*beside.tasks, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                beside.failed += 1
+                log.error("could not enqueue workflows: %r", outcome, exc_info=outcome)
 
 
 async def ping() -> None:

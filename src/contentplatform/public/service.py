@@ -1,4 +1,9 @@
-"""The public blog feed: a tenant's published drafts, and nothing else. Never commits."""
+"""The public blog feed: a tenant's published drafts, and nothing else. Never commits.
+
+Titles, excerpts and the SEO title and description are plain text (kit/text.py), made so again
+here because this is where they reach strangers' pages: a site that renders the feed escapes them
+as text; `content_html` is the one field that is HTML.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.drafts import html
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
-from contentplatform.kit import errors
+from contentplatform.kit import errors, text
 from contentplatform.kit.schemas import offset_of
 from contentplatform.public import schemas
 from contentplatform.public.errors import BlogNotFound, PostNotFound
@@ -41,10 +46,10 @@ async def get_blog(session: AsyncSession, query: schemas.GetBlogInput) -> schema
         **summary.model_dump(),
         # Sanitized on every write already; again here, because this is the one place our
         # HTML reaches strangers' browsers, whatever a future write path forgets.
-        content_html=html.sanitize(draft.content),
+        content_html=html.sanitize(_published_content(draft)),
         updated_at=draft.updated_at,
         seo=schemas.BlogSeo(
-            title=seo_title or draft.title,
+            title=seo_title or summary.title,
             description=seo_description or summary.excerpt,
             canonical_url=draft.published_url,
         ),
@@ -59,9 +64,9 @@ async def _require_tenant(session: AsyncSession, tenant_id: uuid.UUID) -> None:
 
 def _summary(draft: Draft) -> schemas.BlogSummary:
     return schemas.BlogSummary(
-        title=draft.title,
+        title=_text(draft.title),
         slug=drafts.slug_of(draft),
-        excerpt=_text(draft.excerpt) or _lead(draft.content),
+        excerpt=_text(draft.excerpt) or _text(_lead(_published_content(draft))),
         # Publishing always dates a draft; one marked published by other means shows its last
         # change rather than failing the whole feed.
         published_at=draft.published_at or draft.updated_at,
@@ -69,8 +74,15 @@ def _summary(draft: Draft) -> schemas.BlogSummary:
     )
 
 
+def _published_content(draft: Draft) -> str:
+    """The content as it is published: no Sources list naming the tenant's files (drafts
+    generated before citations moved to the provenance have one)."""
+    return html.without_private_citations(draft.content)
+
+
 def _text(value: object) -> str:
-    return value.strip() if isinstance(value, str) else ""
+    """`value` as plain text; "" when it is not a string."""
+    return text.plain_text(value) if isinstance(value, str) else ""
 
 
 def _lead(content: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.drafts import html
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
 from contentplatform.kit.db import utcnow
@@ -101,13 +102,15 @@ async def begin_try(
 
 
 def article_of(draft: Draft) -> Article:
+    """The draft as every target receives it. A Sources list naming the tenant's files (drafts
+    generated before citations moved to the provenance) never leaves."""
     meta = draft.seo_meta
     keywords = meta.get("focus_keywords")
     return Article(
         draft_id=draft.id,
         version=draft.version,
         title=draft.title,
-        html=draft.content,
+        html=html.without_private_citations(draft.content),
         excerpt=draft.excerpt,
         slug=drafts.slug_of(draft),
         seo_title=_text(meta.get("seo_title")),

@@ -30,12 +30,44 @@ async def start(
     *,
     by: str,
     scheduled_at: datetime | None,
+    force: bool = False,
 ) -> PublishAttempt:
-    """A person's attempt to publish `draft` to `connection`, started once this commits."""
+    """A person's attempt to publish `draft` to `connection`, started once this commits.
+
+    The caller holds the draft's row lock, so requests for one draft take turns here, and a
+    request the target needs nothing for is a no-op answering with the attempt that did it: this
+    version of the draft already went there with the same outcome (live, or a target's draft),
+    or is being sent there now. `force` sends it again anyway."""
+    if not force:
+        same = await _same_request(session, draft, connection.id, mode)
+        if same is not None:
+            return same
     await _supersede(session, draft.tenant_id, draft.id, connection.id)
     attempt = _new_attempt(draft, connection, mode, "user", by, scheduled_at=scheduled_at)
     await _begin(session, attempt)
     return attempt
+
+
+def _outcome(mode: str) -> str:
+    """What an attempt in `mode` leaves on its target: a live post, a target's draft, nothing."""
+    return {"draft": "draft", "unpublish": "unpublished"}.get(mode, "published")
+
+
+async def _same_request(
+    session: AsyncSession, draft: Draft, connection_id: uuid.UUID, mode: str
+) -> PublishAttempt | None:
+    """The attempt that sent, or is sending, this version of the draft to the connection with
+    the outcome `mode` asks for; None when the target needs the request."""
+    rows, _ = await repository.attempts(
+        session, draft.tenant_id, limit=20, offset=0, draft_id=draft.id, connection_id=connection_id
+    )
+    for attempt in rows:  # newest first
+        if attempt.status in ("scheduled", "failed", "cancelled"):
+            continue  # left the target as it was (as far as we know)
+        same = attempt.draft_version == draft.version and _outcome(attempt.mode) == _outcome(mode)
+        # Under way or succeeded: the newest such attempt says what the target has (or will).
+        return attempt if same else None
+    return None
 
 
 async def _supersede(
