@@ -468,6 +468,11 @@ class _Reading:
         return frozenset(key for name, info in fields.items() for key in _names_of(name, info))
 
     @cached_property
+    def wire_names(self) -> frozenset[tuple[str]]:
+        """The error locations of the parameters (path, query, header), as pydantic names them."""
+        return frozenset((info.alias or name,) for name, (_, info) in self.parameters.items())
+
+    @cached_property
     def body_required(self) -> bool:
         fields = self.body.model_fields if self.body is not None else {}
         return any(info.is_required() for info in fields.values())
@@ -494,20 +499,24 @@ class _Reading:
             elif (value := request.headers.get(key)) is not None:
                 raw[key] = value
         errors = list(also)
+        refused: list[Any] = []
         if self.body is not None:
             if isinstance(body, dict) and body.keys() <= self.body_keys:
                 raw.update(body)
             else:
                 checked, refused = self._checked_body(body)
                 raw.update(checked)
-                errors += refused
-        if not errors:
-            try:
-                data: BaseModel = self.procedure.input.model_validate(raw)
+        try:
+            data: BaseModel = self.procedure.input.model_validate(raw)
+        except ValidationError as error:
+            problems = error.errors(include_url=False)
+            if refused:  # with a refused body, only the parameters' own problems are news
+                problems = [e for e in problems if tuple(e["loc"][:1]) in self.wire_names]
+            errors += problems
+        else:
+            if not errors and not refused:
                 return data
-            except ValidationError as error:
-                errors = error.errors(include_url=False)
-        raise validation_failed(errors)
+        raise validation_failed([*errors, *refused])
 
     def _checked_body(self, body: Any) -> tuple[dict[str, Any], list[Any]]:
         """A body that is not plainly an object of body fields (none, an array, not JSON, a
