@@ -25,7 +25,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -96,7 +95,7 @@ def wrk(
     pid: int | None = None,
     script: Path | None = None,
 ) -> Run:
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "10s"]
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency", "--timeout", "10s"]
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"]
     if script is not None:
@@ -352,7 +351,16 @@ def main() -> None:
             env,
             floor_log,
         )
-        stack.enter_context(floor_supervised(floor, floor_url, headers, lambda: tail(floor_log)))
+        stack.enter_context(
+            supervised(
+                floor,
+                floor_url,
+                lambda: tail(floor_log),
+                probe="/v1/system/whoami",
+                headers=headers,
+                name="the floor",
+            )
+        )
 
         backend = "PostgreSQL" if args.postgres else "SQLite"
         print(
@@ -422,32 +430,6 @@ def measure(
             f"ratio {ratio:.2f} (target >= {target}: {'met' if ratio >= target else 'NOT met'}); "
             f"CPU per request, floor / service: {cpu_ratio:.2f}"
         )
-
-
-@contextmanager
-def floor_supervised(
-    process: subprocess.Popen[bytes], url: str, headers: dict[str, str], log: Any
-) -> Iterator[None]:
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"the floor exited with {process.returncode}:\n{log()}")
-            try:
-                if (
-                    httpx.get(f"{url}/v1/system/whoami", headers=headers, timeout=5).status_code
-                    == 200
-                ):
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit(f"the floor did not answer in 60 s:\n{log()}")
-            time.sleep(0.1)
-        yield
-    finally:
-        process.terminate()
-        process.wait(30)
 
 
 WRITER_SCRIPT = """

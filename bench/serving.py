@@ -34,21 +34,27 @@ def service_env(directory: Path, **settings: str) -> dict[str, str]:
 
 @contextmanager
 def supervised(
-    process: subprocess.Popen[bytes], url: str, tail: Callable[[], str]
+    process: subprocess.Popen[bytes],
+    url: str,
+    tail: Callable[[], str],
+    *,
+    probe: str = "/readyz",
+    headers: dict[str, str] | None = None,
+    name: str = "the service",
 ) -> Iterator[None]:
-    """Wait (at most 60 s) until the service answers /readyz; terminate it afterwards."""
+    """Wait (at most 60 s) until `name` answers 200 at `probe`; terminate it afterwards."""
     try:
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
-                raise SystemExit(f"the service exited with {process.returncode}:\n{tail()}")
+                raise SystemExit(f"{name} exited with {process.returncode}:\n{tail()}")
             try:
-                if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
+                if httpx.get(f"{url}{probe}", headers=headers, timeout=5).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                raise SystemExit(f"the service did not get ready in 60 s:\n{tail()}")
+                raise SystemExit(f"{name} did not get ready in 60 s:\n{tail()}")
             time.sleep(0.1)
         yield
     finally:
