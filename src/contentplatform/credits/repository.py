@@ -20,19 +20,20 @@ from contentplatform.credits.models import (
     EntryType,
     ReservationStatus,
 )
-from contentplatform.kit.db import insert_ignoring_conflicts
+from contentplatform.kit.db import insert_ignoring_conflicts, writes_already
 
 # First key of PostgreSQL's two-key advisory locks taken here ("CRED"), so that they cannot
 # collide with another domain's.
 _LOCK_NAMESPACE = 0x43524544
 
 
-async def lock_ledger(session: AsyncSession, tenant_id: uuid.UUID) -> None:
-    """Serialize the tenant's credit decisions until this transaction ends.
+async def lock_ledger(session: AsyncSession, tenant_id: uuid.UUID) -> bool:
+    """Serialize the tenant's credit decisions until this transaction ends, if this can; whether
+    it is now serialized.
 
     PostgreSQL: a transaction-scoped advisory lock (two tenants sharing the 32-bit key only wait
-    for each other). SQLite needs none: it has one writer at a time, and the caller's next
-    statement is a write, which holds the database's write lock until the transaction ends.
+    for each other). SQLite: its one writer serializes, once the transaction has written; until
+    then (False), the caller's next statement must be a write, which takes that lock.
     """
     if session.get_bind().dialect.name == "postgresql":
         key = int.from_bytes(tenant_id.bytes[:4], "big", signed=True)
@@ -40,6 +41,8 @@ async def lock_ledger(session: AsyncSession, tenant_id: uuid.UUID) -> None:
             text("SELECT pg_advisory_xact_lock(:namespace, :key)"),
             {"namespace": _LOCK_NAMESPACE, "key": key},
         )
+        return True
+    return await writes_already(session)
 
 
 async def add_entry(
@@ -138,6 +141,21 @@ async def ledger_total(
         )
         query = query.where(not_(later_grant))
     return int(await session.scalar(query) or 0)
+
+
+async def available(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> int:
+    """The sum of the tenant's ledger less its holds still open at `now`, in one query."""
+    ledger = select(func.coalesce(func.sum(CreditLedgerEntry.amount), 0)).where(
+        CreditLedgerEntry.tenant_id == tenant_id
+    )
+    holds = select(func.coalesce(func.sum(CreditReservation.amount), 0)).where(
+        CreditReservation.tenant_id == tenant_id,
+        CreditReservation.status == ReservationStatus.held.value,
+        CreditReservation.expires_at > now,
+    )
+    return int(
+        await session.scalar(select(ledger.scalar_subquery() - holds.scalar_subquery())) or 0
+    )
 
 
 async def held(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> int:
@@ -243,9 +261,12 @@ async def update_open_hold(
     tenant_id: uuid.UUID,
     reservation_id: uuid.UUID,
     now: datetime,
+    *,
+    holding_at_least: int = 0,
     **values: Any,
 ) -> CreditReservation | None:
-    """Change a hold only if it is still open (held and unexpired) at `now`; None if it is not.
+    """Change a hold only if it is still open (held and unexpired) at `now` and holds at least
+    `holding_at_least` credits; None if it is not.
 
     The condition is checked by the UPDATE itself, so of two racing transactions exactly one
     moves the hold (PostgreSQL re-checks it after the row lock; SQLite has one writer).
@@ -257,6 +278,7 @@ async def update_open_hold(
             CreditReservation.id == reservation_id,
             CreditReservation.status == ReservationStatus.held.value,
             CreditReservation.expires_at > now,
+            CreditReservation.amount >= holding_at_least,
         )
         .values(updated_at=now, **values)
         .returning(CreditReservation)

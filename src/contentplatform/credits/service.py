@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from cachetools import LRUCache
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.core import runtime
@@ -44,7 +45,7 @@ from contentplatform.credits.errors import (
 )
 from contentplatform.credits.models import CreditReservation, EntryType, ReservationStatus
 from contentplatform.credits.schemas import Balance, Reservation
-from contentplatform.kit.db import utcnow
+from contentplatform.kit.db import after_commit, utcnow
 from contentplatform.kit.errors import BadRequest, PlatformError
 
 KINDS = ("documents.ingest", "generation.blog", "chat.message")
@@ -108,18 +109,26 @@ async def _available(
     scheduler holds credits for thousands of runs in one tick)."""
     grant = configured_monthly_grant() if monthly_grant is None else monthly_grant
     await _settle_months(session, tenant_id, grant, now)
-    return await repository.ledger_total(session, tenant_id) - await repository.held(
-        session, tenant_id, now
-    )
+    return await repository.available(session, tenant_id, now)
+
+
+# (tenant, month) this process has seen settled in a committed transaction: the month's grant
+# written, earlier months' grants expired. Settling again would change nothing, so a hit skips
+# it (a confirmed upload or a scheduled run holds credits many times a month), unless its first
+# write is what takes SQLite's lock. Only a commit records it: a settling rolled back is done
+# again.
+_settled: LRUCache[tuple[uuid.UUID, str], bool] = LRUCache(maxsize=100_000)
 
 
 async def _settle_months(
     session: AsyncSession, tenant_id: uuid.UUID, monthly_grant: int, now: datetime
 ) -> None:
-    await repository.lock_ledger(session, tenant_id)
+    locked = await repository.lock_ledger(session, tenant_id)
     current = period_of(now)
-    # Always attempted, and first: a repeat is ignored by the unique constraint, and on SQLite
-    # this write takes the write lock that serializes everything after it.
+    if locked and (tenant_id, current) in _settled:
+        return
+    # A repeat is ignored by the unique constraint; on SQLite, a first write takes the write
+    # lock that serializes everything after it.
     await repository.add_entry(
         session,
         tenant_id,
@@ -129,6 +138,13 @@ async def _settle_months(
         reason=f"Monthly credits for {current}",
         created_at=now,
     )
+    if (tenant_id, current) in _settled:
+        return
+
+    async def remember() -> None:
+        _settled[tenant_id, current] = True
+
+    after_commit(session, remember)
     for period, granted in await repository.grants_to_expire(session, tenant_id, current):
         start, end = month_bounds(period)
         unused = granted - await repository.debited(session, tenant_id, start, end)
@@ -208,13 +224,13 @@ async def reserve_many(
     ttl = _checked_ttl(ttl_seconds)
     now = now or utcnow()
     keys = list(dict.fromkeys(hold.idempotency_key for hold in holds))
+    # The balance first, which takes the tenant's credit lock; then the holds already under
+    # these keys, read under it, so a racing request cannot make one in between.
+    available = await _available(session, tenant_id, monthly_grant=monthly_grant, now=now)
     found = await repository.reservations_by_keys(session, tenant_id, kind, keys)
     made: dict[str, Reservation] = {}
     refused: dict[str, PlatformError] = {}
     if len(found) < len(keys):
-        available = await _available(session, tenant_id, monthly_grant=monthly_grant, now=now)
-        # Read again under the tenant's lock: a racing request may have made some meanwhile.
-        found = await repository.reservations_by_keys(session, tenant_id, kind, keys)
         wanted: dict[str, int] = {}  # key -> amount, of the holds to make
         for hold in holds:
             key = hold.idempotency_key
@@ -282,32 +298,35 @@ async def commit(
 ) -> Reservation:
     """Settle a hold at `amount` (default: all of it) with one debit; the rest is free again."""
     now = now or utcnow()
-    row = await _row(session, tenant_id, reservation_id)
-    if row.status != ReservationStatus.committed:
-        spent = row.amount if amount is None else amount
-        if not 0 <= spent <= row.amount:
-            raise BadRequest(f"Commit 0 to {row.amount} credits, what this reservation holds.")
+    # The hold moved first, read only when it did not move: a commit is two statements.
+    moved = None
+    if amount is None or amount >= 0:
         moved = await repository.update_open_hold(
             session,
             tenant_id,
             reservation_id,
             now,
+            holding_at_least=amount or 0,
             status=ReservationStatus.committed.value,
-            committed_amount=spent,
+            committed_amount=CreditReservation.amount if amount is None else amount,
         )
-        if moved is not None:
-            await repository.add_entry(
-                session,
-                tenant_id,
-                entry_type=EntryType.debit,
-                amount=-spent,
-                kind=moved.kind,
-                reservation_id=moved.id,
-                reason=f"{moved.kind} ({moved.idempotency_key})",
-                created_at=now,
-            )
-            return _view(moved, now)
-        row = await _row(session, tenant_id, reservation_id)  # it settled meanwhile
+    if moved is not None:
+        spent = moved.committed_amount or 0
+        await repository.add_entry(
+            session,
+            tenant_id,
+            entry_type=EntryType.debit,
+            amount=-spent,
+            kind=moved.kind,
+            reservation_id=moved.id,
+            reason=f"{moved.kind} ({moved.idempotency_key})",
+            created_at=now,
+        )
+        return _view(moved, now)
+    row = await _row(session, tenant_id, reservation_id)
+    out_of_range = amount is not None and not 0 <= amount <= row.amount
+    if row.status != ReservationStatus.committed and out_of_range:
+        raise BadRequest(f"Commit 0 to {row.amount} credits, what this reservation holds.")
     status = _status(row, now)
     if status != ReservationStatus.committed:
         raise ReservationSettled(

@@ -62,14 +62,18 @@ async def replace_document_chunks(
     chunks: Sequence[Chunk],
     *,
     owned: bool = False,
+    first: bool = False,
 ) -> int:
     """Make `chunks` the document's only chunks (in the index too); returns how many.
 
     `owned`: the caller found the document among the tenant's in this transaction already, so
-    it is not looked up again (ingestion writes many documents; each lookup is a round trip)."""
+    it is not looked up again (ingestion writes many documents; each lookup is a round trip).
+    `first`: the document never had chunks (its first version's first ingestion), so there
+    are none to delete."""
     if not owned and not await repository.document_exists(session, tenant_id, document_id):
         raise DocumentNotFound(document_id)
-    await repository.delete_chunks(session, tenant_id, document_id)
+    if not first:
+        await repository.delete_chunks(session, tenant_id, document_id)
     await repository.insert_chunks(
         session,
         [

@@ -183,7 +183,11 @@ async def index(
             text_path=text_path,
         ):
             raise Superseded()
-        await search.replace_document_chunks(session, tenant_id, document_id, chunks, owned=True)
+        # Only a document's first version, ingested once, was never indexed before.
+        first = (version, attempt) == (1, 0)
+        await search.replace_document_chunks(
+            session, tenant_id, document_id, chunks, owned=True, first=first
+        )
         await credits.commit(session, tenant_id, uuid.UUID(reservation))
     await _invalidate(tenant_id)
     return len(chunks)

@@ -37,6 +37,8 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
+from contentplatform.kit import sqlite
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -216,6 +218,7 @@ def create_engine(
     if url.startswith("sqlite"):
         engine = create_async_engine(
             url,
+            module=sqlite.driver(),
             connect_args={"timeout": 30},
             pool_size=pool_size,
             max_overflow=max_overflow,
@@ -271,6 +274,15 @@ class Database:
 def after_commit(session: AsyncSession, hook: Callable[[], Awaitable[None]]) -> None:
     """Run `hook` once the session's transaction has committed (never if it rolls back)."""
     session.info.setdefault(AFTER_COMMIT_KEY, []).append(hook)
+
+
+async def writes_already(session: AsyncSession) -> bool:
+    """Whether this SQLite transaction has written, and so holds the database's write lock until
+    it ends (no later write of another transaction can slip in between). Always False on
+    PostgreSQL, whose locks are per row."""
+    if session.get_bind().dialect.name != "sqlite" or not session.in_transaction():
+        return False
+    return _HOLDS_WRITE_TURN in (await session.connection()).info
 
 
 async def lock_rows(session: AsyncSession, model: type[Base], *criteria: Any) -> None:
@@ -417,4 +429,5 @@ __all__ = [
     "page_of",
     "plain",
     "utcnow",
+    "writes_already",
 ]

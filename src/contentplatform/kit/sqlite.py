@@ -1,0 +1,117 @@
+"""SQLAlchemy's aiosqlite driver, with one trip to the connection's thread per statement.
+
+aiosqlite runs each sqlite3 call on the connection's own thread, and SQLAlchemy's adapter makes
+four such calls per query (make a cursor, execute, fetch the rows, close the cursor), three per
+write. Each trip ends by waiting for the event loop to pick its result up, behind whatever else
+the loop is doing, and a writing transaction holds SQLite's one write lock through all of them:
+under load, the trips, not SQLite, set the pace of every write. This cursor does the four calls
+in one function on the connection's thread, so a statement costs one trip.
+
+It queues work on aiosqlite's connection as SQLAlchemy's own adapter does to set the isolation
+level (`aiosqlite.Connection._execute`, the method behind every aiosqlite call).
+"""
+
+from __future__ import annotations
+
+import collections
+import sqlite3
+from typing import Any
+
+import aiosqlite
+from sqlalchemy.dialects.sqlite.aiosqlite import (
+    AsyncAdapt_aiosqlite_connection,
+    AsyncAdapt_aiosqlite_cursor,
+    AsyncAdapt_aiosqlite_dbapi,
+)
+from sqlalchemy.util import EMPTY_DICT
+
+# What one statement left behind: its rows (None for a statement that returns none), the
+# cursor's description, rowcount and lastrowid.
+_Outcome = tuple[list[Any] | None, Any, int, int | None]
+
+
+def _run(connection: sqlite3.Connection, operation: str, parameters: Any, many: bool) -> _Outcome:
+    cursor = connection.cursor()
+    try:
+        if many:
+            cursor.executemany(operation, parameters)
+        else:
+            cursor.execute(operation, () if parameters is None else parameters)
+        rows = cursor.fetchall() if cursor.description else None
+        return rows, cursor.description, cursor.rowcount, cursor.lastrowid
+    finally:
+        cursor.close()
+
+
+class OneTripCursor(AsyncAdapt_aiosqlite_cursor):
+    """A buffered cursor whose statement, rows and close are one trip to the thread."""
+
+    __slots__ = ("_arraysize", "_description", "_lastrowid", "_rowcount")
+    # Nothing to close on the thread: the sqlite3 cursor closed with its statement.
+    _awaitable_cursor_close = False
+
+    def __init__(self, adapt_connection: Any) -> None:
+        self._adapt_connection = adapt_connection
+        self._connection = adapt_connection._connection
+        self._cursor = None  # type: ignore[assignment]
+        self._rows = collections.deque()
+        self._soft_closed_memoized = EMPTY_DICT
+        self._description: Any = None
+        self._rowcount = -1
+        self._lastrowid: int | None = None
+        self._arraysize = 1
+
+    @property
+    def description(self) -> Any:
+        return self._description
+
+    @property
+    def rowcount(self) -> int:
+        return self._rowcount
+
+    @property
+    def lastrowid(self) -> Any:
+        return self._lastrowid
+
+    @property
+    def arraysize(self) -> int:
+        return self._arraysize
+
+    @arraysize.setter
+    def arraysize(self, value: int) -> None:
+        self._arraysize = value
+
+    async def _execute_async(self, operation: Any, parameters: Any) -> Any:
+        await self._one_trip(operation, parameters, many=False)
+
+    async def _executemany_async(self, operation: Any, seq_of_parameters: Any) -> Any:
+        await self._one_trip(operation, seq_of_parameters, many=True)
+
+    async def _one_trip(self, operation: str, parameters: Any, *, many: bool) -> None:
+        connection: aiosqlite.Connection = self._connection  # type: ignore[assignment]
+        async with self._adapt_connection._execute_mutex:
+            outcome: _Outcome = await connection._execute(  # type: ignore[no-untyped-call]
+                _run, connection._conn, operation, parameters, many
+            )
+        rows, self._description, self._rowcount, self._lastrowid = outcome
+        self._rows = collections.deque(rows or ())
+
+    def close(self) -> None:
+        self._rows.clear()
+
+
+class OneTripConnection(AsyncAdapt_aiosqlite_connection):
+    __slots__ = ()
+    _cursor_cls = OneTripCursor
+
+
+class OneTripDriver(AsyncAdapt_aiosqlite_dbapi):
+    """The DBAPI module SQLAlchemy's aiosqlite dialect is given (`create_engine(module=...)`)."""
+
+    def connect(self, *arg: Any, **kw: Any) -> OneTripConnection:
+        adapted = super().connect(*arg, **kw)
+        return OneTripConnection(self, adapted._connection)
+
+
+def driver() -> OneTripDriver:
+    return OneTripDriver(aiosqlite, sqlite3)
