@@ -3,40 +3,103 @@
 
     python3 dev.py serve   # create .venv, install, run the service on http://127.0.0.1:8000
     python3 dev.py test    # create .venv, install, run the whole test suite (args go to pytest)
+    python3 dev.py token --org org_a --user u1 --role admin   # print a development token
     python3 dev.py setup   # only create .venv and install
 
-The virtual environment lives in .venv; it is reinstalled whenever pyproject.toml changes.
+The virtual environment lives in .venv; it is reinstalled whenever pyproject.toml changes. Any
+number of these may run at once: one sets up, the others wait for it (a lock on .venv.lock).
+`token` takes the arguments of `contentplatform dev-token` and works from any directory.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import subprocess
 import sys
+import time
 import venv
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
+
+if os.name == "nt":
+    import msvcrt
+
+    def _lock(handle: IO[bytes], wait: bool) -> bool:
+        handle.seek(0)  # msvcrt locks bytes from the current position: always the first one
+        while True:
+            try:
+                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+                return True
+            except OSError:
+                if not wait:
+                    return False
+                time.sleep(0.2)
+
+    def _unlock(handle: IO[bytes]) -> None:
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _lock(handle: IO[bytes], wait: bool) -> bool:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+
+    def _unlock(handle: IO[bytes]) -> None:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+
 
 ROOT = Path(__file__).resolve().parent
-VENV = ROOT / ".venv"
-BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
-STAMP = VENV / ".installed"
+BIN = ROOT / ".venv" / ("Scripts" if os.name == "nt" else "bin")
 
 
-def setup() -> None:
-    if sys.version_info < (3, 11):  # noqa: UP036 - this script may be run by an older Python
-        sys.exit(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}.")
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    if STAMP.exists() and STAMP.read_text() == wanted:
-        return
-    if not (BIN / "python").exists():
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file `path` (made when missing) for the block, waiting
+    for whoever holds it."""
+    with open(path, "a+b") as handle:
+        if not _lock(handle, wait=False):
+            print("waiting for another dev.py to finish setting up .venv ...", flush=True)
+            _lock(handle, wait=True)
+        try:
+            yield
+        finally:
+            _unlock(handle)
+
+
+def install(root: Path) -> None:
+    """Create `root`/.venv when missing and install the project (editable, with dev extras)."""
+    bin_dir = root / ".venv" / BIN.name
+    if not (bin_dir / "python").exists():
         print("creating .venv ...", flush=True)
-        venv.EnvBuilder(with_pip=True).create(VENV)
-    python = str(BIN / "python")
+        venv.EnvBuilder(with_pip=True).create(root / ".venv")
+    python = str(bin_dir / "python")
     print("installing contentplatform and its dependencies into .venv ...", flush=True)
     subprocess.run([python, "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
-    subprocess.run([python, "-m", "pip", "install", "-q", "-e", f"{ROOT}[dev]"], check=True)
-    STAMP.write_text(wanted)
+    subprocess.run([python, "-m", "pip", "install", "-q", "-e", f"{root}[dev]"], check=True)
+
+
+def setup(root: Path = ROOT, installer: Callable[[Path], None] = install) -> None:
+    """Install unless .venv is up to date with pyproject.toml. Under the lock: a second dev.py
+    started meanwhile waits, then finds the work done."""
+    if sys.version_info < (3, 11):  # noqa: UP036 - this script may be run by an older Python
+        sys.exit(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}.")
+    stamp = root / ".venv" / ".installed"
+    wanted = hashlib.sha256((root / "pyproject.toml").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == wanted:
+        return
+    with locked(root / ".venv.lock"):
+        if stamp.exists() and stamp.read_text() == wanted:
+            return
+        installer(root)
+        stamp.write_text(wanted)
 
 
 def run(program: str, *args: str) -> None:
@@ -53,6 +116,9 @@ def main() -> None:
     elif command == "serve":
         setup()
         run("contentplatform", "serve", *rest)
+    elif command == "token":
+        setup()
+        run("contentplatform", "dev-token", *rest)
     elif command == "test":
         setup()
         os.chdir(ROOT)

@@ -6,13 +6,15 @@ import argparse
 import asyncio
 import contextlib
 import json
+import shlex
 import signal
 import sys
+from pathlib import Path
 
 from pydantic import ValidationError
 
 from contentplatform.auth.context import Role
-from contentplatform.config import Settings
+from contentplatform.config import Settings, default_data_dir
 
 
 def _settings() -> Settings:
@@ -38,13 +40,7 @@ def serve(args: argparse.Namespace) -> None:
     host = args.host or settings.host
     port = args.port or settings.port
     if settings.is_local:
-        print(
-            f"Content Platform API on http://{host}:{port} (docs: /docs)\n"
-            "Get a token:  contentplatform dev-token --org org_a --user u1 --role admin\n"
-            f"Call it:      curl http://{host}:{port}/v1/system/whoami "
-            '-H "Authorization: Bearer $TOKEN" -H "x-idp-org-id: org_a"',
-            flush=True,
-        )
+        print(banner(settings, host, port), flush=True)
     uvicorn.run(
         create_app(settings),
         host=host,
@@ -53,6 +49,33 @@ def serve(args: argparse.Namespace) -> None:
         timeout_graceful_shutdown=20,
         proxy_headers=False,
     )
+
+
+def banner(settings: Settings, host: str, port: int) -> str:
+    """What `serve` says in local: where it runs, and a token command and a curl that work as
+    printed, from any directory."""
+    shown = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+    url = f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
+    return (
+        f"Content Platform API on {url} (docs: {url}/docs)\n"
+        f"Data directory: {settings.data_dir.resolve()}\n"
+        "Get a token (from any directory):\n"
+        f"  TOKEN=$({dev_token_command(settings)})\n"
+        "Call the API with it:\n"
+        f'  curl -H "Authorization: Bearer $TOKEN" -H "x-idp-org-id: org_a" {url}/v1/system/whoami'
+    )
+
+
+def dev_token_command(settings: Settings) -> str:
+    """`dev-token` for an admin of org_a, by this installation's absolute path, on this data
+    directory (named only when it is not the one every command finds by default)."""
+    script = Path(sys.executable).with_name("contentplatform")
+    program = [str(script)] if script.is_file() else [sys.executable, "-m", "contentplatform.cli"]
+    words = [*program, "dev-token", "--org", "org_a", "--user", "u1", "--role", "admin"]
+    data_dir = settings.data_dir.resolve()
+    if data_dir == default_data_dir().resolve():
+        return shlex.join(words)
+    return f"CONTENTPLATFORM_DATA_DIR={shlex.quote(str(data_dir))} {shlex.join(words)}"
 
 
 def worker(args: argparse.Namespace) -> None:

@@ -7,10 +7,25 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
+import platformdirs
 from cryptography.fernet import Fernet
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
+
+# The package, and the checkout it runs from when installed editable (`pip install -e`, as dev.py
+# does): the directory holding pyproject.toml, with the package in its src/.
+_PACKAGE = Path(__file__).resolve().parent
+_CHECKOUT = _PACKAGE.parent.parent
+
+
+def default_data_dir() -> Path:
+    """Where data lives when CONTENTPLATFORM_DATA_DIR is not set: `.contentplatform` in the
+    checkout when the package runs from one, else the user's data directory; absolute either
+    way, so every command (the service, `dev-token`) finds the same one from any directory."""
+    if _PACKAGE.parent.name == "src" and (_CHECKOUT / "pyproject.toml").is_file():
+        return _CHECKOUT / ".contentplatform"
+    return Path(platformdirs.user_data_dir("contentplatform", appauthor=False))
 
 
 class Environment(StrEnum):
@@ -40,7 +55,7 @@ class Settings(BaseSettings):
     )
 
     env: Environment = Environment.local
-    data_dir: Path = Path(".contentplatform")
+    data_dir: Path = Field(default_factory=default_data_dir)
     host: str = "127.0.0.1"
     port: int = 8000
 

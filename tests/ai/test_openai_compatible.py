@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import pytest
 from pydantic import SecretStr
 
+from contentplatform import __version__
 from contentplatform.ai.base import (
     Completion,
     CompletionRequest,
@@ -86,6 +87,7 @@ def test_request_shape_and_usage(llm: ChatServer) -> None:
     assert result.finish_reason == "stop"
     [seen] = llm.requests
     assert seen.headers["authorization"] == f"Bearer {KEY}"
+    assert seen.headers["user-agent"] == f"contentplatform/{__version__}"
     assert seen.json["model"] == "stub-model"
     assert seen.json["messages"] == [
         {"role": "system", "content": MESSAGES[0].content},

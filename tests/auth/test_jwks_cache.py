@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from contentplatform import __version__
 from contentplatform.auth.tokens import JwksCache
 from contentplatform.kit.errors import InternalError
 from tests.support.idp import SigningKey
@@ -37,6 +38,16 @@ def test_an_outage_keeps_the_last_keys_and_does_not_refetch_per_request():
 
         asyncio.run(scenario())
         assert fetches(server) == 1
+
+
+def test_the_fetch_names_the_service_in_its_user_agent():
+    key = SigningKey("ES256")
+    with jwks_server({"status": 200, "body": {"keys": [key.jwk]}}) as server:
+        cache = JwksCache(f"{server.url}/jwks", cache_seconds=300, min_refetch_seconds=0)
+        assert asyncio.run(cache.key(key.kid)) is not None
+        [fetch] = server.requests
+        headers = {name.lower(): value for name, value in fetch["headers"].items()}
+        assert headers["user-agent"] == f"contentplatform/{__version__}"
 
 
 def test_no_keys_at_all_is_a_server_error_not_a_client_one():

@@ -26,6 +26,8 @@ from cryptography.fernet import Fernet
 from cryptography.hazmat.primitives import serialization
 from pydantic import ValidationError
 
+from contentplatform.auth import devkeys
+from contentplatform.auth.context import Role
 from contentplatform.config import Settings
 from tests.support.idp import ISSUER, SigningKey
 from tests.support.problems import problem
@@ -213,7 +215,41 @@ def test_a_wrong_or_missing_claim_is_refused(call, idp, org, claims, said):
 def test_dev_issuer_claim_does_not_bypass_the_identity_provider(call, idp, org):
     """An IdP-signed token claiming the dev issuer is checked against the dev key, and fails."""
     jwt_ = idp.token(user(), org, "org:admin", algorithm="EdDSA", iss="contentplatform-local")
-    refused(call("system.whoami", token=jwt_, org=org), "verified")
+    refused(call("system.whoami", token=jwt_, org=org), "signed by a key this service does not")
+    # Without a kid it is checked against the dev key all the same.
+    _, payload, signature = jwt_.split(".")
+    no_kid = segment({"alg": "EdDSA", "typ": "JWT"})
+    refused(call("system.whoami", token=f"{no_kid}.{payload}.{signature}", org=org), "verified")
+
+
+# Development tokens: which of the failures it is
+
+
+def test_a_dev_token_minted_on_another_data_directory_says_so(call, org, settings, tmp_path):
+    foreign = devkeys.mint_token(tmp_path / "elsewhere", org=org, user=user(), role=Role.admin)
+    response = call("system.whoami", token=foreign, org=org)
+    body = refused(response, "")
+    assert body["detail"] == (
+        "The token is signed by a key this service does not know: was it minted for another "
+        "data directory?"
+    )
+    # Which key the service has is not said.
+    ours = devkeys.public_jwk(devkeys.load_or_create_key(settings.data_dir))
+    assert ours["kid"] not in response.text
+    assert ours["x"] not in response.text
+
+
+def test_a_dev_token_with_a_bad_signature_or_expired_says_that_instead(call, org, settings):
+    genuine = devkeys.mint_token(settings.data_dir, org=org, user=user(), role=Role.member)
+    header, _, signature = genuine.split(".")
+    claims = jwt.decode(genuine, options={"verify_signature": False})
+    elevated = segment({**claims, "org_role": "org:admin"})
+    tampered = refused(call("system.whoami", token=f"{header}.{elevated}.{signature}", org=org), "")
+    assert tampered["detail"] == "The token could not be verified."
+    expired = devkeys.mint_token(settings.data_dir, org=org, user=user(), ttl_seconds=-120)
+    assert refused(call("system.whoami", token=expired, org=org), "")["detail"] == (
+        "The token has expired."
+    )
 
 
 # Key rotation

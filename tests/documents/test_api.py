@@ -765,6 +765,38 @@ def test_search_ignores_case_beyond_ascii(docs):
 # --- knowledge metadata -----------------------------------------------------------------------
 
 
+def test_search_also_matches_the_description_and_the_tags(docs, other):
+    def describe(owner, filename: str, **metadata) -> None:
+        document = owner.create(filename)
+        update = {"id": document["id"], "metadata": metadata}
+        owner.ok("documents.updateKnowledgeMetadata", update, role="editor")
+
+    docs.create("Quarterly report.pdf")
+    describe(docs, "Notes 1.pdf", description="Voice and TONE of the Brand")
+    describe(docs, "Notes 2.pdf", tags=["Pricing", "Q3 launch"])
+    describe(docs, "Notes 3.pdf", tags=["x", "y"], description="zzz", language="en")
+    describe(other, "Their notes.pdf", tags=["brand", "pricing"])
+
+    def found(term: str) -> list[str]:
+        return sorted(docs.names(search=term))
+
+    assert found("brand") == ["Notes 1.pdf"]
+    assert found("tone OF") == ["Notes 1.pdf"]
+    assert found("PRICING") == ["Notes 2.pdf"]
+    assert found("q3 lau") == ["Notes 2.pdf"]
+    assert found("report") == ["Quarterly report.pdf"]
+    assert found("notes") == ["Notes 1.pdf", "Notes 2.pdf", "Notes 3.pdf"]
+    # What people wrote matches, not the stored JSON's keys, values or punctuation.
+    assert found("a") == ["Notes 1.pdf", "Notes 2.pdf", "Quarterly report.pdf"]
+    for term in ('"', ",", "[", ":", "{", "tags", "isprimary", "language", "false", "null", "en"):
+        assert found(term) == [], term
+    assert found("%") == found("_") == []
+    # Each tenant searches its own documents only.
+    assert other.names(search="brand") == ["Their notes.pdf"]
+    assert other.names(search="tone") == []
+    assert found("their") == []
+
+
 def test_knowledge_metadata_and_the_single_primary(docs):
     first = docs.create("Brand guide.pdf")
     second = docs.create("Style sheet.pdf")

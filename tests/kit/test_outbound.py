@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from contentplatform import __version__
 from contentplatform.kit import outbound
 from contentplatform.kit.outbound import (
     GuardedClient,
@@ -154,8 +155,10 @@ def test_a_name_resolving_to_a_forbidden_address_is_refused_before_connecting(
 ) -> None:
     with fake_dns({"target.test": [address]}), pytest.raises(Refused) as refused:
         fetch("https://target.test/", HTTP_ONLY)
-    assert (
-        str(refused.value) == f"target.test resolves to {address}, which is {reason}; not allowed."
+    # Only a loopback address names the setting that allows it (nothing allows the others).
+    hint = f" {outbound.ALLOW_LOOPBACK}" if reason == LOOPBACK else ""
+    assert str(refused.value) == (
+        f"target.test resolves to {address}, which is {reason}; not allowed.{hint}"
     )
     assert network.connections == []
 
@@ -250,6 +253,25 @@ def test_http_is_refused_unless_the_policy_allows_it(stub: StubServer) -> None:
         assert dns.asked == []
         assert stub.requests == []
         assert fetch(url, Policy(allow_loopback=True, allow_http=True)).status == 200
+
+
+def test_refusals_of_http_and_loopback_name_the_setting_that_allows_them(
+    network: NetworkGuard,
+) -> None:
+    with pytest.raises(Refused) as http:
+        fetch("http://cms.test/", Policy(allow_loopback=True))
+    assert "CONTENTPLATFORM_OUTBOUND_ALLOW_HTTP=true" in str(http.value)
+    with pytest.raises(Refused) as loopback:
+        fetch("http://127.0.0.1:9/hook", HTTP_ONLY)
+    assert "CONTENTPLATFORM_OUTBOUND_ALLOW_LOOPBACK=true" in str(loopback.value)
+    # A scheme nothing allows, and an address no setting allows, name no setting.
+    with pytest.raises(Refused) as ftp:
+        fetch("ftp://cms.test/", Policy())
+    with pytest.raises(Refused) as private:
+        fetch("http://10.0.0.1/", LOCAL)
+    for refused in (ftp, private):
+        assert "CONTENTPLATFORM_" not in str(refused.value)
+    assert network.connections == []
 
 
 @pytest.mark.parametrize(
@@ -438,6 +460,38 @@ def test_authorization_is_dropped_on_a_cross_origin_redirect_and_kept_on_the_sam
     assert away_landing["host"] == f"other.test:{port}"
     assert away_landing["accept"] == "application/json"
     assert stay_landing["authorization"] == "Bearer s3cret"
+
+
+def test_requests_name_the_service_and_its_version_in_the_user_agent(stub: StubServer) -> None:
+    stub.route("GET", "/ping", answer())
+    stub.route("POST", "/hook", answer())
+    url = f"http://127.0.0.1:{port_of(stub)}"
+    fetch(f"{url}/ping")
+    fetch(f"{url}/hook", method="POST", json={"event": "test"})
+    agents = [headers_of(request)["user-agent"] for request in stub.requests]
+    assert agents == [f"contentplatform/{__version__}"] * 2
+    # A caller's own wins.
+    fetch(f"{url}/ping", headers={"user-agent": "custom/1"})
+    assert headers_of(stub.requests[-1])["user-agent"] == "custom/1"
+
+
+def test_the_user_agent_names_the_packages_url_when_it_has_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Metadata:
+        def __init__(self, urls: list[str]) -> None:
+            self.urls = urls
+
+        def get_all(self, name: str) -> list[str] | None:
+            return self.urls if name == "Project-URL" else None
+
+    found: list[str] = []
+    monkeypatch.setattr(outbound.metadata, "metadata", lambda _name: Metadata(found))
+    assert outbound.user_agent() == f"contentplatform/{__version__}"
+    found.append("Homepage, https://contentplatform.example/docs")
+    assert outbound.user_agent() == (
+        f"contentplatform/{__version__} (+https://contentplatform.example/docs)"
+    )
 
 
 def test_no_credential_header_follows_a_cross_origin_redirect(stub: StubServer) -> None:

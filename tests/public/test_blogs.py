@@ -284,10 +284,26 @@ def test_another_tenants_posts_are_not_found(blog, other):
     assert other.titles() == ["Only theirs", "Hello world"]
 
 
-def test_an_unknown_tenant_is_404(call):
-    stranger = str(uuid.uuid4())
+@pytest.mark.parametrize(
+    "stranger", ["0f8fad5b-d9cb-469f-a165-70867728950e", "org_nobody_here", "0" * 32]
+)
+def test_an_unknown_tenant_is_404(call, stranger):
     problem(call("public.listBlogs", headers={TENANT: stranger}), 404, "NOT_FOUND")
     problem(call("public.getBlog", {"slug": "hello"}, headers={TENANT: stranger}), 404, "NOT_FOUND")
+
+
+def test_the_organization_id_names_the_tenant_as_its_id_does(blog, other):
+    blog.post("Hello world", "<p>Ours.</p>", published_at=day(1))
+    other.post("Only theirs", published_at=day(2))
+    org, other_org = blog.drafts.org, other.drafts.org
+
+    assert ok(blog.list(tenant=org)) == ok(blog.list())
+    assert [post["title"] for post in ok(blog.list(tenant=org))["data"]] == ["Hello world"]
+    assert ok(blog.get("hello-world", tenant=org)) == ok(blog.get("hello-world"))
+    # Each organization's id finds its own posts only.
+    assert [post["title"] for post in ok(other.list(tenant=other_org))["data"]] == ["Only theirs"]
+    problem(blog.get("only-theirs", tenant=org), 404, "NOT_FOUND")
+    problem(other.get("hello-world", tenant=other_org), 404, "NOT_FOUND")
 
 
 def test_a_suspended_tenants_blog_is_404(blog, run):
@@ -302,18 +318,20 @@ def test_a_suspended_tenants_blog_is_404(blog, run):
 
     run(suspend)
 
-    problem(blog.list(), 404, "NOT_FOUND")
-    problem(blog.get("quiet-post"), 404, "NOT_FOUND")
+    for tenant in (blog.tenant_id, blog.drafts.org):
+        problem(blog.list(tenant), 404, "NOT_FOUND")
+        problem(blog.get("quiet-post", tenant), 404, "NOT_FOUND")
 
 
 # --- input ------------------------------------------------------------------------------------
 
 
-def test_the_tenant_header_is_required_and_a_uuid(call):
+@pytest.mark.parametrize("malformed", ["acme corp", "-acme", "a/b", "x" * 256])
+def test_the_tenant_header_is_required_and_an_id(call, malformed):
     missing = problem(call("public.listBlogs"), 400, "BAD_REQUEST")
     assert missing["errors"] == [{"path": TENANT, "message": "Field required"}]
     assert bad_fields(call("public.getBlog", {"slug": "hello"})) == [TENANT]
-    assert bad_fields(call("public.listBlogs", headers={TENANT: "acme"})) == [TENANT]
+    assert bad_fields(call("public.listBlogs", headers={TENANT: malformed})) == [TENANT]
 
 
 @pytest.mark.parametrize(
@@ -341,13 +359,15 @@ def test_rpc_takes_the_tenant_from_the_header_only(client):
 def test_the_feed_needs_no_token_and_documents_its_header(openapi_document):
     for path in ("/api/blogs", "/api/blogs/{slug}"):
         operation = openapi_document["paths"][path]["get"]
-        assert "security" not in operation
+        assert operation["security"] == []
         assert {"400", "404", "429"} <= operation["responses"].keys()
         tenant = [p for p in operation["parameters"] if p["name"] == TENANT]
         assert len(tenant) == 1
         assert tenant[0]["in"] == "header"
         assert tenant[0]["required"] is True
-        assert tenant[0]["schema"]["format"] == "uuid"
+        assert tenant[0]["schema"]["type"] == "string"
+        assert "x-idp-org-id" in tenant[0]["description"]
+        assert "organization's id" in operation["description"]
 
 
 # --- rate limit -------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from tests.publishers.support import (
 from tests.support.network import fake_dns, is_loopback_host, no_outside_connections
 from tests.support.orgs import new_org, org_fixture
 from tests.support.problems import problem
+from tests.support.servers import second_service
 from tests.support.targets.ghost import GhostServer
 from tests.support.targets.scripted import Failure
 from tests.support.targets.shopify import ShopifyShop
@@ -486,6 +487,38 @@ def test_update_refuses_urls_that_reach_inside_and_keeps_the_config(publishers, 
     assert shown["config"] == connection["config"]
     assert shown["updated_at"] == connection["updated_at"]
     assert wp.requests == []
+
+
+@pytest.fixture(scope="module")
+def strict_service(settings_with) -> Iterator[Any]:
+    """A second service that refuses http and loopback targets, as outside local development."""
+    settings = settings_with(outbound_allow_http=False, outbound_allow_loopback=False)
+    with second_service(settings) as running, running.client() as client:
+        yield client
+
+
+@pytest.mark.parametrize("transport", ["rest", "rpc"])
+@pytest.mark.parametrize(
+    ("url", "setting"),
+    [
+        ("http://hooks.example.test/in", "CONTENTPLATFORM_OUTBOUND_ALLOW_HTTP=true"),
+        ("https://127.0.0.1:9/hook", "CONTENTPLATFORM_OUTBOUND_ALLOW_LOOPBACK=true"),
+        ("https://[::1]:9/hook", "CONTENTPLATFORM_OUTBOUND_ALLOW_LOOPBACK=true"),
+    ],
+)
+def test_a_refused_http_or_loopback_url_names_the_setting_that_allows_it(
+    strict_service, token, transport, url, setting
+):
+    org = new_org()
+    headers = {
+        "Authorization": f"Bearer {token(org, f'admin-{org}', 'admin')}",
+        "x-idp-org-id": org,
+    }
+    path = "/api/rpc/publishers.create" if transport == "rpc" else "/v1/publishers"
+    with guarded():
+        response = strict_service.post(path, json=webhook_body(url), headers=headers)
+    assert_refused(response, setting)
+    assert "For local development" in response.json()["detail"]
 
 
 def test_a_webhook_url_update_is_checked_too(publishers):

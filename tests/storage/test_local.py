@@ -224,7 +224,8 @@ def test_body_over_the_signed_size(
     target = upload_target(store, server.url, path, 10)
     response = client.put(target.url, content=b"x" * 11, headers=target.headers)
     body = refused(response, 413, "BAD_REQUEST", store, path)
-    assert "10 bytes" in body["detail"]
+    assert body["title"] == "Payload too large"
+    assert body["detail"] == "The upload is larger than the 10 bytes this URL accepts."
 
 
 def test_body_longer_than_declared(
@@ -235,7 +236,11 @@ def test_body_longer_than_declared(
     target = upload_target(store, server.url, path, 10)
     chunks = iter([b"x" * 8, b"x" * 8, b"x" * 8])
     response = client.put(target.url, content=chunks, headers=target.headers)
-    refused(response, 413, "BAD_REQUEST", store, path)
+    body = refused(response, 413, "BAD_REQUEST", store, path)
+    assert (body["title"], body["detail"]) == (
+        "Payload too large",
+        "The upload is larger than the 10 bytes this URL accepts.",
+    )
 
 
 def test_signed_but_invalid_path_is_refused(
@@ -275,6 +280,7 @@ def test_service_limit_beats_a_larger_signed_size(
     target = upload_target(store, small_server, path, 100)
     response = client.put(target.url, content=b"x" * 17, headers=target.headers)
     body = refused(response, 413, "BAD_REQUEST", store, path)
+    assert body["title"] == "Payload too large"
     assert "16 bytes" in body["detail"]
     chunks = iter([b"x" * 10, b"x" * 10])
     response = client.put(target.url, content=chunks, headers=target.headers)

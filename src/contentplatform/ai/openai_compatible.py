@@ -43,6 +43,7 @@ from contentplatform.ai.base import (
     Usage,
 )
 from contentplatform.ai.tokens import count_tokens
+from contentplatform.kit.outbound import USER_AGENT
 
 # Local servers (Ollama, llama.cpp, vLLM without --api-key) want no key, but the client needs one.
 NO_API_KEY = "not-needed"
@@ -68,6 +69,7 @@ class OpenAICompatible:
             api_key=api_key or NO_API_KEY,
             timeout=timeout,
             max_retries=max_retries,
+            default_headers={"User-Agent": USER_AGENT},
         )
         self._where = f"{_safe_url(self._client.base_url)} (model {model})"
 

@@ -15,8 +15,16 @@ from contentplatform.auth import devkeys
 from contentplatform.auth.context import Identity, Role
 from contentplatform.config import Settings
 from contentplatform.kit.errors import InternalError, Unauthorized
+from contentplatform.kit.outbound import USER_AGENT
 
 log = logging.getLogger(__name__)
+
+# A development token whose `kid` is not this service's development key: minted by `dev-token`
+# on another data directory, most likely (which key this service has is not said).
+UNKNOWN_DEV_KEY = (
+    "The token is signed by a key this service does not know: was it minted for another data "
+    "directory?"
+)
 
 
 class JwksCache:
@@ -49,7 +57,7 @@ class JwksCache:
     async def _fetch(self) -> None:
         self._attempted_at = time.monotonic()
         try:
-            async with httpx.AsyncClient(timeout=5.0) as client:
+            async with httpx.AsyncClient(timeout=5.0, headers={"user-agent": USER_AGENT}) as client:
                 response = await client.get(self.url)
                 response.raise_for_status()
                 document = response.json()
@@ -146,6 +154,8 @@ class TokenVerifier:
         issuer: str | None
         audience: str | None
         if self.dev_key is not None and unverified.get("iss") == devkeys.DEV_ISSUER:
+            if header.get("kid", self.dev_key.key_id) != self.dev_key.key_id:
+                raise Unauthorized(UNKNOWN_DEV_KEY)
             key, issuer, audience = self.dev_key, devkeys.DEV_ISSUER, devkeys.DEV_AUDIENCE
         elif self.jwks is not None:
             kid = header.get("kid")

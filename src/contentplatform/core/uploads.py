@@ -5,7 +5,8 @@ The URL's signature is the only credential (no bearer token), as with a presigne
 
 Answers: 200 `{storagePath, size}`; 403 FORBIDDEN when the signature is missing, wrong (other
 path, size or Content-Type) or expired (as S3 does; 401 would ask for a bearer token); 413
-(code BAD_REQUEST) when the body is larger than the URL allows or than `max_upload_bytes`;
+"Payload too large" (code BAD_REQUEST) naming the limit when the body is larger than the URL
+allows or than `max_upload_bytes`;
 400 for a malformed Content-Length or a body that ends early.
 """
 
@@ -17,18 +18,14 @@ from fastapi import APIRouter, Request
 from starlette.requests import ClientDisconnect
 
 from contentplatform.core.runtime import Runtime
-from contentplatform.kit.errors import BadRequest, NotFound
+from contentplatform.kit.errors import BadRequest, NotFound, PayloadTooLarge
 from contentplatform.storage import paths
 
 router = APIRouter()
 
-TOO_LARGE = 413
 
-
-def _too_large(limit: int) -> BadRequest:
-    return BadRequest(
-        f"The upload is larger than the {limit} bytes this URL accepts.", status=TOO_LARGE
-    )
+def _too_large(limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"The upload is larger than the {limit} bytes this URL accepts.")
 
 
 @router.put("/v1/uploads/{path:path}", include_in_schema=False)

@@ -28,7 +28,9 @@ router = ProcedureRouter("documents", tag="Documents")
     access=Access.member,
     description="Cached for 60 seconds per tenant; every change to the tenant's documents "
     "(including ingestion progress) invalidates the cache. Archived documents are left out "
-    "unless `archived` asks for them.",
+    "unless `archived` asks for them. `search` finds the documents whose filename, knowledge "
+    "description or one of whose tags holds it, ignoring case; it does not search the "
+    "documents' text.",
     cached=Cached(
         scope=lambda tenant: service.cache_scope(tenant.tenant_id),
         seconds=lambda settings: settings.documents_list_cache_seconds,

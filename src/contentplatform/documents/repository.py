@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
 
-from sqlalchemy import ColumnElement, Select, func, or_, select, update
+from sqlalchemy import ColumnElement, Select, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.documents.models import Document
@@ -65,13 +65,33 @@ async def page(
     elif query.archived == "only":
         statement = statement.where(Document.archived_at.is_not(None))
     if query.search:
-        statement = statement.where(
-            func.lower(Document.filename).contains(query.search.lower(), autoescape=True)
-        )
+        statement = statement.where(_matches(session, query.search))
     column = Document.filename if query.sort_by == "filename" else Document.created_at
     ordering = column.asc() if query.sort_order == "asc" else column.desc()
     return await page_of(
         session, statement, ordering, Document.id, limit=query.limit, offset=query.offset
+    )
+
+
+def _matches(session: AsyncSession, search: str) -> ColumnElement[bool]:
+    """The filename, the knowledge description or one of the tags holds `search`, ignoring
+    case. Each tag is read on its own from the JSON, so nothing matches its punctuation."""
+    needle = search.lower()
+    description = Document.source_metadata[("knowledge", "description")].as_string()
+    tag: ColumnElement[str]
+    if session.get_bind().dialect.name == "sqlite":
+        tag = (
+            func.json_each(Document.source_metadata, "$.knowledge.tags")
+            .table_valued("value")
+            .c.value
+        )
+    else:
+        tags = Document.source_metadata[("knowledge", "tags")]
+        tag = func.json_array_elements_text(tags).column_valued("tag")
+    return or_(
+        func.lower(Document.filename).contains(needle, autoescape=True),
+        func.lower(description).contains(needle, autoescape=True),
+        exists().where(func.lower(tag).contains(needle, autoescape=True)),
     )
 
 

@@ -20,7 +20,12 @@ STATUSES: tuple[Status, ...] = ("pending", "processing", "ready", "error")
 
 class ListDocumentsInput(Input):
     status: Literal["all", "pending", "processing", "ready", "error"] = "all"
-    search: str | None = Field(None, max_length=255, description="Matches the filename.")
+    search: str | None = Field(
+        None,
+        max_length=255,
+        description="Matches a part of the filename, the knowledge description or a tag, "
+        "ignoring case (not the document's text).",
+    )
     file_type: Literal["all", "pdf", "docx", "txt", "md", "url"] = "all"
     source: Literal["all", "upload", "website_scan"] = "all"
     archived: Literal["exclude", "include", "only"] = Field(

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 T = TypeVar("T")
 PROBLEM_JSON = "application/problem+json"
@@ -99,6 +99,11 @@ class MethodNotAllowed(PlatformError, code="BAD_REQUEST", status=405, title="Met
         super().__init__(detail, headers={"Allow": ", ".join(allow)})
 
 
+class PayloadTooLarge(PlatformError, code="BAD_REQUEST", status=413, title="Payload too large"):
+    """413: the body is larger than the limit the detail names (the reference has no code of
+    its own for it; the client sent a bad request)."""
+
+
 class NotFound(PlatformError, code="NOT_FOUND", status=404, title="Not found"):
     """Absent, or another organization's."""
 
@@ -138,6 +143,22 @@ class InternalError(PlatformError):
 
 class Problem(BaseModel):
     """An error, as application/problem+json (RFC 9457)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "type": "/problems/bad-request",
+                    "title": "Bad request",
+                    "status": 400,
+                    "detail": "The input is invalid (title: Field required).",
+                    "code": "BAD_REQUEST",
+                    "requestId": "0f6c2b9e4d1a4c8b9e2f7a3d5c1b8e60",
+                    "errors": [{"path": "title", "message": "Field required"}],
+                }
+            ]
+        }
+    )
 
     type: str
     title: str

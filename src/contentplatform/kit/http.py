@@ -30,6 +30,7 @@ from contentplatform.kit.errors import (
     InternalError,
     MethodNotAllowed,
     NotFound,
+    PayloadTooLarge,
     PlatformError,
     TooManyRequests,
     Unauthorized,
@@ -110,6 +111,7 @@ _BY_STATUS: dict[int, type[PlatformError]] = {
     403: Forbidden,
     404: NotFound,
     409: Conflict,
+    413: PayloadTooLarge,
 }
 
 

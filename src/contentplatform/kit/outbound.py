@@ -20,9 +20,12 @@ import socket
 import zlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
 
 import httpx
+
+from contentplatform import __version__
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -44,6 +47,28 @@ _REDIRECTS = {301, 302, 303, 307, 308}
 _SAFE_ACROSS_ORIGINS = frozenset({"accept", "accept-language", "content-type", "user-agent"})
 # Encodings decoded here, in bounded steps (zlib wbits: gzip header, zlib header).
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+_LOOPBACK = "a loopback address"
+# What a refusal of http or of a loopback address adds: the setting an operator turns on to
+# allow it (config.py: outbound_allow_http, outbound_allow_loopback).
+ALLOW_HTTP = "For local development, CONTENTPLATFORM_OUTBOUND_ALLOW_HTTP=true allows http."
+ALLOW_LOOPBACK = (
+    "For local development, CONTENTPLATFORM_OUTBOUND_ALLOW_LOOPBACK=true allows loopback addresses."
+)
+
+
+def user_agent() -> str:
+    """`contentplatform/<version>`, and `(+<url>)` when the package names a URL of its own
+    ([project.urls] in pyproject.toml)."""
+    try:
+        urls = metadata.metadata("contentplatform").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        urls = []
+    home = next((url.partition(",")[2].strip() for url in urls), "")
+    return f"contentplatform/{__version__}" + (f" (+{home})" if home else "")
+
+
+# Sent with every outbound request (a caller's own User-Agent header wins).
+USER_AGENT = user_agent()
 
 
 @dataclass(frozen=True)
@@ -97,7 +122,7 @@ def refusal(address: IPAddress, *, allow_loopback: bool = False) -> str | None:
         if embedded is not None:
             return refusal(embedded, allow_loopback=allow_loopback)
     if address.is_loopback:
-        return None if allow_loopback else "a loopback address"
+        return None if allow_loopback else _LOOPBACK
     if address in _METADATA:
         return "a cloud metadata address"
     if address.is_link_local:
@@ -135,7 +160,8 @@ def check_url(url: str, policy: Policy) -> httpx.URL:
         raise Refused("The URL is not valid.") from None
     allowed = ("https", "http") if policy.allow_http else ("https",)
     if parsed.scheme not in allowed:
-        raise Refused(f"Only {' or '.join(allowed)} URLs are allowed, not {parsed.scheme!r}.")
+        hint = f" {ALLOW_HTTP}" if parsed.scheme == "http" else ""
+        raise Refused(f"Only {' or '.join(allowed)} URLs are allowed, not {parsed.scheme!r}.{hint}")
     if parsed.userinfo:
         raise Refused("URLs may not carry credentials; give them as the connection's credentials.")
     if not parsed.host:
@@ -171,7 +197,10 @@ async def checked_address(url: httpx.URL, policy: Policy, resolver: Resolver | N
         reason = refusal(address, allow_loopback=policy.allow_loopback)
         if reason is not None:
             named = url.host if url.host == text else f"{url.host} resolves to {text}, which is"
-            raise Refused(f"{named} {'is ' if url.host == text else ''}{reason}; not allowed.")
+            hint = f" {ALLOW_LOOPBACK}" if reason == _LOOPBACK else ""
+            raise Refused(
+                f"{named} {'is ' if url.host == text else ''}{reason}; not allowed.{hint}"
+            )
     return addresses[0]
 
 
@@ -199,7 +228,7 @@ class GuardedClient:
             # No keep-alive: the pool is keyed by address, so a kept connection would serve
             # another host name on that address without a TLS check for that name.
             limits=httpx.Limits(max_keepalive_connections=0),
-            headers={"accept-encoding": ", ".join(_WBITS)},
+            headers={"accept-encoding": ", ".join(_WBITS), "user-agent": USER_AGENT},
             timeout=httpx.Timeout(policy.timeout, connect=policy.connect_timeout),
         )
 

@@ -10,9 +10,10 @@ from contentplatform.public.errors import BlogNotFound, PostNotFound
 router = ProcedureRouter("public", tag="Public")
 
 FEED_RULES = (
-    "No token is needed. Only published posts of the tenant in `x-tenant-id` appear; an "
-    "unknown tenant is 404. Requests are rate limited per client address (429 "
-    "TOO_MANY_REQUESTS with Retry-After)."
+    "No token is needed. `x-tenant-id` names the tenant: its id (`tenant_id` in "
+    "system.whoami) or its organization's id (the `x-idp-org-id` the other operations take). "
+    "Only published posts of that tenant appear; an unknown tenant is 404. Requests are rate "
+    "limited per client address (429 TOO_MANY_REQUESTS with Retry-After)."
 )
 
 

@@ -1,28 +1,34 @@
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
+from contentplatform.core.procedures import ORGANIZATION_ID
 from contentplatform.kit.schemas import MAX_PAGE, Input, Page, header
 from contentplatform.kit.text import Identifier
 
 TENANT_HEADER = "x-tenant-id"
-TENANT_DESCRIPTION = "Required. The id of the tenant whose blog to read."
+TENANT_DESCRIPTION = (
+    "Required. Whose blog to read: the tenant's id (`tenant_id` in system.whoami) or its "
+    "organization's id (the `x-idp-org-id` of the other operations)."
+)
+# A tenant's id (a UUID) or an organization's id, which a UUID is a form of.
+TenantRef = Annotated[str, StringConstraints(max_length=255, pattern=ORGANIZATION_ID)]
 
 
 # --- inputs -----------------------------------------------------------------------------------
 
 
 class ListBlogsInput(Input):
-    tenant_id: uuid.UUID = header(TENANT_HEADER, TENANT_DESCRIPTION)
+    tenant_id: TenantRef = header(TENANT_HEADER, TENANT_DESCRIPTION)
     page: int = Field(1, ge=1, le=MAX_PAGE)
     limit: int = Field(10, ge=1, le=50)
 
 
 class GetBlogInput(Input):
-    tenant_id: uuid.UUID = header(TENANT_HEADER, TENANT_DESCRIPTION)
+    tenant_id: TenantRef = header(TENANT_HEADER, TENANT_DESCRIPTION)
     slug: Identifier = Field(min_length=1, max_length=200)
 
 

@@ -26,9 +26,9 @@ LEAD_CHARACTERS = 300
 
 async def list_blogs(session: AsyncSession, query: schemas.ListBlogsInput) -> schemas.BlogPage:
     """The tenant's published posts, newest publication first."""
-    await _require_tenant(session, query.tenant_id)
+    tenant_id = await _require_tenant(session, query.tenant_id)
     rows, total = await drafts.published_page(
-        session, query.tenant_id, query.limit, offset_of(query.page, query.limit)
+        session, tenant_id, query.limit, offset_of(query.page, query.limit)
     )
     return schemas.BlogPage(
         data=[_summary(row) for row in rows], total=total, page=query.page, limit=query.limit
@@ -36,8 +36,8 @@ async def list_blogs(session: AsyncSession, query: schemas.ListBlogsInput) -> sc
 
 
 async def get_blog(session: AsyncSession, query: schemas.GetBlogInput) -> schemas.Blog:
-    await _require_tenant(session, query.tenant_id)
-    found = await drafts.published_by_slug(session, query.tenant_id, query.slug)
+    tenant_id = await _require_tenant(session, query.tenant_id)
+    found = await drafts.published_by_slug(session, tenant_id, query.slug)
     draft = errors.require(found, PostNotFound, repr(query.slug))
     summary = _summary(draft)
     seo_title = _text(draft.seo_meta.get("seo_title"))
@@ -56,10 +56,13 @@ async def get_blog(session: AsyncSession, query: schemas.GetBlogInput) -> schema
     )
 
 
-async def _require_tenant(session: AsyncSession, tenant_id: uuid.UUID) -> None:
-    """Unknown and suspended tenants answer alike, so the feed tells nobody which exist."""
-    if not await tenants.is_active(session, tenant_id):
-        raise BlogNotFound(f"There is no blog for tenant {tenant_id}.")
+async def _require_tenant(session: AsyncSession, ref: str) -> uuid.UUID:
+    """The id of the tenant `ref` names (its id or its organization's). Unknown and suspended
+    tenants answer alike, so the feed tells nobody which exist."""
+    tenant_id = await tenants.active_tenant(session, ref)
+    if tenant_id is None:
+        raise BlogNotFound(f"There is no blog for tenant {ref}.")
+    return tenant_id
 
 
 def _summary(draft: Draft) -> schemas.BlogSummary:

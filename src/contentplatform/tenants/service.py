@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
@@ -103,10 +104,15 @@ async def lock_tenant(session: AsyncSession, tenant_id: uuid.UUID) -> None:
     await repository.lock_tenant(session, tenant_id)
 
 
-async def is_active(session: AsyncSession, tenant_id: uuid.UUID) -> bool:
-    """Whether the tenant exists and is not suspended."""
-    tenant = await repository.tenant_by_id(session, tenant_id)
-    return tenant is not None and tenant.status == "active"
+async def active_tenant(session: AsyncSession, ref: str) -> uuid.UUID | None:
+    """The id of the tenant `ref` names, by its own id or else by its organization's id, when
+    it exists and is not suspended."""
+    tenant = None
+    with contextlib.suppress(ValueError):
+        tenant = await repository.tenant_by_id(session, uuid.UUID(ref))
+    if tenant is None:
+        tenant = await repository.tenant_by_org(session, ref)
+    return tenant.id if tenant is not None and tenant.status == "active" else None
 
 
 # --- the organization's time zone -------------------------------------------------------------
