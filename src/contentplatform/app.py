@@ -17,9 +17,10 @@ from starlette.routing import BaseRoute
 from contentplatform import API_VERSION, domains
 from contentplatform.auth import devkeys
 from contentplatform.config import Settings
-from contentplatform.core import runtime, uploads
-from contentplatform.core.procedures import ORG_HEADER, ProcedureRouter, mount
-from contentplatform.kit import durable
+from contentplatform.core import runtime, uploads, webhooks
+from contentplatform.core.examples import PLAUSIBLE
+from contentplatform.core.procedures import ORG_HEADER, ProcedureRouter, mount, security_schemes
+from contentplatform.kit import docs, durable, examples
 from contentplatform.kit.errors import InternalError, NotFound, Problem
 from contentplatform.kit.http import (
     RequestContextMiddleware,
@@ -31,20 +32,57 @@ from contentplatform.tenants.guard import Guard, authorize
 
 log = logging.getLogger(__name__)
 
+BASE = "http://127.0.0.1:8000"
 DESCRIPTION = f"""
 Multi-tenant API for AI-assisted content production.
+
+## Quick start
+
+Against a local service (`python3 dev.py serve`), from the repository's directory:
+
+```sh
+# 1. A token (the local service trusts its development key) and the headers of every call
+TOKEN=$(.venv/bin/contentplatform dev-token --org org_a --user u1 --role admin)
+H=(-H "Authorization: Bearer $TOKEN" -H "{ORG_HEADER}: org_a" -H "content-type: application/json")
+json() {{ python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }}
+
+# 2. Who am I?
+curl -s {BASE}/v1/system/whoami "${{H[@]}}"
+
+# 3. Upload a document: where to PUT it, the bytes, then confirm (ingestion starts)
+printf '# Watering\\n\\nWater early in the morning, twice a week, and deeply.\\n' > notes.md
+UPLOAD=$(curl -s {BASE}/v1/documents/upload-url "${{H[@]}}" \\
+  -d '{{"filename": "notes.md", "fileType": "md", "contentLength": '$(wc -c < notes.md)'}}')
+curl -s -X PUT "$(echo "$UPLOAD" | json "['uploadUrl']")" --data-binary @notes.md \\
+  -H "Content-Type: $(echo "$UPLOAD" | json "['headers']['Content-Type']")"
+STORED=$(echo "$UPLOAD" | json "['storagePath']")
+DOC_ID=$(curl -s {BASE}/v1/documents/confirm-upload "${{H[@]}}" \\
+  -d '{{"filename": "notes.md", "fileType": "md", "storagePath": "'$STORED'"}}' | json "['id']")
+until curl -s {BASE}/v1/documents/$DOC_ID "${{H[@]}}" | grep -q '"status":"ready"'; do sleep 1; done
+
+# 4. A job, run now: its instance writes a draft
+JOB_ID=$(curl -s {BASE}/v1/jobs "${{H[@]}}" \\
+  -d '{{"name": "Watering notes", "topics": ["Watering"]}}' | json "['id']")
+curl -s -X POST {BASE}/v1/jobs/$JOB_ID/trigger "${{H[@]}}"
+
+# 5. The draft, listed under its job: `generating`, then `reviewing` once written
+curl -s "{BASE}/v1/drafts?jobId=$JOB_ID" "${{H[@]}}"
+```
 
 Every operation is available two ways: the REST path listed here, and
 `POST /api/rpc/<operationId>` with the whole input (path, query and body fields) as one JSON
 object, which returns exactly what the REST form returns.
 
-**Authentication**: `Authorization: Bearer <JWT>` from the identity provider. Tenant-scoped
-operations also need `{ORG_HEADER}`, the organization to act in.
+**Authentication**: `Authorization: Bearer <JWT>` from the identity provider (security scheme
+`bearerAuth`). Tenant-scoped operations also need `{ORG_HEADER}`, the organization to act in
+(security scheme `organization`); in Swagger UI, "Authorize" holds both.
 
 **Errors** are `application/problem+json` with `type`, `title`, `status`, `detail`, `code`
 (UNAUTHORIZED, FORBIDDEN, NOT_FOUND, BAD_REQUEST, CONFLICT, TOO_MANY_REQUESTS,
 PAYMENT_REQUIRED, INTERNAL_SERVER_ERROR), `requestId`, and `errors: [{{path, message}}]` for invalid
 input. Every response carries `x-request-id`.
+
+**Webhooks**: a webhook publisher connection receives the signed events listed under Webhooks.
 """
 
 
@@ -90,6 +128,9 @@ def create_app(
         version=API_VERSION,
         description=DESCRIPTION,
         lifespan=lifespan,
+        # Served from package files instead (kit/docs.py): FastAPI's own pages load a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.durable_workers = durable_workers
     app.add_middleware(RequestContextMiddleware)
@@ -98,12 +139,18 @@ def create_app(
     documented = mount(app, domains.routers() if routers is None else routers, authorize)
     _add_probes(app, settings, durable_workers)
     app.include_router(uploads.router)
+    docs.install(app)
 
-    app.openapi = lambda: openapi(app, documented)  # type: ignore[method-assign]
+    sent = webhooks.router(tuple(hook for domain in domains.DOMAINS for hook in domain.webhooks))
+    app.openapi = lambda: openapi(app, documented, sent.routes)  # type: ignore[method-assign]
     return app
 
 
-def openapi(app: FastAPI, routes: Sequence[BaseRoute]) -> dict[str, Any]:
+def openapi(
+    app: FastAPI, routes: Sequence[BaseRoute], sent: Sequence[BaseRoute] = ()
+) -> dict[str, Any]:
+    """The API document: the operations of `routes`, the webhooks of `sent`, every security
+    scheme, and an example for each object schema (kit/examples.py)."""
     if app.openapi_schema is None:
         schema = get_openapi(
             title=app.title,
@@ -111,10 +158,15 @@ def openapi(app: FastAPI, routes: Sequence[BaseRoute]) -> dict[str, Any]:
             openapi_version="3.1.0",
             description=app.description,
             routes=routes,
+            webhooks=sent,
+            # Relative: the service wherever it is reached (the docs' "Try it out" too).
+            servers=[{"url": "/", "description": "this service"}],
         )
         strip_default_validation_responses(schema)
         components = schema.setdefault("components", {})
         components.setdefault("schemas", {})["Problem"] = Problem.model_json_schema()
+        components["securitySchemes"] = security_schemes()
+        examples.add_examples(schema, PLAUSIBLE)
         app.openapi_schema = schema
     return app.openapi_schema
 

@@ -145,6 +145,6 @@ def test_interactive_docs_and_openapi_document(client):
     assert document["info"]["version"] == "0.2.0"
     whoami = document["paths"]["/v1/system/whoami"]["get"]
     assert whoami["operationId"] == "system.whoami"
-    assert {"bearerAuth": []} in whoami["security"]
-    assert any(p["name"] == "x-idp-org-id" and p["in"] == "header" for p in whoami["parameters"])
-    assert "security" not in document["paths"]["/v1/system/health"]["get"]
+    assert whoami["security"] == [{"bearerAuth": [], "organization": []}]
+    assert "parameters" not in whoami
+    assert document["paths"]["/v1/system/health"]["get"]["security"] == []

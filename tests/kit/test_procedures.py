@@ -652,7 +652,6 @@ def test_query_and_path_parameters_carry_bounds_and_wire_names(document):
         ("query", "limit"),
         ("query", "sortOrder"),
         ("query", "search"),
-        ("header", "x-idp-org-id"),
     }
     assert parameters["path", "id"]["required"] is True
     assert parameters["path", "id"]["schema"]["format"] == "uuid"
@@ -701,28 +700,39 @@ def test_optional_body_is_documented_as_optional(document):
     assert flatten(properties["reason"])["maxLength"] == 200
 
 
-def test_bearer_security_scheme(document):
-    scheme = document["components"]["securitySchemes"]["bearerAuth"]
-    assert scheme["type"] == "http"
-    assert scheme["scheme"].lower() == "bearer"
-    assert scheme["bearerFormat"] == "JWT"
+def test_bearer_and_organization_security_schemes(document):
+    schemes = document["components"]["securitySchemes"]
+    assert set(schemes) == {"bearerAuth", "organization"}
+    bearer = schemes["bearerAuth"]
+    assert (bearer["type"], bearer["scheme"].lower(), bearer["bearerFormat"]) == (
+        "http",
+        "bearer",
+        "JWT",
+    )
+    assert "contentplatform dev-token --org" in bearer["description"]
+    organization = schemes["organization"]
+    assert (organization["type"], organization["in"], organization["name"]) == (
+        "apiKey",
+        "header",
+        "x-idp-org-id",
+    )
 
 
-def test_auth_and_organization_header_are_documented_where_needed(document):
+def test_security_is_declared_by_access_and_the_organization_is_no_parameter(document):
     for operation_id, (_, _, operation) in operations(document).items():
         headers = [p for p in operation.get("parameters", []) if p["in"] == "header"]
-        names = [p["name"] for p in headers]
+        assert headers == [], operation_id
         public = operation_id in {"things.catalog", "system.health"}
-        if operation_id in TENANT_SCOPED:
-            assert names == ["x-idp-org-id"], operation_id
-        else:
-            assert names == [], operation_id
         if public:
-            assert not operation.get("security"), operation_id
+            assert operation["security"] == [], operation_id
             assert "401" not in operation["responses"], operation_id
-        else:
-            assert {"bearerAuth": []} in operation.get("security", []), operation_id
-            assert {"401", "403"} <= set(operation["responses"]), operation_id
+            continue
+        # One requirement object: the token and the organization together, not either.
+        needs = {"bearerAuth": []}
+        if operation_id in TENANT_SCOPED:
+            needs["organization"] = []
+        assert operation["security"] == [needs], operation_id
+        assert {"401", "403"} <= set(operation["responses"]), operation_id
 
 
 def test_errors_are_documented_as_problem_json_and_never_422(document):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from contentplatform.core.procedures import ProcedureRouter
+from contentplatform.core.webhooks import Webhook
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,8 @@ class Domain:
     name: str
     # Its operations, by group (a flow may declare operations of several groups).
     routers: tuple[ProcedureRouter, ...] = ()
+    # The requests it sends to URLs its users give, for the API document's `webhooks`.
+    webhooks: tuple[Webhook, ...] = ()
     # The module of its tables.
     models: ModuleType | None = None
     # The modules that register durable work when imported: DBOS workflows and steps, queues,

@@ -16,7 +16,8 @@ handler, so validation, dependencies and docs behave the same in both:
 - RPC: `POST /api/rpc/<operationId>` with the whole input as one JSON object.
 
 Fields declared with `header(...)` are request headers in both forms (a public feed's
-`x-tenant-id`), never part of the query or a body.
+`x-tenant-id`), never part of the query or a body. The caller's credentials are no input field:
+the document declares them as the operation's security (`security_schemes()`, `_security`).
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ from typing import (
     get_type_hints,
 )
 
-from fastapi import Body, Depends, FastAPI, Header, Path, Query, Request, Response
+from fastapi import Body, FastAPI, Header, Path, Query, Request, Response
 from fastapi.routing import APIRoute
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import APIKeyHeader, HTTPBearer
+from fastapi.security.base import SecurityBase
 from fastapi.security.utils import get_authorization_scheme_param
 from pydantic import (
     AliasChoices,
@@ -80,12 +82,51 @@ ORG_HEADER = "x-idp-org-id"
 ORGANIZATION_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 RPC_PREFIX = "/api/rpc"
 
+# How callers prove who they are, as the API document declares it (`_server` reads both headers
+# itself, in this order: a missing token is 401 before a missing organization is 400).
 bearer_scheme = HTTPBearer(
     auto_error=False,
     bearerFormat="JWT",
     scheme_name="bearerAuth",
-    description="A session JWT issued by the identity provider (RS256, ES256 or EdDSA).",
+    description=(
+        "A session JWT issued by the identity provider (RS256, ES256 or EdDSA). "
+        "On a local service, mint one with "
+        "`.venv/bin/contentplatform dev-token --org org_a --user u1 --role admin` "
+        "(or `python3 dev.py token --org org_a --user u1 --role admin`)."
+    ),
 )
+organization_scheme = APIKeyHeader(
+    name=ORG_HEADER,
+    scheme_name="organization",
+    auto_error=False,
+    description=(
+        "The identity provider's organization id (e.g. `org_a`): it selects the tenant a "
+        "tenant-scoped operation acts in. Letters, digits, `_`, `.` and `-`, at most 255 "
+        "characters, starting with a letter or digit."
+    ),
+)
+# API keys, when they arrive, are a third scheme here, and a second requirement (an
+# alternative to bearer + organization) in `_security`.
+SECURITY_SCHEMES: tuple[SecurityBase, ...] = (bearer_scheme, organization_scheme)
+
+
+def security_schemes() -> dict[str, Any]:
+    """The API document's `components.securitySchemes`."""
+    return {
+        scheme.scheme_name: scheme.model.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for scheme in SECURITY_SCHEMES
+    }
+
+
+def _security(access: Access) -> list[dict[str, list[str]]]:
+    """An operation's security requirement: the bearer token and the organization together for
+    tenant-scoped operations (one requirement object: both are needed), the token alone for the
+    others that need a caller, none for public ones."""
+    if access is Access.public:
+        return []
+    if access.tenant_role is None:
+        return [{bearer_scheme.scheme_name: []}]
+    return [{bearer_scheme.scheme_name: [], organization_scheme.scheme_name: []}]
 
 
 @dataclass
@@ -276,7 +317,6 @@ def mount(
         raise RuntimeError("two procedures share an operationId")
     declared: list[BaseRoute] = []
     for procedure in procedures.values():
-        guard = _guard(procedure.access, authorize)
         answer = _answerer(procedure.output)
         common: dict[str, Any] = {
             "response_model": procedure.output,
@@ -293,11 +333,12 @@ def mount(
             procedure.path,
             _documented(
                 procedure.operation_id.replace(".", "_"),
-                _signature(rest, guard),
+                _signature(rest),
                 _server(procedure, rest, authorize, answer),
             ),
             methods=[procedure.method],
             operation_id=procedure.operation_id,
+            openapi_extra={"security": _security(procedure.access)},
             route_class_override=_ProcedureRoute,
             **common,
         )
@@ -306,7 +347,7 @@ def mount(
             f"{RPC_PREFIX}/{procedure.operation_id}",
             _documented(
                 "rpc_" + procedure.operation_id.replace(".", "_"),
-                _signature(rpc, guard),
+                _signature(rpc),
                 _server(procedure, rpc, authorize, answer),
             ),
             methods=["POST"],
@@ -359,52 +400,6 @@ async def invoke(
             request=request,
         )
         return await procedure.handler(ctx, data)
-
-
-def _guard(access: Access, authorize: Authorizer) -> Callable[..., Awaitable[Principal]]:
-    """The declared dependency whose parameters document an operation's authentication in
-    OpenAPI (bearer token, organization header); `_server` authorizes the requests the same way."""
-    if access is Access.public:
-
-        async def public(request: Request) -> Principal:
-            return await authorize(request, access, None, None)
-
-        return public
-
-    if access.tenant_role is None:
-
-        async def signed_in(
-            request: Request,
-            credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)],
-        ) -> Principal:
-            return await authorize(request, access, _token(credentials), None)
-
-        return signed_in
-
-    async def tenant_scoped(
-        request: Request,
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)],
-        org_id: Annotated[
-            str | None,
-            Header(
-                alias=ORG_HEADER,
-                description=(
-                    "Required. The identity provider's organization id; it selects the tenant. "
-                    "(Declared optional so that a missing token answers 401 before this 400.)"
-                ),
-                max_length=255,
-                # Organization ids become storage prefixes, so they stay plain.
-                pattern=ORGANIZATION_ID,
-            ),
-        ] = None,
-    ) -> Principal:
-        return await authorize(request, access, _token(credentials), org_id)
-
-    return tenant_scoped
-
-
-def _token(credentials: HTTPAuthorizationCredentials | None) -> str | None:
-    return credentials.credentials if credentials else None
 
 
 def _parameter(
@@ -675,11 +670,12 @@ def _documented(
     return endpoint
 
 
-def _signature(reading: _Reading, guard: Callable[..., Awaitable[Principal]]) -> inspect.Signature:
-    """The declared endpoint's parameters, which the API document is made from: the guard (its
-    security and organization header), each parameter where it is read, the body model."""
-    params = [_parameter("_cp_principal", Annotated[Principal, Depends(guard)])]
-    params += [
+def _signature(reading: _Reading) -> inspect.Signature:
+    """The declared endpoint's parameters, which the API document is made from: each parameter
+    where it is read, the body model. (Its security is the route's `openapi_extra`: FastAPI
+    would make each security dependency a requirement of its own, where a tenant-scoped
+    operation needs the token and the organization together.)"""
+    params = [
         _field_parameter(name, info, PARAMETER_SOURCES[place])
         for name, (place, info) in reading.parameters.items()
     ]

@@ -4,7 +4,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from contentplatform.kit.schemas import MAX_PAGE, Input, Page, Record
 from contentplatform.kit.text import Identifier, MultiLine, Name
@@ -51,6 +51,22 @@ class JobFields(Input):
 
 
 class CreateJobInput(JobFields):
+    # Fields that go together: a recurring job, its cron and its topics.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "Weekly gardening notes",
+                    "jobType": "recurring",
+                    "cronExpression": "0 9 * * MON",
+                    "topicSource": "manual",
+                    "topics": ["Watering in a dry summer", "Mulch that keeps water in"],
+                    "keywords": ["drought-tolerant plants"],
+                }
+            ]
+        }
+    )
+
     name: Name = Field(min_length=1, max_length=100)
     job_type: JobType = "one_off"
     status: Literal["active", "paused"] = "active"

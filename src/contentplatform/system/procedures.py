@@ -6,7 +6,7 @@ from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.kit.schemas import Empty
 from contentplatform.system.schemas import (
     Health,
-    Version,
+    ServiceVersion,
     WhoAmI,
     WhoAmIOrganization,
     WhoAmIUser,
@@ -23,9 +23,9 @@ async def health(ctx: Context, _: Empty) -> Health:
 
 
 @router.get("version", "/v1/system/version", access=Access.user)
-async def version(ctx: Context, _: Empty) -> Version:
+async def version(ctx: Context, _: Empty) -> ServiceVersion:
     """Build and API version (any valid token; no organization needed)."""
-    return Version(
+    return ServiceVersion(
         version=__version__,
         api_version=API_VERSION,
         commit=ctx.settings.build_commit,

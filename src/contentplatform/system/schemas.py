@@ -3,14 +3,16 @@ from __future__ import annotations
 import uuid
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class Health(BaseModel):
     status: Literal["ok"]
 
 
-class Version(BaseModel):
+class ServiceVersion(BaseModel):
+    """The build and API version of the service (its own name: drafts have versions too)."""
+
     version: str
     api_version: str
     commit: str
@@ -22,12 +24,12 @@ class WhoAmIUser(BaseModel):
     id: uuid.UUID
     idp_user_id: str
     email: str | None
-    name: str | None
+    name: str | None = Field(examples=["Ada Lovelace"])
 
 
 class WhoAmIOrganization(BaseModel):
     idp_org_id: str
-    name: str
+    name: str = Field(examples=["Acme Gardens"])
 
 
 class WhoAmI(BaseModel):

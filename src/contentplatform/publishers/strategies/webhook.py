@@ -23,6 +23,9 @@ them in a page escapes them as it would any text.
 The receiver may answer `{"id", "url"}` to name its copy; otherwise the draft's id is the
 external id and there is no URL. 410 Gone (or 404) is RemoteNotFound; other statuses are mapped
 as for any target.
+
+Each body is built from its model below (`ArticleEvent`, `UnpublishedEvent`, `TestEvent`), and
+the same models describe the events in the API document's `webhooks` section (`WEBHOOKS`).
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ import math
 import secrets
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
+from contentplatform.core import webhooks
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     EVERY_CAPABILITY,
@@ -76,6 +80,77 @@ class WebhookConfig(TargetConfig):
         return [self.url]
 
 
+ArticleKind = Literal["article.published", "article.updated", "article.drafted"]
+
+
+class ArticleEventData(BaseModel):
+    """The article as it goes out: `html` sanitized, the other texts plain (no markup)."""
+
+    draft_id: uuid.UUID
+    version: int
+    title: str
+    slug: str
+    html: str
+    excerpt: str | None
+    seo_title: str | None
+    meta_description: str | None
+    tags: list[str]
+    canonical_url: str | None
+    external_id: str = Field(
+        description="The receiver's id of its copy: the one it answered before, else the draft's."
+    )
+
+
+class ArticleEvent(BaseModel):
+    """An article published (`article.published`), published again (`article.updated`) or put
+    on the target unpublished (`article.drafted`)."""
+
+    type: ArticleKind
+    timestamp: datetime
+    data: ArticleEventData
+
+
+class UnpublishedEventData(BaseModel):
+    external_id: str = Field(description="The receiver's id of the copy to take down.")
+
+
+class UnpublishedEvent(BaseModel):
+    """An article taken down (`article.unpublished`)."""
+
+    type: Literal["article.unpublished"]
+    timestamp: datetime
+    data: UnpublishedEventData
+
+
+TEST_MESSAGE = "A test event from the Content Platform: you may ignore it."
+
+
+class TestEventData(BaseModel):
+    message: str = Field(examples=[TEST_MESSAGE])
+
+
+class TestEvent(BaseModel):
+    """A connection test (`webhook.test`): nothing to keep."""
+
+    type: Literal["webhook.test"]
+    timestamp: datetime
+    data: TestEventData
+
+
+Event = ArticleEvent | UnpublishedEvent | TestEvent
+
+
+class WebhookAnswer(BaseModel):
+    """What a receiver may answer to name its copy (optional: any 2xx is accepted)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str | int | None = Field(
+        None, description="Its id of the copy: the external id.", examples=["post-77"]
+    )
+    url: str | None = Field(None, description="Where the copy is published.")
+
+
 # Nothing to keep secret but the signing secret, which the connection holds itself.
 class Webhook(Strategy[WebhookConfig, None], type="webhook"):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -87,42 +162,43 @@ class Webhook(Strategy[WebhookConfig, None], type="webhook"):
     async def test_connection(self) -> TestResult:
         """ok when the receiver accepts a signed `webhook.test` event with a 2xx; any other
         answer raises (the service reports it as a failed test)."""
-        data = {"message": "A test event from the Content Platform: you may ignore it."}
+        data = TestEventData(message=TEST_MESSAGE)
+        event = TestEvent(type="webhook.test", timestamp=datetime.now(UTC), data=data)
         # A test is never a duplicate of an earlier one: a fresh id each time.
-        await self._send("webhook.test", f"msg_test_{uuid.uuid4().hex}", data)
+        await self._send(event, f"msg_test_{uuid.uuid4().hex}")
         host = parse_url(self.config.url).host
         return TestResult(ok=True, account_label=host, capabilities=EVERY_CAPABILITY)
 
     async def publish(self, article: Article, mode: Mode) -> Result:
-        event = "article.published" if mode == "publish" else "article.drafted"
-        message_id = _message_id(event, str(article.draft_id), str(article.version), "")
-        answer = await self._send(
-            event, message_id, _article_data(article, str(article.draft_id)), creates=True
-        )
+        kind: ArticleKind = "article.published" if mode == "publish" else "article.drafted"
+        message_id = _message_id(kind, str(article.draft_id), str(article.version), "")
+        event = _article_event(kind, article, str(article.draft_id))
+        answer = await self._send(event, message_id, creates=True)
         return _result(answer, message_id, mode, str(article.draft_id), None)
 
     async def update(self, remote: Remote, article: Article, mode: Mode) -> Result:
-        event = "article.updated" if mode == "publish" else "article.drafted"
+        kind: ArticleKind = "article.updated" if mode == "publish" else "article.drafted"
         message_id = _message_id(
-            event, str(article.draft_id), str(article.version), remote.remote_version or ""
+            kind, str(article.draft_id), str(article.version), remote.remote_version or ""
         )
-        answer = await self._send(event, message_id, _article_data(article, remote.external_id))
+        answer = await self._send(_article_event(kind, article, remote.external_id), message_id)
         return _result(answer, message_id, mode, remote.external_id, remote.external_url)
 
     async def unpublish(self, remote: Remote) -> Result:
-        event = "article.unpublished"
-        message_id = _message_id(event, remote.external_id, remote.remote_version or "")
-        await self._send(event, message_id, {"external_id": remote.external_id})
+        message_id = _message_id(
+            "article.unpublished", remote.external_id, remote.remote_version or ""
+        )
+        data = UnpublishedEventData(external_id=remote.external_id)
+        event = UnpublishedEvent(type="article.unpublished", timestamp=datetime.now(UTC), data=data)
+        await self._send(event, message_id)
         return unpublished(remote.external_id, message_id)
 
     async def _send(
-        self, event: str, message_id: str, data: dict[str, Any], *, creates: bool = False
+        self, event: Event, message_id: str, *, creates: bool = False
     ) -> dict[str, Any]:
         """Deliver one signed event; the receiver's JSON answer ({} when it sent none)."""
-        now = datetime.now(UTC)
-        body = json.dumps(
-            {"type": event, "timestamp": now.isoformat(), "data": data}, separators=(",", ":")
-        )
+        now = event.timestamp
+        body = json.dumps(event.model_dump(mode="json"), separators=(",", ":"))
         headers = {
             "content-type": "application/json",
             "webhook-id": message_id,
@@ -149,20 +225,21 @@ def _message_id(*intent: str) -> str:
     return "msg_" + hashlib.sha256("\x1f".join(intent).encode()).hexdigest()[:32]
 
 
-def _article_data(article: Article, external_id: str) -> dict[str, Any]:
-    return {
-        "draft_id": str(article.draft_id),
-        "version": article.version,
-        "title": article.title,
-        "slug": article.slug,
-        "html": article.html,
-        "excerpt": article.excerpt,
-        "seo_title": article.seo_title,
-        "meta_description": article.meta_description,
-        "tags": list(article.tags),
-        "canonical_url": article.canonical_url,
-        "external_id": external_id,
-    }
+def _article_event(kind: ArticleKind, article: Article, external_id: str) -> ArticleEvent:
+    data = ArticleEventData(
+        draft_id=article.draft_id,
+        version=article.version,
+        title=article.title,
+        slug=article.slug,
+        html=article.html,
+        excerpt=article.excerpt,
+        seo_title=article.seo_title,
+        meta_description=article.meta_description,
+        tags=list(article.tags),
+        canonical_url=article.canonical_url,
+        external_id=external_id,
+    )
+    return ArticleEvent(type=kind, timestamp=datetime.now(UTC), data=data)
 
 
 def _result(
@@ -187,3 +264,67 @@ def _result(
         status=status,
         published_at=datetime.now(UTC) if mode == "publish" else None,
     )
+
+
+# --- the events in the API document ------------------------------------------------------------
+
+HEADERS = {
+    "webhook-id": (
+        "The delivery's id (`msg_...`), the same on every try of one delivery: a receiver that "
+        "keeps the ids it has taken drops duplicates."
+    ),
+    "webhook-timestamp": (
+        "When the delivery was signed, in whole seconds since 1970-01-01 UTC. Refuse one far "
+        "from your clock (Standard Webhooks libraries allow 5 minutes): a replay."
+    ),
+    "webhook-signature": (
+        "`v1,<signature>`: the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` "
+        "(the raw body as sent), keyed with the connection's signing secret (the `whsec_...` "
+        "value `publishers.create` answers once; the key is the base64 after `whsec_`). "
+        "Several signatures are separated by spaces; one that matches is enough. Any Standard "
+        "Webhooks library verifies it: `Webhook(secret).verify(body, headers)`."
+    ),
+}
+ANSWERS: dict[str, tuple[str, type[BaseModel] | None]] = {
+    "200": (
+        "Taken (any 2xx). The receiver may answer `{id, url}` to name its copy: the id becomes "
+        "the draft's external id (sent again in later events), the url its published address.",
+        WebhookAnswer,
+    ),
+    "4XX": (
+        "Refused, not tried again: 401 and 403 say the receiver does not accept this sender, "
+        "404 and 410 that the copy is gone, 409 and 412 a conflict; 408 and 429 are tried again "
+        "later (after Retry-After when it says so).",
+        None,
+    ),
+    "5XX": (
+        "Failed: tried again with backoff (after Retry-After when it says so). Keep deliveries "
+        "by `webhook-id`: a try whose answer was lost comes again with the same id.",
+        None,
+    ),
+}
+SENT = (
+    "POSTed as JSON to the URL of each webhook connection (`publishers.create` with type "
+    "`webhook`), signed per the Standard Webhooks specification (see the headers)."
+)
+
+
+def _declared(name: str, summary: str, payload: type[BaseModel]) -> webhooks.Webhook:
+    return webhooks.Webhook(
+        name=name,
+        summary=summary,
+        description=SENT,
+        tag="Publishers",
+        payload=payload,
+        headers=HEADERS,
+        responses=ANSWERS,
+    )
+
+
+WEBHOOKS = (
+    _declared("article.published", "An article was published", ArticleEvent),
+    _declared("article.updated", "A published article was published again", ArticleEvent),
+    _declared("article.drafted", "An article was put on the target unpublished", ArticleEvent),
+    _declared("article.unpublished", "An article was taken down", UnpublishedEvent),
+    _declared("webhook.test", "A connection test", TestEvent),
+)
