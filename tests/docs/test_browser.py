@@ -1,0 +1,106 @@
+"""/docs (Swagger UI) and /redoc (ReDoc) in headless Chromium render every operation of the
+document, on a browser that can reach nothing but loopback: the pages' scripts and styles must
+come from the service itself.
+
+Chromium loads the page, runs its scripts until they are idle (virtual time: a busy machine
+makes it slower, never cut short) and prints the DOM they built (`--dump-dom`), which is read
+here. No browser driver is needed. Without Chromium on PATH (`chromium`, Debian's package) the
+tests are skipped, unless CONTENTPLATFORM_TEST_REQUIRE_BROWSER=1 (CI, which installs it):
+then they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bs4 import BeautifulSoup
+
+from tests.support.servers import AppServer
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    # Every host name but loopback's fails to resolve: a page that needs a CDN renders nothing,
+    # here as on a laptop with internet.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    "--virtual-time-budget=15000",
+]
+WHOAMI = "system.whoami"
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The browser's path; session-scoped so that a skip comes before the service starts."""
+    found = next(filter(None, map(shutil.which, BROWSERS)), None)
+    if found is None:
+        reason = f"no Chromium on PATH (looked for {', '.join(BROWSERS)})"
+        if os.environ.get("CONTENTPLATFORM_TEST_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"{reason}, and CONTENTPLATFORM_TEST_REQUIRE_BROWSER=1")
+        pytest.skip(reason)
+    return found
+
+
+def rendered(chromium: str, url: str, profile: Path) -> BeautifulSoup:
+    """The page's DOM once its scripts have run, in a fresh profile."""
+    command = [chromium, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return BeautifulSoup(result.stdout, "html.parser")
+
+
+def operations(document: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """(METHOD, path) by operationId."""
+    return {
+        operation["operationId"]: (method.upper(), path)
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+    }
+
+
+def summary_of(document: dict[str, Any], operation_id: str) -> str:
+    method, path = operations(document)[operation_id]
+    summary: str = document["paths"][path][method.lower()]["summary"]
+    return summary
+
+
+def test_swagger_ui_renders_every_operation(
+    chromium: str, server: AppServer, openapi_document: dict[str, Any], tmp_path: Path
+) -> None:
+    page = rendered(chromium, f"{server.url}/docs", tmp_path)
+    blocks = page.select(".opblock")
+    shown = {
+        (
+            block.select_one(".opblock-summary-method").get_text(),
+            block.select_one("[data-path]")["data-path"],
+        ): block
+        for block in blocks
+    }
+    wanted = operations(openapi_document)
+    assert len(blocks) >= len(wanted) > 0
+    assert set(wanted.values()) <= shown.keys(), sorted(set(wanted.values()) - shown.keys())
+    assert summary_of(openapi_document, WHOAMI) in shown[wanted[WHOAMI]].get_text()
+
+
+def test_redoc_renders_every_operation_in_its_menu(
+    chromium: str, server: AppServer, openapi_document: dict[str, Any], tmp_path: Path
+) -> None:
+    page = rendered(chromium, f"{server.url}/redoc", tmp_path)
+    items = page.select('li[data-item-id*="/operation/"]')
+    shown = {item["data-item-id"].rsplit("/operation/", 1)[1]: item for item in items}
+    wanted = operations(openapi_document)
+    assert len(items) >= len(wanted) > 0
+    assert wanted.keys() <= shown.keys(), sorted(wanted.keys() - shown.keys())
+    assert summary_of(openapi_document, WHOAMI) in shown[WHOAMI].get_text(" ", strip=True)
