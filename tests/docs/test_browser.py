@@ -92,6 +92,8 @@ def test_swagger_ui_renders_every_operation(
     assert len(blocks) >= len(wanted) > 0
     assert set(wanted.values()) <= shown.keys(), sorted(set(wanted.values()) - shown.keys())
     assert summary_of(openapi_document, WHOAMI) in shown[wanted[WHOAMI]].get_text()
+    # The description, rendered: it opens with the quick start.
+    assert "Quick start" in page.select_one(".information-container").get_text()
 
 
 def test_redoc_renders_every_operation_in_its_menu(
@@ -104,3 +106,4 @@ def test_redoc_renders_every_operation_in_its_menu(
     assert len(items) >= len(wanted) > 0
     assert wanted.keys() <= shown.keys(), sorted(wanted.keys() - shown.keys())
     assert summary_of(openapi_document, WHOAMI) in shown[WHOAMI].get_text(" ", strip=True)
+    assert "Quick start" in page.get_text(" ", strip=True)
