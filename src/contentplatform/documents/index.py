@@ -55,32 +55,44 @@ class ChunkHit:
     char_end: int
 
 
+@dataclass(frozen=True, slots=True)
+class Indexing:
+    """A document's chunks to index. `first`: the document never had chunks (its first
+    version's first ingestion), so there are none to delete."""
+
+    tenant_id: uuid.UUID
+    document_id: uuid.UUID
+    chunks: Sequence[Chunk]
+    first: bool = False
+
+
 async def replace_document_chunks(
     session: AsyncSession,
     tenant_id: uuid.UUID,
     document_id: uuid.UUID,
     chunks: Sequence[Chunk],
-    *,
-    owned: bool = False,
-    first: bool = False,
 ) -> int:
-    """Make `chunks` the document's only chunks (in the index too); returns how many.
-
-    `owned`: the caller found the document among the tenant's in this transaction already, so
-    it is not looked up again (ingestion writes many documents; each lookup is a round trip).
-    `first`: the document never had chunks (its first version's first ingestion), so there
-    are none to delete."""
-    if not owned and not await repository.document_exists(session, tenant_id, document_id):
+    """Make `chunks` the document's only chunks (in the index too); returns how many."""
+    if not await repository.document_exists(session, tenant_id, document_id):
         raise DocumentNotFound(document_id)
-    if not first:
-        await repository.delete_chunks(session, tenant_id, document_id)
+    await replace_chunks_of(session, [Indexing(tenant_id, document_id, chunks)])
+    return len(chunks)
+
+
+async def replace_chunks_of(session: AsyncSession, documents: Sequence[Indexing]) -> None:
+    """Make each document's chunks its only ones, all in one insert. The caller found each
+    document among its tenant's in this transaction already (ingestion writes many documents
+    at once; each lookup would be a round trip)."""
+    for document in documents:
+        if not document.first:
+            await repository.delete_chunks(session, document.tenant_id, document.document_id)
     await repository.insert_chunks(
         session,
         [
             {
                 "id": uuid.uuid4(),
-                "tenant_id": tenant_id,
-                "document_id": document_id,
+                "tenant_id": document.tenant_id,
+                "document_id": document.document_id,
                 "ordinal": chunk.ordinal,
                 "content": chunk.text,
                 "token_count": chunk.token_count,
@@ -88,10 +100,10 @@ async def replace_document_chunks(
                 "char_end": chunk.char_end,
                 "heading": chunk.heading,
             }
-            for chunk in chunks
+            for document in documents
+            for chunk in document.chunks
         ],
     )
-    return len(chunks)
 
 
 async def remove_document_chunks(

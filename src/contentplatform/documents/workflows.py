@@ -27,8 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.core import runtime
 from contentplatform.credits import service as credits
-from contentplatform.documents import index as search
-from contentplatform.documents import parsing, pipeline, repository
+from contentplatform.documents import parsing, pipeline, ready, repository
 from contentplatform.documents.models import Document
 from contentplatform.kit import durable
 from contentplatform.kit.db import Database, utcnow
@@ -150,9 +149,8 @@ async def index(
 ) -> int:
     """Extract, keep and chunk the text (in a worker process, which reads and writes storage
     itself), then, in one transaction, mark the document ready, index its chunks and commit its
-    credits.
-
-    One write transaction for all of it: each waits its turn for SQLite's one writer."""
+    credits: one write for all of it, shared with the documents that finished meanwhile (each
+    transaction waits its turn for SQLite's one writer)."""
     current = runtime.current()
     settings = current.settings
     text_path = paths.derived_text_path(paths.organization_of(storage_path), document_id, version)
@@ -170,25 +168,20 @@ async def index(
             overlap_tokens=settings.chunk_overlap_tokens,
         )
     )
-    async with current.db.unit_of_work() as session:
-        # The document first: only one still processing this version and attempt becomes ready
-        # (one failed as stalled meanwhile stays failed, its credits released).
-        if not await repository.mark_ready(
-            session,
+    # With the documents that finished meanwhile, in one transaction (documents/ready.py).
+    if not await ready.write(
+        current.db,
+        ready.Ready(
             tenant_id,
             document_id,
             version,
             attempt,
-            chunk_count=len(chunks),
-            text_path=text_path,
-        ):
-            raise Superseded()
-        # Only a document's first version, ingested once, was never indexed before.
-        first = (version, attempt) == (1, 0)
-        await search.replace_document_chunks(
-            session, tenant_id, document_id, chunks, owned=True, first=first
-        )
-        await credits.commit(session, tenant_id, uuid.UUID(reservation))
+            list(chunks),
+            text_path,
+            uuid.UUID(reservation),
+        ),
+    ):
+        raise Superseded()
     await _invalidate(tenant_id)
     return len(chunks)
 
