@@ -145,6 +145,12 @@ class Settings(BaseSettings):
     publish_max_tries: int = Field(5, ge=1, le=20)
     publish_retry_seconds: float = Field(2.0, ge=0)
 
+    # Event streams (SSE): how long a stream's log is kept after its last event, the keep-alive
+    # comment's interval, and how often a reader polls the database for another process's events.
+    stream_retention_hours: float = Field(24, gt=0)
+    stream_ping_seconds: float = Field(15, gt=0)
+    stream_poll_seconds: float = Field(0.2, gt=0, le=5)
+
     # How long a resolved tenant membership is reused by a process before it is read again.
     access_cache_seconds: float = 30
 

@@ -1,0 +1,418 @@
+"""Resumable event streams: one log per stream, read live over SSE (`text/event-stream`).
+
+A stream (id such as `chat:<message id>` or `run:<run id>`) belongs to one tenant. Its producer
+appends events, each given the next id of the stream (1, 2, 3, ...); the last is terminal, and
+nothing is appended after it. A reader replays the events after the id it last saw, then follows
+new ones live until the terminal event. Producers never depend on readers: a reader that goes
+away stops reading, nothing else.
+
+Two backends behind one interface (`StreamLog`):
+
+- the database (tables `streams` and `stream_events`): the stream's row hands out ids (an UPDATE
+  that also refuses a closed stream) and the (stream, id) key makes a shared id impossible.
+  Readers poll every `poll_seconds`, and are woken at once by a writer in the same process.
+- Redis Streams, when several processes share Redis: one script appends (XADD with the id
+  `<id>-0`) and refuses a closed stream; readers follow with XREAD BLOCK.
+
+A log lives `retention_seconds` (24 hours) after its last event: after the terminal one, or
+after a producer that went silent. The database's expired logs are purged by the reconciler's
+maintenance (`purge_expired`); Redis expires its keys itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import redis.asyncio as aioredis
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, Uuid, delete, select, update
+from sqlalchemy.orm import Mapped, mapped_column
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.requests import Request
+
+from contentplatform.kit import durable
+from contentplatform.kit.db import (
+    Base,
+    Database,
+    UTCDateTime,
+    insert_ignoring_conflicts,
+    json_dumps,
+    utcnow,
+)
+from contentplatform.kit.errors import BadRequest, Conflict, RecordNotFound
+
+
+class Stream(Base):
+    """A stream: its owner, the last id handed out, whether its terminal event came."""
+
+    __tablename__ = "streams"
+
+    id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("tenants.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    last_id: Mapped[int] = mapped_column(Integer, nullable=False)
+    closed: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False, index=True)
+
+
+class StreamEvent(Base):
+    """One event of a stream; `data` is its JSON text, sent as it is."""
+
+    __tablename__ = "stream_events"
+
+    stream_id: Mapped[str] = mapped_column(
+        String(255), ForeignKey("streams.id", ondelete="CASCADE"), primary_key=True
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    event: Mapped[str] = mapped_column(String(64), nullable=False)
+    data: Mapped[str] = mapped_column(Text, nullable=False)
+    terminal: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class StreamNotFound(RecordNotFound):
+    """The stream does not exist, has expired, or belongs to another tenant."""
+
+
+class StreamClosed(Conflict):
+    """The stream has had its terminal event; nothing more can be appended."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(f"Stream {stream} has ended.")
+
+
+@dataclass(frozen=True)
+class Event:
+    id: int
+    event: str
+    data: str  # JSON text
+    terminal: bool
+
+
+# Events one read fetches at a time.
+BATCH = 500
+
+
+class StreamLog(ABC):
+    def __init__(self, *, retention_seconds: float, poll_seconds: float) -> None:
+        self.retention_seconds = retention_seconds
+        self.poll_seconds = poll_seconds
+
+    @abstractmethod
+    async def create(self, stream: str, tenant: uuid.UUID) -> None:
+        """Make the stream exist (owned by `tenant`, no events yet) so readers can open it before
+        the producer's first event. Idempotent; StreamNotFound if another tenant owns it."""
+
+    @abstractmethod
+    async def append(
+        self, stream: str, tenant: uuid.UUID, event: str, data: Any, *, terminal: bool = False
+    ) -> int:
+        """Add `event` with `data` (made JSON) and return its id; creates the stream if needed.
+        `terminal` ends the stream. StreamClosed after the terminal event; StreamNotFound if
+        another tenant owns the stream."""
+
+    @abstractmethod
+    async def read(self, stream: str, tenant: uuid.UUID, *, after: int = 0) -> AsyncIterator[Event]:
+        """The events after id `after`, then the live ones, ending with the terminal event.
+        StreamNotFound (raised here, before any event) if the stream is missing, expired or
+        another tenant's."""
+
+    async def close(self) -> None:
+        return None
+
+
+class DatabaseStreamLog(StreamLog):
+    def __init__(self, db: Database, *, retention_seconds: float, poll_seconds: float) -> None:
+        super().__init__(retention_seconds=retention_seconds, poll_seconds=poll_seconds)
+        self.db = db
+        # Readers in this process waiting for a stream's next event.
+        self._wakeups: dict[str, asyncio.Event] = {}
+
+    def _expiry(self) -> datetime:
+        return utcnow() + timedelta(seconds=self.retention_seconds)
+
+    async def create(self, stream: str, tenant: uuid.UUID) -> None:
+        async with self.db.unit_of_work() as session:
+            await session.execute(
+                insert_ignoring_conflicts(
+                    session,
+                    Stream,
+                    id=stream,
+                    tenant_id=tenant,
+                    last_id=0,
+                    closed=False,
+                    created_at=utcnow(),
+                    expires_at=self._expiry(),
+                )
+            )
+            owner = await session.scalar(select(Stream.tenant_id).where(Stream.id == stream))
+        if owner != tenant:
+            raise StreamNotFound(stream)
+
+    async def append(
+        self, stream: str, tenant: uuid.UUID, event: str, data: Any, *, terminal: bool = False
+    ) -> int:
+        take = (
+            update(Stream)
+            .where(Stream.id == stream, Stream.tenant_id == tenant, Stream.closed.is_(False))
+            .values(last_id=Stream.last_id + 1, closed=terminal, expires_at=self._expiry())
+            .returning(Stream.last_id)
+            .execution_options(synchronize_session=False)
+        )
+        async with self.db.unit_of_work() as session:
+            event_id = await session.scalar(take)
+            if event_id is None:
+                await session.execute(
+                    insert_ignoring_conflicts(
+                        session,
+                        Stream,
+                        id=stream,
+                        tenant_id=tenant,
+                        last_id=0,
+                        closed=False,
+                        created_at=utcnow(),
+                        expires_at=self._expiry(),
+                    )
+                )
+                event_id = await session.scalar(take)
+            if event_id is None:
+                owner = await session.scalar(select(Stream.tenant_id).where(Stream.id == stream))
+                raise StreamClosed(stream) if owner == tenant else StreamNotFound(stream)
+            session.add(
+                StreamEvent(
+                    stream_id=stream,
+                    id=event_id,
+                    event=event,
+                    data=json_dumps(data),
+                    terminal=terminal,
+                    created_at=utcnow(),
+                )
+            )
+        wakeup = self._wakeups.pop(stream, None)
+        if wakeup is not None:
+            wakeup.set()
+        return event_id
+
+    async def read(self, stream: str, tenant: uuid.UUID, *, after: int = 0) -> AsyncIterator[Event]:
+        async with self.db.unit_of_work() as session:
+            owner = await session.scalar(
+                select(Stream.tenant_id).where(Stream.id == stream, Stream.expires_at > utcnow())
+            )
+        if owner != tenant:
+            raise StreamNotFound(stream)
+        return self._follow(stream, after)
+
+    async def _follow(self, stream: str, after: int) -> AsyncIterator[Event]:
+        last = after
+        while True:
+            # Taken before looking, so an append between the look and the wait still wakes us.
+            wakeup = self._wakeups.setdefault(stream, asyncio.Event())
+            async with self.db.unit_of_work() as session:
+                head = (
+                    await session.execute(
+                        select(Stream.last_id, Stream.closed, Stream.expires_at).where(
+                            Stream.id == stream
+                        )
+                    )
+                ).one_or_none()
+                rows = []
+                if head is not None and head.last_id > last:
+                    rows = list(
+                        await session.scalars(
+                            select(StreamEvent)
+                            .where(StreamEvent.stream_id == stream, StreamEvent.id > last)
+                            .order_by(StreamEvent.id)
+                            .limit(BATCH)
+                        )
+                    )
+            if head is None or (not rows and (head.closed or head.expires_at <= utcnow())):
+                self._wakeups.pop(stream, None)
+                return  # past the terminal event, or purged or expired without one
+            for row in rows:
+                yield Event(row.id, row.event, row.data, row.terminal)
+                if row.terminal:
+                    self._wakeups.pop(stream, None)  # nothing will be appended any more
+                    return
+                last = row.id
+            if not rows:
+                try:
+                    async with asyncio.timeout(self.poll_seconds):
+                        await wakeup.wait()
+                except TimeoutError:
+                    pass
+
+
+@durable.maintenance("streams.purge_expired")
+async def purge_expired(db: Database) -> int:
+    """Delete the database's expired stream logs (their events go with them); how many."""
+    async with db.unit_of_work() as session:
+        result = await session.execute(
+            delete(Stream)
+            .where(Stream.expires_at <= utcnow())
+            .execution_options(synchronize_session=False)
+        )
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+# KEYS: the stream, its meta hash (tenant, last id, closed). ARGV: tenant, retention (ms).
+_CREATE = """
+local owner = redis.call('HGET', KEYS[2], 'tenant')
+if owner and owner ~= ARGV[1] then return 0 end
+if not owner then
+  redis.call('HSET', KEYS[2], 'tenant', ARGV[1], 'last', 0)
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+return 1
+"""
+# ARGV: tenant, retention (ms), event, data, terminal ('1' or '0'). Returns the new id, or -1
+# when the stream is closed, -2 when another tenant owns it.
+_APPEND = """
+local owner = redis.call('HGET', KEYS[2], 'tenant')
+if owner and owner ~= ARGV[1] then return -2 end
+if redis.call('HGET', KEYS[2], 'closed') == '1' then return -1 end
+local id = redis.call('HINCRBY', KEYS[2], 'last', 1)
+redis.call('HSET', KEYS[2], 'tenant', ARGV[1], 'closed', ARGV[5])
+redis.call('XADD', KEYS[1], id .. '-0', 'event', ARGV[3], 'data', ARGV[4], 'terminal', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return id
+"""
+
+
+class RedisStreamLog(StreamLog):
+    def __init__(
+        self,
+        url: str,
+        prefix: str,
+        *,
+        retention_seconds: float,
+        poll_seconds: float,
+        block_seconds: float = 5,
+    ) -> None:
+        super().__init__(retention_seconds=retention_seconds, poll_seconds=poll_seconds)
+        self.redis = aioredis.Redis.from_url(url, decode_responses=True)
+        self.prefix = prefix + "stream:"
+        self.block_ms = int(block_seconds * 1000)
+        self._create = self.redis.register_script(_CREATE)
+        self._append = self.redis.register_script(_APPEND)
+
+    def _keys(self, stream: str) -> list[str]:
+        # One hash tag: both keys in the same Redis Cluster slot, as a script needs.
+        base = f"{self.prefix}{{{stream}}}"
+        return [base, base + ":meta"]
+
+    @property
+    def _retention_ms(self) -> int:
+        return max(1, int(self.retention_seconds * 1000))
+
+    async def create(self, stream: str, tenant: uuid.UUID) -> None:
+        if not await self._create(self._keys(stream), [str(tenant), self._retention_ms]):
+            raise StreamNotFound(stream)
+
+    async def append(
+        self, stream: str, tenant: uuid.UUID, event: str, data: Any, *, terminal: bool = False
+    ) -> int:
+        args: list[str | int] = [
+            str(tenant),
+            self._retention_ms,
+            event,
+            json_dumps(data),
+            "1" if terminal else "0",
+        ]
+        event_id = int(await self._append(self._keys(stream), args))
+        if event_id == -1:
+            raise StreamClosed(stream)
+        if event_id == -2:
+            raise StreamNotFound(stream)
+        return event_id
+
+    async def read(self, stream: str, tenant: uuid.UUID, *, after: int = 0) -> AsyncIterator[Event]:
+        key, meta = self._keys(stream)
+        owner, last_id, closed = await self.redis.hmget(meta, ["tenant", "last", "closed"])
+        if owner != str(tenant):
+            raise StreamNotFound(stream)
+        return self._follow(key, meta, after, ended=closed == "1" and after >= int(last_id or 0))
+
+    async def _follow(self, key: str, meta: str, after: int, ended: bool) -> AsyncIterator[Event]:
+        last = f"{after}-0"
+        while not ended:
+            # RESP2's reply: [[key, [(entry id, fields), ...]]], or [] when the block timed out.
+            reply: Any = await self.redis.xread({key: last}, count=BATCH, block=self.block_ms)
+            if not reply:
+                # Expired without its terminal event, or (the terminal one came first) over.
+                ended = await self.redis.hget(meta, "closed") in (None, "1")
+                continue
+            for entry_id, fields in reply[0][1]:
+                event = Event(
+                    int(entry_id.split("-")[0]),
+                    fields["event"],
+                    fields["data"],
+                    fields["terminal"] == "1",
+                )
+                yield event
+                if event.terminal:
+                    return
+                last = entry_id
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+
+
+def stream_log(
+    db: Database,
+    redis_url: str | None,
+    prefix: str,
+    *,
+    retention_seconds: float,
+    poll_seconds: float,
+) -> StreamLog:
+    """In Redis when there is one (several processes share it), else in the database."""
+    if redis_url:
+        return RedisStreamLog(
+            redis_url, prefix, retention_seconds=retention_seconds, poll_seconds=poll_seconds
+        )
+    return DatabaseStreamLog(db, retention_seconds=retention_seconds, poll_seconds=poll_seconds)
+
+
+def last_event_id(request: Request) -> int:
+    """The id a client saw last: the `Last-Event-ID` header (what `EventSource` sends when it
+    reconnects), else the `lastEventId` query parameter, else 0 (from the start)."""
+    raw = request.headers.get("last-event-id") or request.query_params.get("lastEventId") or "0"
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
+        raise BadRequest("Last-Event-ID must be an event id (a non-negative integer).")
+    return int(raw)
+
+
+def sse_response(events: AsyncIterator[Event], *, ping_seconds: float = 15) -> EventSourceResponse:
+    """`events` as `text/event-stream`: `id:`, `event:` and `data:` (JSON) per event, a `: ping`
+    comment every `ping_seconds`; it ends after the terminal event. A client that disconnects
+    only stops this reading."""
+
+    async def frames() -> AsyncIterator[ServerSentEvent]:
+        async for event in events:
+            yield ServerSentEvent(data=event.data, event=event.event, id=str(event.id))
+
+    return EventSourceResponse(
+        frames(), ping=ping_seconds, ping_message_factory=lambda: ServerSentEvent(comment="ping")
+    )
+
+
+async def stream_response(
+    log: StreamLog,
+    request: Request,
+    stream: str,
+    tenant: uuid.UUID,
+    *,
+    ping_seconds: float = 15,
+) -> EventSourceResponse:
+    """The stream for `request`, resumed after its Last-Event-ID. StreamNotFound and a bad
+    Last-Event-ID are raised here, before the response begins (so they are problem+json)."""
+    events = await log.read(stream, tenant, after=last_event_id(request))
+    return sse_response(events, ping_seconds=ping_seconds)
