@@ -54,14 +54,17 @@ class _Queue:
     writer: asyncio.Task[None] | None = None
 
 
-# A queue per database (whose connections belong to one event loop).
-_queues: weakref.WeakKeyDictionary[Database, _Queue] = weakref.WeakKeyDictionary()
+# A queue per event loop and database: DBOS runs some workflows on a loop of its own, and a
+# future is only ever settled on the loop that awaits it.
+_queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Database, _Queue]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 async def write(db: Database, document: Ready) -> bool:
     """Mark the document ready, index its chunks and commit its credits; False when it is no
     longer processing at its version and attempt (nothing of it was written)."""
-    queue = _queues.setdefault(db, _Queue())
+    queue = _queues.setdefault(asyncio.get_running_loop(), {}).setdefault(db, _Queue())
     queue.waiting.append(document)
     if queue.writer is None:
         queue.writer = asyncio.create_task(_write_waiting(db, queue))
