@@ -27,6 +27,10 @@ from contentplatform.documents.chunking import Chunk
 from contentplatform.kit.db import Database
 
 
+def _future() -> asyncio.Future[bool]:
+    return asyncio.get_running_loop().create_future()
+
+
 @dataclass
 class Ready:
     """One document's last write, and whether the document was still processing (it became
@@ -39,13 +43,8 @@ class Ready:
     chunks: list[Chunk]
     text_path: str
     reservation: uuid.UUID
-    written: asyncio.Future[bool] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
-
-
-def _future() -> asyncio.Future[bool]:
-    return asyncio.get_running_loop().create_future()
+    # Made on the loop of the workflow that awaits it.
+    written: asyncio.Future[bool] = field(default_factory=_future)
 
 
 @dataclass
