@@ -18,27 +18,17 @@ from contentplatform.documents.models import Document, DocumentChunk
 from contentplatform.documents.service import INGEST_KIND
 from contentplatform.kit.db import Database
 from contentplatform.kit.errors import NotFound
-from tests.documents.test_index import chunks_of, search
+from tests.documents.test_index import add_document, chunks_of, search
 from tests.support.orgs import new_tenant
 
 
 async def processing(db: Database, tenant_id: uuid.UUID, name: str) -> ready.Ready:
     """A document processing its first version, with its credits held, and the write that
     would end its ingestion (one chunk: `name` and a word of its own)."""
-    document_id = uuid.uuid4()
+    document_id = await add_document(
+        db, tenant_id, f"{name}.md", [], status="processing", document_version=1, ingest_attempt=0
+    )
     async with db.unit_of_work() as session:
-        session.add(
-            Document(
-                id=document_id,
-                tenant_id=tenant_id,
-                filename=f"{name}.md",
-                file_type="md",
-                storage_path=f"test/{document_id}/{name}.md",
-                status="processing",
-                document_version=1,
-                ingest_attempt=0,
-            )
-        )
         hold = await credits.reserve(
             session, tenant_id, kind=INGEST_KIND, idempotency_key=str(document_id), amount=1
         )

@@ -31,6 +31,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, Uuid, delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
@@ -140,20 +141,22 @@ class DatabaseStreamLog(StreamLog):
     def _expiry(self) -> datetime:
         return utcnow() + timedelta(seconds=self.retention_seconds)
 
+    def _new_stream(self, session: AsyncSession, stream: str, tenant: uuid.UUID) -> Any:
+        """The stream's row, no events yet; nothing if the stream exists already."""
+        return insert_ignoring_conflicts(
+            session,
+            Stream,
+            id=stream,
+            tenant_id=tenant,
+            last_id=0,
+            closed=False,
+            created_at=utcnow(),
+            expires_at=self._expiry(),
+        )
+
     async def create(self, stream: str, tenant: uuid.UUID) -> None:
         async with self.db.unit_of_work() as session:
-            await session.execute(
-                insert_ignoring_conflicts(
-                    session,
-                    Stream,
-                    id=stream,
-                    tenant_id=tenant,
-                    last_id=0,
-                    closed=False,
-                    created_at=utcnow(),
-                    expires_at=self._expiry(),
-                )
-            )
+            await session.execute(self._new_stream(session, stream, tenant))
             owner = await session.scalar(select(Stream.tenant_id).where(Stream.id == stream))
         if owner != tenant:
             raise StreamNotFound(stream)
@@ -171,18 +174,7 @@ class DatabaseStreamLog(StreamLog):
         async with self.db.unit_of_work() as session:
             event_id = await session.scalar(take)
             if event_id is None:
-                await session.execute(
-                    insert_ignoring_conflicts(
-                        session,
-                        Stream,
-                        id=stream,
-                        tenant_id=tenant,
-                        last_id=0,
-                        closed=False,
-                        created_at=utcnow(),
-                        expires_at=self._expiry(),
-                    )
-                )
+                await session.execute(self._new_stream(session, stream, tenant))
                 event_id = await session.scalar(take)
             if event_id is None:
                 owner = await session.scalar(select(Stream.tenant_id).where(Stream.id == stream))
