@@ -26,6 +26,7 @@ from contentplatform.kit import streams
 from contentplatform.kit.db import Database
 from contentplatform.kit.http import install_error_handlers
 from contentplatform.kit.streams import (
+    Append,
     DatabaseStreamLog,
     Event,
     RedisStreamLog,
@@ -105,6 +106,35 @@ def test_append_then_read_round_trip(scenario):
             (2, "token", {"text": "lo é"}, False),
             (3, "message_end", {"n": 2}, True),
         ]
+
+    scenario(body)
+
+
+def test_a_batch_of_events_is_appended_in_order_with_consecutive_ids(scenario):
+    async def body(log_of: LogOf, tenant: uuid.UUID, other: uuid.UUID) -> None:
+        log, stream = log_of(), new_stream()
+        await log.append(stream, tenant, "message_start", {})
+        tokens = [Append("message_delta", {"text": word}) for word in ("a ", "b ", "c")]
+        assert await log.append_many(stream, tenant, tokens) == [2, 3, 4]
+        end = [Append("message_delta", {"text": "."}), Append("message_end", {}, terminal=True)]
+        assert await log.append_many(stream, tenant, end) == [5, 6]
+        events = await collect(await log_of().read(stream, tenant, after=1))
+        assert [(e.id, json.loads(e.data).get("text")) for e in events] == [
+            (2, "a "),
+            (3, "b "),
+            (4, "c"),
+            (5, "."),
+            (6, None),
+        ]
+        assert events[-1].terminal
+        # A closed stream takes none of a batch; another tenant's takes none either.
+        with pytest.raises(StreamClosed):
+            await log.append_many(stream, tenant, tokens)
+        with pytest.raises(StreamNotFound):
+            await log.append_many(stream, other, tokens)
+        with pytest.raises(ValueError, match="last"):
+            await log.append_many(new_stream(), tenant, [end[1], end[0]])
+        assert [e.id for e in await collect(await log.read(stream, tenant))][-1] == 6
 
     scenario(body)
 
@@ -249,10 +279,16 @@ def stream_app(settings: Settings) -> FastAPI:
 
     @app.get("/streams/{stream}")
     async def read(
-        stream: str, tenant: uuid.UUID, request: Request, ping: float = 15
+        stream: str, tenant: uuid.UUID, request: Request, ping: float = 15, prefixed: bool = False
     ) -> streams.EventSourceResponse:
         return await streams.stream_response(
-            app.state.log, request, stream, tenant, ping_seconds=ping
+            app.state.log,
+            request,
+            stream,
+            tenant,
+            ping_seconds=ping,
+            id_prefix="m1" if prefixed else None,
+            seq_in_data=prefixed,
         )
 
     @app.post("/streams/{stream}")
@@ -310,7 +346,9 @@ def test_sse_frames_every_event_with_id_event_and_json_data(http, owner):
     ]
     # The wire itself: one frame per event, and the response ends after the terminal one.
     text = http.get(f"/streams/{stream}", params={"tenant": str(owner)}).text
-    assert text.startswith('id: 1\r\nevent: token\r\ndata: {"i":1}\r\n\r\n')
+    # The first frame also tells EventSource how long to wait before reconnecting.
+    assert text.startswith('id: 1\r\nevent: token\r\ndata: {"i":1}\r\nretry: 3000\r\n\r\n')
+    assert text.count("retry:") == 1
     assert text.endswith('id: 4\r\nevent: message_end\r\ndata: {"tokens":3}\r\n\r\n')
 
 
@@ -325,6 +363,29 @@ def test_resumes_after_last_event_id_header_or_query(http, owner):
         http, stream, owner, params={"lastEventId": "1"}, headers={"Last-Event-ID": "3"}
     )
     assert [frame[0] for frame in both] == ["4", "5"]
+
+
+def test_prefixed_ids_carry_the_stream_name_and_data_its_seq(http, owner):
+    stream = produced(http, owner, 2)
+    frames = read_all(http, stream, owner, params={"prefixed": True})
+    assert frames == [
+        ("m1:1", "token", {"i": 1, "seq": 1}),
+        ("m1:2", "token", {"i": 2, "seq": 2}),
+        ("m1:3", "message_end", {"tokens": 2, "seq": 3}),
+    ]
+    # Either form of the id is taken back; another stream's prefix is refused.
+    for seen in ("m1:1", "1"):
+        rest = read_all(
+            http, stream, owner, params={"prefixed": True}, headers={"Last-Event-ID": seen}
+        )
+        assert [frame[0] for frame in rest] == ["m1:2", "m1:3"]
+    wrong = http.get(
+        f"/streams/{stream}",
+        params={"tenant": str(owner), "prefixed": True},
+        headers={"Last-Event-ID": "m2:1"},
+    )
+    assert wrong.status_code == 400
+    assert "m1:<n>" in wrong.json()["detail"]
 
 
 def test_disconnect_stops_only_the_reader_and_resume_gets_exactly_the_rest(http, owner):

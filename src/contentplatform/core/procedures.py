@@ -25,7 +25,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import UnionType
@@ -186,6 +186,7 @@ class Procedure(Generic[InT, OutT]):
     tag: str
     errors: tuple[type[PlatformError], ...] = ()  # see Declared
     cached: Cached | None = None
+    events: EventStream | None = None
 
     @property
     def path_names(self) -> set[str]:
@@ -212,6 +213,8 @@ class Declared(TypedDict, total=False):
     errors: Sequence[type[PlatformError]]
     # Its answers are cached (tenant-scoped reads only; see Cached).
     cached: Cached
+    # It answers `text/event-stream` (see EventStream).
+    events: EventStream
 
 
 @dataclass(frozen=True)
@@ -225,6 +228,40 @@ class Cached:
 
     scope: Callable[[TenantAccess], str]
     seconds: Callable[[Settings], float]
+
+
+@dataclass(frozen=True)
+class EventStream:
+    """An operation whose 200 is `text/event-stream` (kit/streams.py): its handler returns the
+    streaming response, made once its unit of work has committed, so every problem before the
+    stream opens (400, 402, 404, 409, 429) is still problem+json. `events` maps each event name
+    to the model of its `data`; the API document lists them with their fields. When the
+    handler's annotation also names a model, the operation may answer that as JSON instead."""
+
+    events: Mapping[str, type[BaseModel]]
+    terminal: Sequence[str]
+
+    def document(self) -> dict[str, Any]:
+        ends = " or ".join(f"`{name}`" for name in self.terminal)
+        rows = "\n".join(
+            f"| `{name}` | {', '.join(f'`{field}`' for field in model.model_fields) or '-'} |"
+            for name, model in self.events.items()
+        )
+        return {
+            "description": (
+                "A `text/event-stream`: each frame has an `id:` (to resume after it, send it "
+                "back as the `Last-Event-ID` header, or as `lastEventId` in the query), an "
+                f"`event:` and a JSON `data:`. It ends with exactly one {ends}; a `: ping` "
+                "comment keeps the connection open every 15 seconds.\n\n"
+                f"| event | data |\n|---|---|\n{rows}"
+            ),
+            "content": {
+                EVENT_STREAM: {"schema": {"type": "string", "description": "Server-sent events."}}
+            },
+        }
+
+
+EVENT_STREAM = "text/event-stream"
 
 
 @dataclass
@@ -263,6 +300,7 @@ class ProcedureRouter:
                     tag=self.tag,
                     errors=tuple(declared.get("errors", ())),
                     cached=declared.get("cached"),
+                    events=declared.get("events"),
                 )
             )
             return handler
@@ -300,11 +338,20 @@ def _documentation(handler: Callable[..., Any]) -> tuple[str, str | None]:
 
 
 def _models_of(handler: Callable[..., Any]) -> tuple[type[BaseModel], Any]:
-    """The input model of `handler(ctx, data)` and what it returns, from its annotations."""
+    """The input model of `handler(ctx, data)` and what it returns, from its annotations (a
+    streaming response it may return is not part of its output model)."""
     hints = get_type_hints(handler)
     data = list(inspect.signature(handler).parameters)[1]
     output = hints["return"]
+    kinds = get_args(output) if get_origin(output) in UNIONS else (output,)
+    models = [kind for kind in kinds if not _is_response(kind)]
+    if len(models) != len(kinds):
+        output = Union[tuple(models)] if models else None  # noqa: UP007
     return hints[data], None if output is type(None) else output
+
+
+def _is_response(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, Response)
 
 
 def mount(
@@ -325,7 +372,11 @@ def mount(
             "description": procedure.description,
             "tags": [procedure.tag],
         }
-        if procedure.output is None:  # the operation answers 200 with an empty body
+        if procedure.events is not None:
+            common["responses"][200] = procedure.events.document()
+            if procedure.output is None:
+                common["response_class"] = Response
+        elif procedure.output is None:  # the operation answers 200 with an empty body
             common["response_class"] = Response
             common["responses"][200] = {"description": "Done; the body is empty."}
         rest, rpc = _Reading.rest(procedure), _Reading.rpc(procedure)
@@ -718,9 +769,15 @@ def _answerer(output: Any) -> Callable[[Any], Response]:
     (kit.http.encoder). The route sends that Response as it is, so nothing validates the output
     again; `response_model` stays declared for the API document."""
     if output is None:
-        return lambda _: Response(status_code=200)
+        return lambda result: result if isinstance(result, Response) else Response(status_code=200)
     encode = encoder(output)
-    return lambda result: Response(encode(result), media_type="application/json")
+
+    def answer(result: Any) -> Response:
+        if isinstance(result, Response):  # an event stream (EventStream)
+            return result
+        return Response(encode(result), media_type="application/json")
+
+    return answer
 
 
 def _error_responses(procedure: Procedure[Any, Any]) -> dict[int | str, dict[str, Any]]:

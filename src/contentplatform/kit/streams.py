@@ -24,13 +24,24 @@ from __future__ import annotations
 import asyncio
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 import redis.asyncio as aioredis
-from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, Uuid, delete, select, update
+from sqlalchemy import (
+    Boolean,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    Uuid,
+    delete,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -43,6 +54,7 @@ from contentplatform.kit.db import (
     UTCDateTime,
     insert_ignoring_conflicts,
     json_dumps,
+    json_loads,
     utcnow,
 )
 from contentplatform.kit.errors import BadRequest, Conflict, RecordNotFound
@@ -90,6 +102,22 @@ class StreamClosed(Conflict):
 
 
 @dataclass(frozen=True)
+class Append:
+    """An event to add: its name, its data (made JSON) and whether it ends the stream."""
+
+    event: str
+    data: Any
+    terminal: bool = False
+
+
+def _checked(events: Sequence[Append]) -> None:
+    if not events:
+        raise ValueError("nothing to append")
+    if any(e.terminal for e in events[:-1]):
+        raise ValueError("only the last event appended may be terminal")
+
+
+@dataclass(frozen=True)
 class Event:
     id: int
     event: str
@@ -113,13 +141,22 @@ class StreamLog(ABC):
         """Make the stream exist (owned by `tenant`, no events yet) so readers can open it before
         the producer's first event. Idempotent; StreamNotFound if another tenant owns it."""
 
-    @abstractmethod
     async def append(
         self, stream: str, tenant: uuid.UUID, event: str, data: Any, *, terminal: bool = False
     ) -> int:
         """Add `event` with `data` (made JSON) and return its id; creates the stream if needed.
         `terminal` ends the stream. StreamClosed after the terminal event; StreamNotFound if
         another tenant owns the stream."""
+        [event_id] = await self.append_many(stream, tenant, [Append(event, data, terminal)])
+        return event_id
+
+    @abstractmethod
+    async def append_many(
+        self, stream: str, tenant: uuid.UUID, events: Sequence[Append]
+    ) -> list[int]:
+        """`append` of several events at once, in order, in one write (a producer of many
+        small events, such as tokens, batches them); their ids. Only the last may be terminal;
+        none is added when the stream is closed already."""
 
     @abstractmethod
     async def read(self, stream: str, tenant: uuid.UUID, *, after: int = 0) -> AsyncIterator[Event]:
@@ -161,38 +198,49 @@ class DatabaseStreamLog(StreamLog):
         if owner != tenant:
             raise StreamNotFound(stream)
 
-    async def append(
-        self, stream: str, tenant: uuid.UUID, event: str, data: Any, *, terminal: bool = False
-    ) -> int:
+    async def append_many(
+        self, stream: str, tenant: uuid.UUID, events: Sequence[Append]
+    ) -> list[int]:
+        _checked(events)
         take = (
             update(Stream)
             .where(Stream.id == stream, Stream.tenant_id == tenant, Stream.closed.is_(False))
-            .values(last_id=Stream.last_id + 1, closed=terminal, expires_at=self._expiry())
+            .values(
+                last_id=Stream.last_id + len(events),
+                closed=events[-1].terminal,
+                expires_at=self._expiry(),
+            )
             .returning(Stream.last_id)
             .execution_options(synchronize_session=False)
         )
         async with self.db.unit_of_work() as session:
-            event_id = await session.scalar(take)
-            if event_id is None:
+            last_id = await session.scalar(take)
+            if last_id is None:
                 await session.execute(self._new_stream(session, stream, tenant))
-                event_id = await session.scalar(take)
-            if event_id is None:
+                last_id = await session.scalar(take)
+            if last_id is None:
                 owner = await session.scalar(select(Stream.tenant_id).where(Stream.id == stream))
                 raise StreamClosed(stream) if owner == tenant else StreamNotFound(stream)
-            session.add(
-                StreamEvent(
-                    stream_id=stream,
-                    id=event_id,
-                    event=event,
-                    data=json_dumps(data),
-                    terminal=terminal,
-                    created_at=utcnow(),
-                )
+            first = last_id - len(events) + 1
+            now = utcnow()
+            await session.execute(
+                insert(StreamEvent),
+                [
+                    {
+                        "stream_id": stream,
+                        "id": first + offset,
+                        "event": item.event,
+                        "data": json_dumps(item.data),
+                        "terminal": item.terminal,
+                        "created_at": now,
+                    }
+                    for offset, item in enumerate(events)
+                ],
             )
         wakeup = self._wakeups.pop(stream, None)
         if wakeup is not None:
             wakeup.set()
-        return event_id
+        return list(range(first, last_id + 1))
 
     async def read(self, stream: str, tenant: uuid.UUID, *, after: int = 0) -> AsyncIterator[Event]:
         async with self.db.unit_of_work() as session:
@@ -274,15 +322,19 @@ if not owner then
 end
 return 1
 """
-# ARGV: tenant, retention (ms), event, data, terminal ('1' or '0'). Returns the new id, or -1
-# when the stream is closed, -2 when another tenant owns it.
+# ARGV: tenant, retention (ms), then (event, data, terminal '1'|'0') per event. Returns the last
+# new id, or -1 when the stream is closed, -2 when another tenant owns it.
 _APPEND = """
 local owner = redis.call('HGET', KEYS[2], 'tenant')
 if owner and owner ~= ARGV[1] then return -2 end
 if redis.call('HGET', KEYS[2], 'closed') == '1' then return -1 end
-local id = redis.call('HINCRBY', KEYS[2], 'last', 1)
-redis.call('HSET', KEYS[2], 'tenant', ARGV[1], 'closed', ARGV[5])
-redis.call('XADD', KEYS[1], id .. '-0', 'event', ARGV[3], 'data', ARGV[4], 'terminal', ARGV[5])
+local id = 0
+for i = 3, #ARGV, 3 do
+  id = redis.call('HINCRBY', KEYS[2], 'last', 1)
+  redis.call('XADD', KEYS[1], id .. '-0', 'event', ARGV[i], 'data', ARGV[i + 1],
+             'terminal', ARGV[i + 2])
+  redis.call('HSET', KEYS[2], 'tenant', ARGV[1], 'closed', ARGV[i + 2])
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return id
@@ -319,22 +371,19 @@ class RedisStreamLog(StreamLog):
         if not await self._create(self._keys(stream), [str(tenant), self._retention_ms]):
             raise StreamNotFound(stream)
 
-    async def append(
-        self, stream: str, tenant: uuid.UUID, event: str, data: Any, *, terminal: bool = False
-    ) -> int:
-        args: list[str | int] = [
-            str(tenant),
-            self._retention_ms,
-            event,
-            json_dumps(data),
-            "1" if terminal else "0",
-        ]
-        event_id = int(await self._append(self._keys(stream), args))
-        if event_id == -1:
+    async def append_many(
+        self, stream: str, tenant: uuid.UUID, events: Sequence[Append]
+    ) -> list[int]:
+        _checked(events)
+        args: list[str | int] = [str(tenant), self._retention_ms]
+        for item in events:
+            args += [item.event, json_dumps(item.data), "1" if item.terminal else "0"]
+        last_id = int(await self._append(self._keys(stream), args))
+        if last_id == -1:
             raise StreamClosed(stream)
-        if event_id == -2:
+        if last_id == -2:
             raise StreamNotFound(stream)
-        return event_id
+        return list(range(last_id - len(events) + 1, last_id + 1))
 
     async def read(self, stream: str, tenant: uuid.UUID, *, after: int = 0) -> AsyncIterator[Event]:
         key, meta = self._keys(stream)
@@ -384,23 +433,48 @@ def stream_log(
     return DatabaseStreamLog(db, retention_seconds=retention_seconds, poll_seconds=poll_seconds)
 
 
-def last_event_id(request: Request) -> int:
+def last_event_id(request: Request, prefix: str | None = None) -> int:
     """The id a client saw last: the `Last-Event-ID` header (what `EventSource` sends when it
-    reconnects), else the `lastEventId` query parameter, else 0 (from the start)."""
+    reconnects), else the `lastEventId` query parameter, else 0 (from the start). With `prefix`,
+    ids are sent as `<prefix>:<n>` (sse_response), and either form is accepted back."""
     raw = request.headers.get("last-event-id") or request.query_params.get("lastEventId") or "0"
+    if prefix is not None and raw.startswith(prefix + ":"):
+        raw = raw[len(prefix) + 1 :]
     if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
-        raise BadRequest("Last-Event-ID must be an event id (a non-negative integer).")
+        expected = "an event id" if prefix is None else f"an event id of this stream ({prefix}:<n>)"
+        raise BadRequest(f"Last-Event-ID must be {expected}.")
     return int(raw)
 
 
-def sse_response(events: AsyncIterator[Event], *, ping_seconds: float = 15) -> EventSourceResponse:
+# What EventSource waits before reconnecting after a dropped connection (sent with the first
+# frame), in milliseconds.
+RECONNECT_MS = 3000
+
+
+def sse_response(
+    events: AsyncIterator[Event],
+    *,
+    ping_seconds: float = 15,
+    id_prefix: str | None = None,
+    seq_in_data: bool = False,
+) -> EventSourceResponse:
     """`events` as `text/event-stream`: `id:`, `event:` and `data:` (JSON) per event, a `: ping`
     comment every `ping_seconds`; it ends after the terminal event. A client that disconnects
-    only stops this reading."""
+    only stops this reading.
+
+    With `id_prefix`, each id is `<prefix>:<n>` (a client holding ids of several streams knows
+    which one an id is of); with `seq_in_data`, each data object also carries `seq` (n). The
+    first frame tells the client to reconnect after RECONNECT_MS."""
 
     async def frames() -> AsyncIterator[ServerSentEvent]:
+        retry: int | None = RECONNECT_MS
         async for event in events:
-            yield ServerSentEvent(data=event.data, event=event.event, id=str(event.id))
+            data = event.data
+            if seq_in_data and data.startswith("{"):
+                data = json_dumps({**json_loads(data), "seq": event.id})
+            event_id = str(event.id) if id_prefix is None else f"{id_prefix}:{event.id}"
+            yield ServerSentEvent(data=data, event=event.event, id=event_id, retry=retry)
+            retry = None
 
     return EventSourceResponse(
         frames(), ping=ping_seconds, ping_message_factory=lambda: ServerSentEvent(comment="ping")
@@ -414,8 +488,12 @@ async def stream_response(
     tenant: uuid.UUID,
     *,
     ping_seconds: float = 15,
+    id_prefix: str | None = None,
+    seq_in_data: bool = False,
 ) -> EventSourceResponse:
     """The stream for `request`, resumed after its Last-Event-ID. StreamNotFound and a bad
     Last-Event-ID are raised here, before the response begins (so they are problem+json)."""
-    events = await log.read(stream, tenant, after=last_event_id(request))
-    return sse_response(events, ping_seconds=ping_seconds)
+    events = await log.read(stream, tenant, after=last_event_id(request, id_prefix))
+    return sse_response(
+        events, ping_seconds=ping_seconds, id_prefix=id_prefix, seq_in_data=seq_in_data
+    )
