@@ -19,7 +19,13 @@ from contentplatform.auth import devkeys
 from contentplatform.config import Settings
 from contentplatform.core import runtime, uploads, webhooks
 from contentplatform.core.examples import PLAUSIBLE
-from contentplatform.core.procedures import ORG_HEADER, ProcedureRouter, mount, security_schemes
+from contentplatform.core.procedures import (
+    ORG_HEADER,
+    ProcedureRouter,
+    mount,
+    security_schemes,
+    stream_components,
+)
 from contentplatform.kit import docs, durable, examples
 from contentplatform.kit.errors import InternalError, NotFound, Problem
 from contentplatform.kit.http import (
@@ -164,7 +170,10 @@ def openapi(
         )
         strip_default_validation_responses(schema)
         components = schema.setdefault("components", {})
-        components.setdefault("schemas", {})["Problem"] = Problem.model_json_schema()
+        found = components.setdefault("schemas", {})
+        found["Problem"] = Problem.model_json_schema()
+        for name, model in stream_components(routes).items():
+            found.setdefault(name, model)
         components["securitySchemes"] = security_schemes()
         examples.add_examples(schema, PLAUSIBLE)
         app.openapi_schema = schema

@@ -130,6 +130,11 @@ class Settings(BaseSettings):
     generation_credit_hold: int = 40
     generation_stall_seconds: float = 1800
 
+    # Chat: the credits held for one answer (the most it can cost; see README), and after how
+    # long an answer still streaming counts as stalled and is failed.
+    chat_credit_hold: int = Field(10, ge=1, le=1000)
+    chat_stall_seconds: float = Field(300, gt=0)
+
     # Publishing. Credentials of publisher connections are encrypted with these Fernet keys
     # (comma-separated; the first encrypts, all decrypt, so a key can be rotated). Required
     # outside `local`; in `local` a key file in the data directory is made on first use.

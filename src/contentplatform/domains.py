@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from sqlalchemy import MetaData
 
+from contentplatform.chat.manifest import domain as chat
 from contentplatform.core.manifest import Domain
 from contentplatform.core.procedures import ProcedureRouter
 from contentplatform.credits.manifest import domain as credits
@@ -36,6 +37,7 @@ DOMAINS: tuple[Domain, ...] = (
     drafts,
     publishers,
     generation,
+    chat,
     public,
     flows,
 )

@@ -67,13 +67,24 @@ def headers(token, org):
 
 
 def test_the_document_declares_the_event_stream_beside_the_json_answer(app):
-    operation = app.get("/openapi.json").json()["paths"]["/v1/tickers"]["post"]
+    document = app.get("/openapi.json").json()
+    operation = document["paths"]["/v1/tickers"]["post"]
     ok = operation["responses"]["200"]
     assert set(ok["content"]) == {"text/event-stream", "application/json"}
     assert ok["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Finished"}
     assert "| `tick` | `n` |" in ok["description"]
     assert "exactly one `finished`" in ok["description"]
     assert "402" in operation["responses"]
+    # One schema per event: its name, and its data a JSON text of the event's model.
+    frames = ok["content"]["text/event-stream"]["schema"]["oneOf"]
+    assert [frame["properties"]["event"] for frame in frames] == [
+        {"const": "tick"},
+        {"const": "finished"},
+    ]
+    data = frames[0]["properties"]["data"]
+    assert data["contentMediaType"] == "application/json"
+    assert data["contentSchema"] == {"$ref": "#/components/schemas/Tick"}
+    assert document["components"]["schemas"]["Tick"]["properties"]["n"]["type"] == "integer"
 
 
 @pytest.mark.parametrize("path", ["/v1/tickers", "/api/rpc/tickers.run"])

@@ -59,6 +59,7 @@ from pydantic import (
     create_model,
 )
 from pydantic.fields import FieldInfo
+from pydantic.json_schema import models_json_schema
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.routing import BaseRoute
 
@@ -242,26 +243,63 @@ class EventStream:
     terminal: Sequence[str]
 
     def document(self) -> dict[str, Any]:
+        """The operation's 200 answer: the stream's frames, one schema per event (its `data` a
+        JSON text of the event's model, `stream_components` puts the models in the document)."""
         ends = " or ".join(f"`{name}`" for name in self.terminal)
         rows = "\n".join(
             f"| `{name}` | {', '.join(f'`{field}`' for field in model.model_fields) or '-'} |"
             for name, model in self.events.items()
         )
+        frames = [
+            {
+                "type": "object",
+                "title": name,
+                "required": ["event", "data"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "event": {"const": name},
+                    "retry": {"type": "integer"},
+                    "data": {
+                        "type": "string",
+                        "contentMediaType": "application/json",
+                        "contentSchema": {"$ref": REF_TEMPLATE.format(model=model.__name__)},
+                    },
+                },
+            }
+            for name, model in self.events.items()
+        ]
         return {
             "description": (
                 "A `text/event-stream`: each frame has an `id:` (to resume after it, send it "
                 "back as the `Last-Event-ID` header, or as `lastEventId` in the query), an "
-                f"`event:` and a JSON `data:`. It ends with exactly one {ends}; a `: ping` "
-                "comment keeps the connection open every 15 seconds.\n\n"
+                f"`event:` and a JSON `data:` (which also holds the frame's `seq`). It ends "
+                f"with exactly one {ends}; a `: ping` comment keeps the connection open every "
+                "15 seconds.\n\n"
                 f"| event | data |\n|---|---|\n{rows}"
             ),
-            "content": {
-                EVENT_STREAM: {"schema": {"type": "string", "description": "Server-sent events."}}
-            },
+            "content": {EVENT_STREAM: {"schema": {"oneOf": frames}}},
         }
 
 
+def stream_components(routes: Sequence[BaseRoute]) -> dict[str, Any]:
+    """The schemas the event streams of `routes` refer to (each event's data model and the
+    models it holds), for the document's components."""
+    models = {
+        model
+        for route in routes
+        if (stream := getattr(getattr(route, "endpoint", None), "events", None)) is not None
+        for model in stream.events.values()
+    }
+    ordered = sorted(models, key=lambda model: model.__name__)
+    _, top = models_json_schema(
+        [(model, "serialization") for model in ordered], ref_template=REF_TEMPLATE
+    )
+    found: dict[str, Any] = top.get("$defs", {})
+    return found
+
+
 EVENT_STREAM = "text/event-stream"
+REF_TEMPLATE = "#/components/schemas/{model}"
 
 
 @dataclass
@@ -386,6 +424,7 @@ def mount(
                 procedure.operation_id.replace(".", "_"),
                 _signature(rest),
                 _server(procedure, rest, authorize, answer),
+                events=procedure.events,
             ),
             methods=[procedure.method],
             operation_id=procedure.operation_id,
@@ -708,9 +747,14 @@ class _ProcedureRoute(APIRoute):
 
 
 def _documented(
-    name: str, signature: inspect.Signature, serve: Callable[[Request], Awaitable[Response]]
+    name: str,
+    signature: inspect.Signature,
+    serve: Callable[[Request], Awaitable[Response]],
+    *,
+    events: EventStream | None = None,
 ) -> Callable[..., Awaitable[Any]]:
-    """The endpoint FastAPI documents a route by; the route serves requests with `serve`."""
+    """The endpoint FastAPI documents a route by; the route serves requests with `serve`. An
+    operation that streams keeps its EventStream here for `stream_components`."""
 
     async def endpoint(**_: Any) -> Any:
         raise RuntimeError(f"{name} is served by its procedure's route")
@@ -718,6 +762,7 @@ def _documented(
     endpoint.__signature__ = signature  # type: ignore[attr-defined]
     endpoint.__name__ = name
     endpoint.serve = serve  # type: ignore[attr-defined]
+    endpoint.events = events  # type: ignore[attr-defined]
     return endpoint
 
 

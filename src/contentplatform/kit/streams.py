@@ -44,7 +44,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import EventSourceResponse as EventSourceResponse
+from sse_starlette import ServerSentEvent
 from starlette.requests import Request
 
 from contentplatform.kit import durable
@@ -57,7 +58,7 @@ from contentplatform.kit.db import (
     json_loads,
     utcnow,
 )
-from contentplatform.kit.errors import BadRequest, Conflict, RecordNotFound
+from contentplatform.kit.errors import BadRequest, Conflict, FieldError, RecordNotFound
 
 
 class Stream(Base):
@@ -438,11 +439,19 @@ def last_event_id(request: Request, prefix: str | None = None) -> int:
     reconnects), else the `lastEventId` query parameter, else 0 (from the start). With `prefix`,
     ids are sent as `<prefix>:<n>` (sse_response), and either form is accepted back."""
     raw = request.headers.get("last-event-id") or request.query_params.get("lastEventId") or "0"
+    return event_number(raw, prefix)
+
+
+def event_number(raw: str, prefix: str | None = None) -> int:
+    """The n of an event id a client sent back: `<n>`, or `<prefix>:<n>`. 400 otherwise."""
     if prefix is not None and raw.startswith(prefix + ":"):
         raw = raw[len(prefix) + 1 :]
     if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
         expected = "an event id" if prefix is None else f"an event id of this stream ({prefix}:<n>)"
-        raise BadRequest(f"Last-Event-ID must be {expected}.")
+        raise BadRequest(
+            f"Last-Event-ID must be {expected}.",
+            errors=[FieldError("lastEventId", "is not an event id of this stream")],
+        )
     return int(raw)
 
 

@@ -1,0 +1,1 @@
+"""Chat: conversations over the tenant's knowledge, answers streamed over SSE."""
