@@ -64,6 +64,10 @@ class Settings(BaseSettings):
     # DBOS system database. Default: SQLite beside ours, or `<database>_dbos` on the same
     # PostgreSQL server when ours is PostgreSQL.
     dbos_database_url: str | None = None
+    # Which process this is to DBOS: at launch a process recovers the workflows its id left
+    # pending. One process (the default) is "local"; several processes sharing a system database
+    # each need their own id that stays the same across restarts (see README).
+    executor_id: str | None = Field(None, min_length=1, max_length=128)
     # Redis for state shared by several processes (rate limits; later cache and streams).
     redis_url: str | None = None
     redis_prefix: str = "contentplatform:"

@@ -168,14 +168,15 @@ def test_a_provider_failing_mid_stream_ends_the_stream_with_an_error(
 def test_a_stop_from_another_process_ends_the_answer_keeping_what_was_written(
     stack: Stack, services: Services
 ) -> None:
-    """Two services on one stack: the answer is written by the first, read live from the
-    second after a disconnect, a second question is refused while it streams, and a stop
-    sent to the second ends it; only the tokens used are charged."""
+    """Two services on one stack, each its own executor: the answer is written by the first,
+    the second starts while it streams (and leaves it alone), reads it live after a disconnect,
+    refuses a second question while it streams, and a stop sent to it ends the answer; only the
+    tokens used are charged."""
     with SlowModel(word_delay=0.1) as model:
-        first, asker = chatting(services, model.base_url, "stopping")
-        second = services.start(**llm_settings(model.base_url))
-        elsewhere = asker.on(second)
+        first, asker = chatting(services, model.base_url, "stopping", executor_id="first")
         seen = asker.ask("stop-me", stop_after=5)  # then the client goes away
+        second = services.start(**llm_settings(model.base_url, executor_id="second"))
+        elsewhere = asker.on(second)
         message_id, conversation_id = seen[0].data["message_id"], seen[0].data["conversation_id"]
         assert [f.event for f in seen[:3]] == ["message_start", "retrieval", "conversation_title"]
 

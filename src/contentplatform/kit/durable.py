@@ -45,6 +45,7 @@ def dbos_config(settings: Settings) -> DBOSConfig:
         "system_database_url": settings.resolved_dbos_database_url,
         "application_version": __version__,
         "log_level": settings.log_level.upper(),
+        "executor_id": settings.executor_id,
     }
 
 
