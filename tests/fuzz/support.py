@@ -147,6 +147,10 @@ class Seeder:
         )
         self.keep("/v1/drafts", generating)
         self.keep("/v1/generation/runs", generating["run"])
+        question = {"query": "When to water?", "idempotencyKey": "seed", "responseMode": "blocking"}
+        answer = self.ok("POST", "/v1/chat/messages", question)
+        self.keep("/v1/chat/messages", answer)
+        self.seeded.ids.setdefault("/v1/chat/conversations", []).append(answer["conversation_id"])
 
 
 def service_document() -> dict[str, Any]:

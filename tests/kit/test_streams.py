@@ -220,7 +220,10 @@ def test_a_stream_created_before_its_first_event_is_followed_from_another_instan
         await producer.create(stream, tenant)
         # Another process: its own connections, nothing shared in memory with the producer.
         reading = asyncio.create_task(collect(await log_of().read(stream, tenant)))
-        await asyncio.sleep(0.05)
+        # Quiet for longer than a reader waits at once (Redis blocks 0.2 s here, the database
+        # polls every 0.05 s): a stream with no event yet is still open, not ended.
+        await asyncio.sleep(0.5)
+        assert not reading.done()
         for n in range(3):
             await producer.append(stream, tenant, "token", {"n": n})
             await asyncio.sleep(0.02)

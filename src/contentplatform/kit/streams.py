@@ -318,7 +318,7 @@ _CREATE = """
 local owner = redis.call('HGET', KEYS[2], 'tenant')
 if owner and owner ~= ARGV[1] then return 0 end
 if not owner then
-  redis.call('HSET', KEYS[2], 'tenant', ARGV[1], 'last', 0)
+  redis.call('HSET', KEYS[2], 'tenant', ARGV[1], 'last', 0, 'closed', 0)
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
 end
 return 1
