@@ -139,6 +139,12 @@ class Settings(BaseSettings):
     chat_credit_hold: int = Field(10, ge=1, le=1000)
     chat_stall_seconds: float = Field(300, gt=0)
 
+    # Live generation runs: a regenerated draft costs 1 credit per started this many words
+    # rewritten (held like an article: generation_credit_hold, the most it can cost), and
+    # generation.suggestTopics may be called this often per tenant.
+    generation_regenerate_words_per_credit: int = Field(100, ge=1)
+    generation_topics_rate_limit: str = "20/hour"
+
     # Publishing. Credentials of publisher connections are encrypted with these Fernet keys
     # (comma-separated; the first encrypts, all decrypt, so a key can be rotated). Required
     # outside `local`; in `local` a key file in the data directory is made on first use.

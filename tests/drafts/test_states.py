@@ -19,6 +19,10 @@ ALLOWED = {
     (S.rejected, S.reviewing),
     (S.approved, S.reviewing),
     (S.approved, S.published),
+    # generation.retryRun and generation.regenerateDraft
+    (S.rejected, S.generating),
+    (S.reviewing, S.generating),
+    (S.approved, S.generating),
     (S.reviewing, S.archived),
     (S.approved, S.archived),
     (S.rejected, S.archived),

@@ -475,6 +475,18 @@ def fail_generation(draft: Draft, reason: str) -> None:
     draft.updated_at = utcnow()
 
 
+def generate_again(draft: Draft, run_id: uuid.UUID) -> None:
+    """A new generation run writes the draft (generation.retryRun, generation.regenerateDraft):
+    it goes to `generating` under `run_id`, which alone may move it out again. An approval no
+    longer holds (the content will change) and a rejection's reason goes with the rejection.
+    IllegalDraftTransition from any status but reviewing, rejected and approved."""
+    draft.status = states.check_move(draft.status, Status.generating).value
+    draft.run_id = run_id
+    draft.approved_at = draft.approved_by = None
+    draft.rejection_reason = None
+    draft.updated_at = utcnow()
+
+
 # --- publishing (the publishers domain decides; these keep the draft's side) -----------------
 
 AUTO_APPROVER = "system:auto_publish"

@@ -1,7 +1,10 @@
 """The draft state machine: the one table of allowed moves, and what an edit does to a status.
 
     generating -> reviewing        the generation pipeline finished
-    generating -> rejected         the generation failed (its reason kept on the draft)
+    generating -> rejected         the generation failed or was cancelled (its reason kept)
+    rejected   -> generating       generation.retryRun, generation.regenerateDraft
+    reviewing  -> generating       generation.regenerateDraft
+    approved   -> generating       generation.regenerateDraft (it needs approving again)
     reviewing  -> approved         drafts.approve
     reviewing  -> rejected         drafts.reject (a reason is required)
     rejected   -> reviewing        an edit
@@ -11,8 +14,9 @@
 
 Editing a published draft keeps it published: it is live on the target, the edit is a new
 revision, and republishing sends it. Generating and archived drafts cannot be edited.
-The two moves out of generating are the pipeline's alone. Any other move is a 409 CONFLICT naming
-the current status.
+The two moves out of generating are the pipeline's alone; the moves into it are a generation
+run's, started by the generation operations. Any other move is a 409 CONFLICT naming the
+current status.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ MOVES: frozenset[tuple[Status, Status]] = frozenset(
         (S.rejected, S.reviewing),
         (S.approved, S.reviewing),
         (S.approved, S.published),
+        (S.rejected, S.generating),
+        (S.reviewing, S.generating),
+        (S.approved, S.generating),
         *((status, S.archived) for status in S if status not in (S.generating, S.archived)),
     }
 )

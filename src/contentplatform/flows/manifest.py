@@ -12,6 +12,7 @@ domain = Domain(
         procedures.drafts_router,
         procedures.jobs_router,
         procedures.instances_router,
+        procedures.generation_router,
     ),
     durable=(
         job_runs,

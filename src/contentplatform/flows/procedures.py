@@ -13,7 +13,8 @@ from contentplatform.documents.errors import DocumentNotFound, DocumentNotReady
 from contentplatform.drafts import schemas as draft_schemas
 from contentplatform.drafts.errors import DraftNotFound, IllegalDraftTransition
 from contentplatform.drafts.procedures import author_of
-from contentplatform.flows import drafting, job_actions, publishing
+from contentplatform.flows import drafting, job_actions, publishing, topics
+from contentplatform.generation import schemas as generation_schemas
 from contentplatform.job_instances import schemas as instance_schemas
 from contentplatform.job_instances.errors import (
     InstanceDateTaken,
@@ -36,6 +37,7 @@ from contentplatform.publishers.errors import (
 )
 
 drafts_router = ProcedureRouter("drafts", tag="Drafts")
+generation_router = ProcedureRouter("generation", tag="Generation")
 jobs_router = ProcedureRouter("jobs", tag="Jobs")
 instances_router = ProcedureRouter("jobInstances", tag="Job instances")
 
@@ -195,3 +197,28 @@ async def generate(
     return await job_actions.generate_instance(
         ctx.session, ctx.runtime, ctx.tenant.tenant_id, data.id
     )
+
+
+# --- Generation ---------------------------------------------------------------------------------
+
+
+@generation_router.post(
+    "suggestTopics",
+    "/v1/generation/topics",
+    access=Access.editor,
+    errors=[DocumentNotFound, DocumentNotReady],
+)
+async def suggest_topics(
+    ctx: Context, data: generation_schemas.SuggestTopicsInput
+) -> generation_schemas.TopicList:
+    """Propose article topics from the organization's knowledge.
+
+    Section headings and key phrases of the ready documents' passages (only `documentIds` when
+    given, else the 100 newest ready documents), ranked by how much of the knowledge each stands
+    for and, when given, by the `seedKeywords` (in the topic, and in the passages that best match
+    them). Each names the passages it comes from (`source_documents`) and says why
+    (`rationale`). With `excludeCovered` (the default), topics an existing draft (its title or
+    the topic it was generated from) or a job's topic already covers are left out; without it
+    they are listed too, with `covered_by_draft_id` naming the covering draft. No model is
+    called and no credits are used; 20 calls an hour per organization (429 past them)."""
+    return await topics.suggest_topics(ctx.session, ctx.runtime, ctx.tenant, data)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contentplatform.kit.errors import Conflict, RecordNotFound
+from contentplatform.kit.errors import BadRequest, Conflict, RecordNotFound
 
 
 class RunNotFound(RecordNotFound):
@@ -13,3 +13,16 @@ class RunNotFound(RecordNotFound):
 
 class IdempotencyKeyReused(Conflict):
     """The idempotencyKey was already used for a different request."""
+
+
+class RunFinished(Conflict):
+    """The run has ended already: only a queued or running run can be cancelled."""
+
+
+class RunNotRetryable(Conflict):
+    """Only a failed or cancelled run can be retried, while its draft is still rejected by it
+    (not edited, regenerated or deleted since)."""
+
+
+class SectionNotFound(BadRequest):
+    """A section asked for is not a heading (`<h2>` anchor) of the draft's content."""

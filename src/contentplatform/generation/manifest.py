@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
-from contentplatform.generation import models, procedures, workflows
+from contentplatform.generation import events, models, procedures, workflows
 
 domain = Domain(
     name="generation",
     routers=(procedures.router,),
     models=models,
-    durable=(workflows,),
+    durable=(workflows, events),
 )

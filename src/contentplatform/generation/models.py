@@ -21,7 +21,7 @@ class GenerationRun(RecordMixin, TenantMixin, Base):
         Index("ix_generation_runs_status", "status"),
     )
 
-    kind: Mapped[str] = mapped_column(String(20), nullable=False)  # blog
+    kind: Mapped[str] = mapped_column(String(20), nullable=False)  # blog | regenerate
     # queued -> running -> succeeded | failed | cancelled
     status: Mapped[str] = mapped_column(String(20), nullable=False)
     step: Mapped[str | None] = mapped_column(String(20))
@@ -37,6 +37,11 @@ class GenerationRun(RecordMixin, TenantMixin, Base):
     request: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
     reservation_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     credits_committed: Mapped[int | None] = mapped_column(Integer)
+    # The model calls this run made (or reused from the run it retries without their having been
+    # paid), by the fingerprint of each call's inputs: {fingerprint: {step, input_tokens,
+    # output_tokens, words}}. What it costs is priced from these (workflows.charge_of), also
+    # when it is cancelled half way. Keyed so that a step run again after a crash counts once.
+    usage: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     retry_of: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     created_by: Mapped[str | None] = mapped_column(String(255))
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

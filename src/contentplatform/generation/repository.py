@@ -9,9 +9,12 @@ from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.generation.models import GenerationRun
-from contentplatform.kit.db import Owned
+from contentplatform.generation.schemas import ListRunsInput
+from contentplatform.kit.db import Owned, page_of, plain
+from contentplatform.kit.schemas import offset_of
 
 UNFINISHED = ("queued", "running")
+FINISHED = ("succeeded", "failed", "cancelled")
 
 
 get = Owned(GenerationRun)
@@ -46,3 +49,42 @@ async def unfinished(session: AsyncSession) -> list[GenerationRun]:
         select(GenerationRun).where(GenerationRun.status.in_(UNFINISHED))
     )
     return list(result.scalars())
+
+
+async def page(
+    session: AsyncSession, tenant_id: uuid.UUID, query: ListRunsInput
+) -> tuple[list[dict[str, Any]], int]:
+    """A page of the tenant's runs, newest first, as their columns, and how many there are."""
+    statement = select(GenerationRun).where(GenerationRun.tenant_id == tenant_id)
+    if query.status is not None:
+        statement = statement.where(GenerationRun.status == query.status)
+    if query.draft_id is not None:
+        statement = statement.where(GenerationRun.draft_id == query.draft_id)
+    if query.job_id is not None:
+        statement = statement.where(GenerationRun.job_id == query.job_id)
+    return await page_of(
+        session,
+        plain(statement),
+        GenerationRun.created_at.desc(),
+        GenerationRun.id.desc(),
+        limit=query.limit,
+        offset=offset_of(query.page, query.limit),
+    )
+
+
+async def requested_topics(
+    session: AsyncSession, tenant_id: uuid.UUID, limit: int
+) -> list[tuple[str, uuid.UUID]]:
+    """(topic, draft id) of the tenant's newest runs, newest first."""
+    result = await session.execute(
+        select(GenerationRun.request, GenerationRun.draft_id)
+        .where(GenerationRun.tenant_id == tenant_id)
+        .order_by(GenerationRun.created_at.desc())
+        .limit(limit)
+    )
+    found = []
+    for request, draft_id in result.tuples():
+        topic = request.get("topic") if isinstance(request, dict) else None
+        if isinstance(topic, str) and topic:
+            found.append((topic, draft_id))
+    return found

@@ -1,7 +1,9 @@
-"""Starting article generation and reading its runs. Never commits.
+"""Starting, following, cancelling and retrying generation runs; regenerating drafts; proposing
+topics. Never commits.
 
 `generation_credit_hold` credits are held when a run is asked for (402 when they are not
-available); the pipeline commits what the article actually cost (workflows.cost_of).
+available); the pipeline commits what the run actually cost (workflows.charge_of), a cancelled
+run what it had spent.
 """
 
 from __future__ import annotations
@@ -12,18 +14,39 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sse_starlette import EventSourceResponse
+from starlette.requests import Request
 
+from contentplatform.auth.context import TenantAccess
 from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
+from contentplatform.documents import index as search
 from contentplatform.documents import service as documents
+from contentplatform.documents.schemas import ListDocumentsInput
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
-from contentplatform.drafts.schemas import MAX_TITLE
-from contentplatform.generation import repository, schemas, workflows
-from contentplatform.generation.errors import IdempotencyKeyReused, RunNotFound
+from contentplatform.drafts.schemas import MAX_TITLE, ListDraftsInput
+from contentplatform.generation import (
+    events,
+    passages,
+    repository,
+    schemas,
+    topics,
+    watchers,
+    workflows,
+)
+from contentplatform.generation.article import SOURCES_ANCHOR, sections_of
+from contentplatform.generation.errors import (
+    IdempotencyKeyReused,
+    RunFinished,
+    RunNotFound,
+    RunNotRetryable,
+    SectionNotFound,
+)
 from contentplatform.generation.models import GenerationRun
 from contentplatform.kit import durable
-from contentplatform.kit.errors import PlatformError, require
+from contentplatform.kit.db import utcnow
+from contentplatform.kit.errors import FieldError, PlatformError, require
 from contentplatform.tenants import service as tenants
 
 BLOG_KIND = "generation.blog"
@@ -79,6 +102,7 @@ async def start_blog(
     )
     if isinstance(outcome, PlatformError):
         raise outcome
+    events.create_after_commit(session, tenant_id, outcome.run_id)
     draft = await drafts.require(session, tenant_id, outcome.draft_id)
     run = await repository.get(session, tenant_id, outcome.run_id)
     assert run is not None, "made or found above, in this transaction"
@@ -194,3 +218,311 @@ async def _unusable(
 async def get_run(session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID) -> schemas.Run:
     run = await repository.get(session, tenant_id, run_id)
     return to_schema(require(run, RunNotFound, run_id))
+
+
+# --- runs -------------------------------------------------------------------------------------
+
+CANCELLED = "Generation was cancelled."
+RETRYABLE = ("failed", "cancelled")
+# The drafts (newest first) whose titles and topics count as covered for suggestTopics.
+COVERING_DRAFT_PAGES = 5
+COVERING_PAGE = 100
+COVERING_RUNS = 2000
+# The documents suggestTopics draws from when none are named, and the passages of each.
+TOPIC_DOCUMENTS = 100
+TOPIC_PASSAGES_PER_DOCUMENT = 100
+
+
+async def list_runs(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListRunsInput
+) -> schemas.RunPage:
+    rows, total = await repository.page(session, tenant_id, data)
+    return schemas.RunPage.model_validate(
+        {"data": rows, "total": total, "page": data.page, "limit": data.limit}
+    )
+
+
+async def stream_run(
+    session: AsyncSession,
+    runtime: Runtime,
+    request: Request,
+    tenant_id: uuid.UUID,
+    run_id: uuid.UUID,
+) -> EventSourceResponse:
+    return await events.open_stream(session, runtime, request, tenant_id, run_id)
+
+
+async def cancel_run(
+    session: AsyncSession, runtime: Runtime, tenant_id: uuid.UUID, run_id: uuid.UUID
+) -> GenerationRun:
+    """End a queued or running run now: its draft rejected (CANCELLED), its hold charged what
+    its finished model calls cost and released for the rest. The pipeline stops at its next step
+    boundary; a call under way then is neither waited for nor charged."""
+    run = require(
+        await repository.get(session, tenant_id, run_id, for_update=True), RunNotFound, run_id
+    )
+    if run.status not in repository.UNFINISHED:
+        raise RunFinished(
+            f"The run is {run.status}; only a queued or running run can be cancelled."
+        )
+    draft = await drafts.generating(session, tenant_id, run.draft_id, run.id)
+    if draft is not None:
+        drafts.fail_generation(draft, CANCELLED)
+    charged = None
+    if run.reservation_id is not None:
+        held = await credits.get_reservation(session, tenant_id, run.reservation_id)
+        cost = workflows.charge_of(run, runtime.settings.generation_regenerate_words_per_credit)
+        if held.status == "held" and cost > 0:
+            charged = min(cost, held.amount)
+            await credits.commit(session, tenant_id, run.reservation_id, charged)
+        elif held.status == "held":
+            await credits.release(session, tenant_id, run.reservation_id)
+    run.status = "cancelled"
+    run.error = {"code": "CANCELLED", "message": "The run was cancelled.", "retryable": False}
+    run.credits_committed = charged
+    run.finished_at = utcnow()
+    await watchers.run_changed(session, run)
+    return run
+
+
+async def retry_run(
+    session: AsyncSession,
+    runtime: Runtime,
+    tenant_id: uuid.UUID,
+    data: schemas.RetryRunInput,
+    *,
+    created_by: str | None,
+) -> GenerationRun:
+    """A new run (`retry_of` the failed or cancelled one) writing the same draft from the same
+    request, under a new hold; it reuses the model calls of that run whose inputs did not
+    change (workflows.py). The same idempotency key returns the same new run."""
+    await tenants.lock_tenant(session, tenant_id)
+    key = data.idempotency_key
+    known = (await repository.by_keys(session, tenant_id, [key])).get(key)
+    if known is not None:
+        if known.retry_of == data.id:
+            return known
+        raise _reused(key)
+    old = require(await repository.get(session, tenant_id, data.id), RunNotFound, data.id)
+    if old.status not in RETRYABLE:
+        raise RunNotRetryable(
+            f"The run is {old.status}; only a failed or cancelled run can be retried."
+        )
+    draft = await drafts.require_or_none(session, tenant_id, old.draft_id, for_update=True)
+    if draft is None or draft.run_id != old.id or draft.status != "rejected":
+        raise RunNotRetryable(
+            "The run's draft was deleted, edited or written again since the run ended; "
+            "regenerate the draft instead (generation.regenerateDraft)."
+        )
+    chosen = old.request.get("documentIds")
+    if chosen:
+        await documents.check_usable_for_generation(
+            session, tenant_id, [uuid.UUID(i) for i in chosen]
+        )
+    return await _start_again(
+        session,
+        runtime,
+        tenant_id,
+        draft,
+        kind=old.kind,
+        request=old.request,
+        key=key,
+        retry_of=old.id,
+        created_by=created_by,
+    )
+
+
+async def regenerate_draft(
+    session: AsyncSession,
+    runtime: Runtime,
+    tenant_id: uuid.UUID,
+    data: schemas.RegenerateDraftInput,
+    *,
+    created_by: str | None,
+) -> GenerationRun:
+    """A run (kind `regenerate`) writing a reviewing, rejected or approved draft again: whole,
+    or the chosen sections only. It is about what the draft was generated about (its run's
+    topic and keywords; a hand-written draft's title and focus keywords), with the new
+    instructions and documents when given. The same idempotency key returns the same run."""
+    await tenants.lock_tenant(session, tenant_id)
+    key = data.idempotency_key
+    asked = data.model_dump(mode="json", exclude={"idempotency_key"})
+    known = (await repository.by_keys(session, tenant_id, [key])).get(key)
+    if known is not None:
+        if known.kind == "regenerate" and known.request.get("asked") == asked:
+            return known
+        raise _reused(key)
+    draft = await drafts.require(session, tenant_id, data.id, for_update=True)
+    if data.sections is not None:
+        anchors = {s.anchor for s in sections_of(draft.content)} - {SOURCES_ANCHOR}
+        unknown = [i for i, anchor in enumerate(data.sections) if anchor not in anchors]
+        if unknown:
+            listed = ", ".join(sorted(anchors)) or "none"
+            raise SectionNotFound(
+                f"The draft has no section {data.sections[unknown[0]]!r}; its sections' "
+                f"anchors are: {listed}.",
+                errors=[
+                    FieldError(f"sections.{i}", "is not a section of the draft") for i in unknown
+                ],
+            )
+    if data.document_ids:
+        await documents.check_usable_for_generation(session, tenant_id, data.document_ids)
+    origin = await repository.get(session, tenant_id, draft.run_id) if draft.run_id else None
+    base: dict[str, Any] = origin.request if origin is not None else {}
+    focus = draft.seo_meta.get("focus_keywords")
+    keywords = (
+        base.get("keywords")
+        or [
+            k[: schemas.MAX_KEYWORD]
+            for k in (focus if isinstance(focus, list) else [])
+            if isinstance(k, str)
+        ][:20]
+    )
+    instructions = data.content_instructions
+    request = {
+        "topic": base.get("topic") or draft.title[:500],
+        "keywords": keywords,
+        "contentInstructions": instructions
+        if instructions is not None
+        else base.get("contentInstructions"),
+        "documentIds": (
+            [str(i) for i in data.document_ids] if data.document_ids else base.get("documentIds")
+        ),
+        "sections": data.sections,
+        "keepTitle": data.keep_title,
+        "asked": asked,
+    }
+    return await _start_again(
+        session,
+        runtime,
+        tenant_id,
+        draft,
+        kind="regenerate",
+        request=request,
+        key=key,
+        retry_of=None,
+        created_by=created_by,
+    )
+
+
+async def _start_again(
+    session: AsyncSession,
+    runtime: Runtime,
+    tenant_id: uuid.UUID,
+    draft: Draft,
+    *,
+    kind: str,
+    request: dict[str, Any],
+    key: str,
+    retry_of: uuid.UUID | None,
+    created_by: str | None,
+) -> GenerationRun:
+    """A queued run writing `draft` again (it goes to generating: 409 from a status that cannot),
+    under a new hold (402), started once this commits."""
+    run_id = uuid.uuid4()
+    drafts.generate_again(draft, run_id)
+    hold = await credits.reserve(
+        session,
+        tenant_id,
+        kind=BLOG_KIND,
+        idempotency_key=key,
+        amount=runtime.settings.generation_credit_hold,
+        ttl_seconds=runtime.settings.credit_reservation_ttl_seconds,
+        monthly_grant=runtime.settings.monthly_credit_grant,
+    )
+    await repository.add_many(
+        session,
+        tenant_id,
+        [
+            {
+                "id": run_id,
+                "kind": kind,
+                "status": "queued",
+                "percent": 0,
+                "draft_id": draft.id,
+                "job_id": draft.job_id,
+                "instance_id": draft.instance_id,
+                "idempotency_key": key,
+                "request": request,
+                "reservation_id": hold.id,
+                "retry_of": retry_of,
+                "created_by": created_by,
+            }
+        ],
+    )
+    durable.enqueue_after_commit(
+        session,
+        workflows.generate_blog,
+        [(workflows.workflow_id(run_id), (str(tenant_id), str(run_id)))],
+        queue=workflows.QUEUE,
+    )
+    events.create_after_commit(session, tenant_id, run_id)
+    run = await repository.get(session, tenant_id, run_id)
+    assert run is not None, "inserted above, in this transaction"
+    return run
+
+
+# --- topics -----------------------------------------------------------------------------------
+
+
+async def suggest_topics(
+    session: AsyncSession,
+    tenant: TenantAccess,
+    data: schemas.SuggestTopicsInput,
+    *,
+    also_covered: Sequence[topics.Covering] = (),
+) -> schemas.TopicList:
+    """Topics from the passages of the tenant's ready knowledge (the chosen documents, else the
+    newest ready ones), weighted by the seed keywords (topics.py); what the tenant's drafts
+    (their titles and the topics their runs were asked) and `also_covered` cover is left out,
+    or marked, as asked."""
+    tenant_id = tenant.tenant_id
+    if data.document_ids:
+        await documents.check_usable_for_generation(session, tenant_id, data.document_ids)
+        chosen = list(data.document_ids)
+    else:
+        ready = await documents.list_documents(
+            session, tenant, ListDocumentsInput(status="ready", limit=TOPIC_DOCUMENTS)
+        )
+        chosen = [document.id for document in ready.data]
+    chunks = await search.leading_chunks(
+        session, tenant_id, chosen, per_document=TOPIC_PASSAGES_PER_DOCUMENT
+    )
+    # Each chunk cut at its heading lines: every section is a passage under its own heading.
+    found_passages = [
+        topics.Passage(
+            chunk_id=chunk.chunk_id,
+            document_id=chunk.document_id,
+            document_name=chunk.document_name,
+            heading=passage.heading,
+            content=passage.text,
+        )
+        for chunk in chunks
+        for passage in passages.split(chunk)
+    ]
+    covered = [*await _drafts_covering(session, tenant_id), *also_covered]
+    found = topics.propose(
+        found_passages,
+        seed_keywords=data.seed_keywords,
+        count=data.count,
+        covered=covered,
+        exclude_covered=data.exclude_covered,
+    )
+    return schemas.TopicList(data=found, total=len(found))
+
+
+async def _drafts_covering(session: AsyncSession, tenant_id: uuid.UUID) -> list[topics.Covering]:
+    """The newest drafts' titles, and the topics their runs were asked."""
+    live: dict[uuid.UUID, str] = {}
+    for page in range(1, COVERING_DRAFT_PAGES + 1):
+        listed = await drafts.list_drafts(
+            session, tenant_id, ListDraftsInput(page=page, limit=COVERING_PAGE)
+        )
+        live.update((draft.id, draft.title) for draft in listed.data)
+        if page * COVERING_PAGE >= listed.total:
+            break
+    covering = [topics.Covering(title, draft_id, "a draft") for draft_id, title in live.items()]
+    for topic, draft_id in await repository.requested_topics(session, tenant_id, COVERING_RUNS):
+        if draft_id in live:
+            covering.append(topics.Covering(topic, draft_id, "a draft"))
+    return covering

@@ -2,26 +2,46 @@
 
 A DBOS workflow whose every model call is a checkpointed step (each section is its own step), so
 a crash resumes after the last finished call and never pays for it twice. The run's
-`{status, step, percent}` is written as each step begins. No transaction is open while a model
-is called.
+`{status, step, percent}` is written as each step begins (and announced on the run's event
+stream once written: events.py). No transaction is open while a model is called.
 
 Each step first checks that the run still owns its draft: a deleted draft or a cancelled run
-stops the pipeline quietly and releases the credits held for it. A failure of any step fails
+(generation.cancelRun) stops the pipeline at that step boundary. A failure of any step fails
 the run visibly: the run is `failed` with `{code, message, retryable}`, the draft `rejected`
-with the reason, and the hold released.
+with the reason, and the hold released. Whichever way it ends, the workflow's last step appends
+the run's terminal event (`generation.announce`).
 
-Pricing: an article costs 1 credit per started 1,000 model tokens (prompts and answers of every
-call), at least 1 and never more than the hold; it is committed when the draft is written.
+Two kinds of run: `blog` writes an article; `regenerate` writes a draft again, whole (as `blog`,
+keeping its title when asked) or only the chosen sections (retrieve -> write each -> score ->
+finalize; the rest of the article, its title, excerpt and SEO metadata kept).
+
+Reuse (generation.retryRun): every model call's output carries the fingerprint of its inputs
+(`input`: the step, prompt version, model and everything the call was given). A retry reads the
+outputs of the run it retries from DBOS's own checkpoints (`generation.reusable`, reading
+`DBOS.list_workflow_steps` of that run's workflow) and, for a call whose fingerprint is among
+them, takes that output instead of calling the model. Retrieval runs again (it costs nothing):
+when the knowledge changed, the sources change, and with them every later call's inputs.
+
+Pricing: the calls a run makes are recorded on it as they finish (`usage`, by fingerprint, so a
+step run again after a crash counts once). An article costs 1 credit per started 1,000 model
+tokens (prompts and answers of every call); a regeneration 1 credit per started
+`generation_regenerate_words_per_credit` words it wrote; at least 1 and never more than the hold,
+committed when the draft is written. A cancelled run is charged the calls it had made (0: the
+hold released); a failed one nothing. A reused output is paid once: not again when the run it
+came from was charged for it, else by the run that reuses it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import math
 import uuid
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from dbos import DBOS
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -39,7 +59,7 @@ from contentplatform.documents import index as search
 from contentplatform.documents import service as documents
 from contentplatform.drafts import html, seo
 from contentplatform.drafts import service as drafts
-from contentplatform.generation import passages, prompts, repository, watchers
+from contentplatform.generation import events, passages, prompts, repository, watchers
 from contentplatform.generation.answers import (
     InvalidModelOutput,
     Outline,
@@ -51,10 +71,15 @@ from contentplatform.generation.answers import (
 from contentplatform.generation.article import (
     Article,
     Part,
+    Section,
     assemble,
     plan_parts,
+    refs_for,
+    rewrite_sections,
+    sections_of,
     sentences_of,
     sources_for,
+    words_in,
 )
 from contentplatform.generation.models import GenerationRun
 from contentplatform.generation.prompts import Brief
@@ -77,10 +102,27 @@ STALLED = "Generation stalled and was stopped."
 # (a scheduler tick after downtime, a bulk trigger) queues instead of flooding the model.
 WORKER_CONCURRENCY = 8
 QUEUE = durable.declare_queue("generation", worker_concurrency=WORKER_CONCURRENCY)
+UNFINISHED = repository.UNFINISHED
 
 
-def cost_of(tokens: int) -> int:
-    return max(1, math.ceil(tokens / TOKENS_PER_CREDIT))
+def charge_of(run: GenerationRun, words_per_credit: int) -> int:
+    """Credits for the model calls recorded on the run (0 for none; see the module)."""
+    calls = [call for call in (run.usage or {}).values() if isinstance(call, dict)]
+    if run.kind == "regenerate":
+        return math.ceil(sum(int(call.get("words", 0)) for call in calls) / words_per_credit)
+    tokens = sum(
+        int(call.get("input_tokens", 0)) + int(call.get("output_tokens", 0)) for call in calls
+    )
+    return math.ceil(tokens / TOKENS_PER_CREDIT)
+
+
+def tokens_of(run: GenerationRun) -> list[int]:
+    """[input tokens, output tokens] of the model calls recorded on the run."""
+    calls = [call for call in (run.usage or {}).values() if isinstance(call, dict)]
+    return [
+        sum(int(call.get("input_tokens", 0)) for call in calls),
+        sum(int(call.get("output_tokens", 0)) for call in calls),
+    ]
 
 
 def workflow_id(run_id: uuid.UUID) -> str:
@@ -99,6 +141,43 @@ class HoldExpired(Exception):
     """The credits held for the run are no longer held (it outlived its reservation)."""
 
 
+class Start(TypedDict):
+    """What `begin` reads of the run (and its draft, for a regeneration) for the steps after."""
+
+    kind: str
+    retry_of: str | None
+    brief: Brief
+    # Sentences the draft already has, which a regeneration avoids writing again.
+    avoid: list[str]
+    # The title to keep (a regeneration), else None: the outline's.
+    title: str | None
+    # A regeneration of some sections: their anchors, and the draft as it was.
+    sections: list[str] | None
+    content: str | None
+    excerpt: str | None
+    seo_meta: dict[str, Any] | None
+    provenance: dict[str, Any] | None
+
+
+class Reused(TypedDict):
+    """A model call's output from the run a retry retries, and whether that run paid for it."""
+
+    output: dict[str, Any]
+    paid: bool
+
+
+def fingerprint(step: str, *inputs: Any) -> str:
+    """The fingerprint of a model call: its step, the prompt version, the model, its inputs."""
+    model = runtime.current().model
+    text = json.dumps(
+        [step, prompts.PROMPT_VERSION, model.provider, model.model, *inputs],
+        sort_keys=True,
+        default=str,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 # --- the workflow -------------------------------------------------------------------------------
 
 
@@ -106,46 +185,148 @@ class HoldExpired(Exception):
 async def generate_blog(tenant_id: str, run_id: str) -> str:
     ids = (uuid.UUID(tenant_id), uuid.UUID(run_id))
     try:
-        brief = await begin(*ids)
-        sources = [Source(**source) for source in await retrieve(*ids, brief)]
-        planned = await make_outline(*ids, brief, [asdict(s) for s in sources])
-        title = planned["outline"]["title"]
-        usage = [planned["usage"]]
-        parts = plan_parts(planned["outline"])
-        written: list[str] = []
-        for index, part in enumerate(parts):
-            result = await write_part(
-                *ids,
-                {**brief, "used_sentences": sentences_of(written)},
-                title,
-                part.model_dump(mode="json"),
-                [asdict(s) for s in sources_for(part, sources)],
-                index,
-                len(parts),
-                [p.heading for p in parts[:index] if p.heading],
-            )
-            written.append(result["text"])
-            usage.append(result["usage"])
-        article = assemble(title, parts, written, sources)
-        optimized = await optimize(*ids, brief, article.title, article.content)
-        usage.append(optimized["usage"])
-        scored = await score(*ids, article.title, article.content, optimized["seo_meta"])
-        await finalize(
-            *ids,
-            article.model_dump(mode="json"),
-            optimized["seo_meta"],
-            optimized["excerpt"],
-            scored,
-            planned["model"],
-            [sum(u[0] for u in usage), sum(u[1] for u in usage)],
-        )
-        return "succeeded"
+        start = await begin(*ids)
+        reuse = await reusable(ids[0], start["retry_of"]) if start["retry_of"] else {}
+        if start["sections"]:
+            await _rewrite(ids, start, reuse)
+        else:
+            await _write(ids, start, reuse)
+        outcome = "succeeded"
     except Superseded as stop:
         await abandon(*ids, str(stop) or "The draft is no longer being generated.")
-        return "cancelled"
+        outcome = "cancelled"
     except Exception as error:
         await fail(*ids, error_of(error))
-        return "failed"
+        outcome = "failed"
+    try:
+        await announce(*ids)
+    except Exception:
+        # The run has ended either way; whoever opens its stream next appends its end.
+        log.warning("could not announce the end of run %s", run_id, exc_info=True)
+    return outcome
+
+
+Ids = tuple[uuid.UUID, uuid.UUID]
+
+
+async def _write(ids: Ids, start: Start, reuse: dict[str, Reused]) -> None:
+    """A whole article: retrieve, outline, each part, SEO metadata, score, finalize."""
+    brief = start["brief"]
+    sources = [Source(**source) for source in await retrieve(*ids, brief)]
+    given = [asdict(s) for s in sources]
+    key = fingerprint("outline", brief, given)
+    planned = await make_outline(*ids, brief, given, key, reuse.get(key))
+    title = start["title"] or planned["outline"]["title"]
+    parts = plan_parts(planned["outline"])
+    written: list[str] = []
+    for index, part in enumerate(parts):
+        result = await _write_part(
+            ids,
+            reuse,
+            {**brief, "used_sentences": [*start["avoid"], *sentences_of(written)]},
+            title,
+            part,
+            sources_for(part, sources),
+            index,
+            len(parts),
+            [p.heading for p in parts[:index] if p.heading],
+        )
+        written.append(result["text"])
+    article = assemble(title, parts, written, sources)
+    key = fingerprint("optimize", brief, article.title, article.content)
+    optimized = await optimize(*ids, brief, article.title, article.content, key, reuse.get(key))
+    scored = await score(*ids, article.title, article.content, optimized["seo_meta"])
+    await finalize(
+        *ids,
+        article.model_dump(mode="json"),
+        optimized["seo_meta"],
+        optimized["excerpt"],
+        scored,
+        planned["model"],
+        {},
+    )
+
+
+async def _write_part(
+    ids: Ids,
+    reuse: dict[str, Reused],
+    brief: Brief,
+    title: str,
+    part: Part,
+    sources: Sequence[Source],
+    index: int,
+    count: int,
+    previous_headings: list[str],
+    *,
+    progress: tuple[int, int] | None = None,
+) -> dict[str, Any]:
+    """`write_part`, with the output of the retried run's call of the same inputs if any."""
+    given = [asdict(s) for s in sources]
+    shape = part.model_dump(mode="json")
+    key = fingerprint("write", brief, title, shape, given, index, count, previous_headings)
+    done, total = progress or (index, count)
+    return await write_part(
+        *ids,
+        brief,
+        title,
+        shape,
+        given,
+        index,
+        count,
+        previous_headings,
+        key,
+        reuse.get(key),
+        done=done,
+        of=total,
+    )
+
+
+async def _rewrite(ids: Ids, start: Start, reuse: dict[str, Reused]) -> None:
+    """Some sections of a draft: retrieve for them, write each again, score, finalize; the rest
+    of the draft (its title, other sections, excerpt, SEO metadata) as it was."""
+    brief, title, content = start["brief"], start["title"], start["content"]
+    assert title is not None and content is not None and start["sections"] is not None
+    everything = sections_of(content)
+    chosen = [section for section in everything if section.anchor in start["sections"]]
+    found = await retrieve(*ids, brief, [section.heading for section in chosen])
+    sources = [Source(**source) for source in found]
+    rewrites: list[tuple[Section, str]] = []
+    model: dict[str, str] | None = None
+    for index, section in enumerate(chosen):
+        part = Part(
+            kind="section",
+            heading=section.heading,
+            sources=refs_for(section.heading, sources),
+            points=[],
+        )
+        place = everything.index(section)
+        result = await _write_part(
+            ids,
+            reuse,
+            {**brief, "used_sentences": [*start["avoid"], *sentences_of([t for _, t in rewrites])]},
+            title,
+            part,
+            sources_for(part, sources),
+            place + 1,  # after the introduction
+            len(everything) + 1,
+            [s.heading for s in everything[:place]],
+            progress=(index, len(chosen)),
+        )
+        rewrites.append((section, result["text"]))
+        model = model or result["model"]
+    assert model is not None
+    article = rewrite_sections(title, content, start["provenance"] or {}, rewrites, sources)
+    seo_meta = start["seo_meta"] or {}
+    scored = await score(*ids, article.title, article.content, seo_meta)
+    await finalize(
+        *ids,
+        article.model_dump(mode="json"),
+        seo_meta,
+        start["excerpt"] or "",
+        scored,
+        model,
+        {"regenerated_sections": [section.anchor for section in chosen]},
+    )
 
 
 def error_of(error: Exception) -> dict[str, Any]:
@@ -176,7 +357,7 @@ async def _progress(
 ) -> GenerationRun:
     """Lock the run, check it still owns its draft, and record where it is."""
     run = await repository.get(session, tenant_id, run_id, for_update=True)
-    if run is None or run.status not in ("queued", "running"):
+    if run is None or run.status not in UNFINISHED:
         raise Superseded("The run was cancelled.")
     if await drafts.generating(session, tenant_id, run.draft_id, run.id) is None:
         raise Superseded("The draft was deleted or is no longer being generated.")
@@ -211,23 +392,98 @@ def _usage(completion: Completion) -> list[int]:
     return [completion.usage.input_tokens, completion.usage.output_tokens]
 
 
+async def _spent(
+    tenant_id: uuid.UUID, run_id: uuid.UUID, key: str, step: str, usage: list[int], words: int
+) -> None:
+    """Record a model call on the run (under its fingerprint: once, however often the step
+    runs), while the run is still going: a cancelled run was charged what it had made."""
+    async with runtime.current().db.unit_of_work() as session:
+        run = await repository.get(session, tenant_id, run_id, for_update=True)
+        if run is None or run.status not in UNFINISHED:
+            return
+        call = {"step": step, "input_tokens": usage[0], "output_tokens": usage[1], "words": words}
+        run.usage = {**(run.usage or {}), key: call}
+
+
+async def _reused(
+    tenant_id: uuid.UUID, run_id: uuid.UUID, key: str, step: str, reused: Reused
+) -> dict[str, Any]:
+    """The output of the retried run's call with the same inputs, recorded on this run when
+    that run did not pay for it."""
+    output = reused["output"]
+    if not reused["paid"]:
+        usage = output.get("usage") or [0, 0]
+        await _spent(tenant_id, run_id, key, step, usage, int(output.get("words", 0)))
+    return output
+
+
 @DBOS.step(name="generation.begin")
-async def begin(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Brief:
+async def begin(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Start:
     async with runtime.current().db.unit_of_work() as session:
         run = await _progress(session, tenant_id, run_id, "retrieve", 2)
-        return {
-            "topic": run.request["topic"],
-            "keywords": run.request.get("keywords") or [],
-            "instructions": run.request.get("contentInstructions"),
-            "document_ids": run.request.get("documentIds"),
+        request = run.request
+        start: Start = {
+            "kind": run.kind,
+            "retry_of": str(run.retry_of) if run.retry_of else None,
+            "brief": {
+                "topic": request["topic"],
+                "keywords": request.get("keywords") or [],
+                "instructions": request.get("contentInstructions"),
+                "document_ids": request.get("documentIds"),
+            },
+            "avoid": [],
+            "title": None,
+            "sections": None,
+            "content": None,
+            "excerpt": None,
+            "seo_meta": None,
+            "provenance": None,
         }
+        if run.kind != "regenerate":
+            return start
+        draft = await drafts.generating(session, tenant_id, run.draft_id, run.id)
+        assert draft is not None  # _progress checked it, under the same lock
+        start["avoid"] = sentences_of([draft.content])
+        sections = request.get("sections")
+        if sections or request.get("keepTitle", True):
+            start["title"] = draft.title
+        if sections:
+            start["sections"] = list(sections)
+            start["content"] = draft.content
+            start["excerpt"] = draft.excerpt
+            start["seo_meta"] = {k: v for k, v in draft.seo_meta.items() if k != drafts.SCORE_KEY}
+            start["provenance"] = draft.provenance
+        return start
+
+
+@DBOS.step(name="generation.reusable")
+async def reusable(tenant_id: uuid.UUID, previous_run_id: str) -> dict[str, Reused]:
+    """The model calls' outputs of the run a retry retries, by the fingerprints of their inputs,
+    read from that run's workflow checkpoints; whether that run paid for each."""
+    previous = uuid.UUID(previous_run_id)
+    async with runtime.current().db.unit_of_work() as session:
+        run = await repository.get(session, tenant_id, previous)
+        charged = run is not None and run.credits_committed is not None
+        paid = set(run.usage or {}) if run is not None and charged else set()
+    found: dict[str, Reused] = {}
+    for step in await DBOS.list_workflow_steps_async(workflow_id(previous)):
+        output = step["output"]
+        if step["error"] is None and isinstance(output, dict):
+            key = output.get("input")
+            if isinstance(key, str):
+                found[key] = {"output": output, "paid": key in paid}
+    return found
 
 
 @DBOS.step(name="generation.retrieve")
-async def retrieve(tenant_id: uuid.UUID, run_id: uuid.UUID, brief: Brief) -> list[dict[str, Any]]:
-    """The passages to write from: the best matches of topic and keywords (in the chosen
-    documents only, when given), plus the best of the primary knowledge document."""
-    query = " ".join([brief["topic"], *brief["keywords"]])
+async def retrieve(
+    tenant_id: uuid.UUID, run_id: uuid.UUID, brief: Brief, also: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """The passages to write from: the best matches of topic and keywords (and `also`: the
+    headings of the sections to write again), in the chosen documents only when given, plus the
+    best of the primary knowledge document."""
+    keywords = [*brief["keywords"], *also]
+    query = " ".join([brief["topic"], *keywords])
     chosen = [uuid.UUID(i) for i in brief["document_ids"]] if brief["document_ids"] else None
     await _at(tenant_id, run_id, "retrieve", 5)
     # Read-only, in a transaction of its own: no lock is held while searching.
@@ -235,7 +491,7 @@ async def retrieve(tenant_id: uuid.UUID, run_id: uuid.UUID, brief: Brief) -> lis
         hits = await search.search_chunks(
             session, tenant_id, query, document_ids=chosen, limit=SEARCH_LIMIT
         )
-        found = passages.relevant(hits, brief["topic"], brief["keywords"])
+        found = passages.relevant(hits, brief["topic"], keywords)
         if not found and chosen:
             found = passages.every(await search.leading_chunks(session, tenant_id, chosen))
         primary = await documents.primary_knowledge_id(session, tenant_id)
@@ -245,7 +501,7 @@ async def retrieve(tenant_id: uuid.UUID, run_id: uuid.UUID, brief: Brief) -> lis
             )
             # The primary document's own passages come after the best matches, within the cap.
             found = found[: MAX_SOURCES - PRIMARY_LIMIT] + passages.relevant(
-                best, brief["topic"], brief["keywords"], at_least_one=False
+                best, brief["topic"], keywords, at_least_one=False
             )
         # Public pages may be cited as links; the tenant's own files are named only in the
         # provenance (generation/article.py).
@@ -278,15 +534,24 @@ async def retrieve(tenant_id: uuid.UUID, run_id: uuid.UUID, brief: Brief) -> lis
 
 @DBOS.step(name="generation.outline")
 async def make_outline(
-    tenant_id: uuid.UUID, run_id: uuid.UUID, brief: Brief, sources: list[dict[str, Any]]
+    tenant_id: uuid.UUID,
+    run_id: uuid.UUID,
+    brief: Brief,
+    sources: list[dict[str, Any]],
+    key: str,
+    reused: Reused | None = None,
 ) -> dict[str, Any]:
     await _at(tenant_id, run_id, "outline", 10)
+    if reused is not None:
+        return await _reused(tenant_id, run_id, key, "outline", reused)
     completion = await _complete(prompts.outline(brief, [Source(**s) for s in sources]))
+    await _spent(tenant_id, run_id, key, "outline", _usage(completion), 0)
     outline = Outline.read(completion.text, topic=brief["topic"], sources=len(sources))
     return {
         "outline": outline.model_dump(mode="json"),
         "usage": _usage(completion),
         "model": _model_of(completion),
+        "input": key,
     }
 
 
@@ -305,8 +570,17 @@ async def write_part(
     index: int,
     count: int,
     previous_headings: list[str],
+    key: str,
+    reused: Reused | None = None,
+    *,
+    done: int = 0,
+    of: int = 1,
 ) -> dict[str, Any]:
-    await _at(tenant_id, run_id, "write", 15 + (60 * index) // count)
+    """One part of the article (`index` of `count`), the `done`th of the `of` parts this run
+    writes (the progress moves by them)."""
+    await _at(tenant_id, run_id, "write", 15 + (60 * done) // of)
+    if reused is not None:
+        return await _reused(tenant_id, run_id, key, "write", reused)
     request = prompts.section(
         brief,
         title=title,
@@ -318,19 +592,36 @@ async def write_part(
     )
     completion = await _complete(request)
     text = unfenced(completion.text)
+    words = words_in(text)
+    await _spent(tenant_id, run_id, key, "write", _usage(completion), words)
     if not text:
         raise InvalidModelOutput("The model wrote an empty section.")
-    return {"text": text, "usage": _usage(completion), "model": _model_of(completion)}
+    return {
+        "text": text,
+        "usage": _usage(completion),
+        "model": _model_of(completion),
+        "words": words,
+        "input": key,
+    }
 
 
 @DBOS.step(name="generation.optimize")
 async def optimize(
-    tenant_id: uuid.UUID, run_id: uuid.UUID, brief: Brief, title: str, content: str
+    tenant_id: uuid.UUID,
+    run_id: uuid.UUID,
+    brief: Brief,
+    title: str,
+    content: str,
+    key: str,
+    reused: Reused | None = None,
 ) -> dict[str, Any]:
     await _at(tenant_id, run_id, "optimize", 80)
+    if reused is not None:
+        return await _reused(tenant_id, run_id, key, "optimize", reused)
     first = html.first_paragraph(content)
     request = prompts.seo(brief, title=title, text=html.plain_text(content), first_paragraph=first)
     completion = await _complete(request)
+    await _spent(tenant_id, run_id, key, "optimize", _usage(completion), 0)
     answer = SeoAnswer.read(completion.text)
     seo_meta = seo_meta_from(answer, brief, title=title, first_paragraph=first)
     return {
@@ -338,6 +629,7 @@ async def optimize(
         "excerpt": excerpt_from(answer, first),
         "usage": _usage(completion),
         "model": _model_of(completion),
+        "input": key,
     }
 
 
@@ -358,15 +650,17 @@ async def finalize(
     excerpt: str,
     scored: dict[str, Any],
     model: dict[str, str],
-    usage: list[int],
+    more: dict[str, Any],
 ) -> None:
+    """The article becomes the draft's new AI revision, the draft goes to review, and the run's
+    calls are charged; `more` is added to the provenance."""
     current = runtime.current()
     written = Article.model_validate(article)
     async with current.db.unit_of_work() as session:
         run = await _progress(session, tenant_id, run_id, "finalize", 95)
         draft = await drafts.generating(session, tenant_id, run.draft_id, run.id)
         assert draft is not None  # _progress checked it, under the same lock
-        provenance = _provenance(run, written, model, usage, scored)
+        provenance = {**_provenance(run, written, model, tokens_of(run), scored), **more}
         drafts.finish_generation(
             session,
             draft,
@@ -375,14 +669,15 @@ async def finalize(
             excerpt=excerpt or None,
             seo_meta=seo_meta,
             provenance=provenance,
-            summary=f"Generated by the {model['provider']} writer",
+            summary=_summary(run, model, more),
         )
         used = {uuid.UUID(source.document_id) for source in written.sources}
         await documents.record_generation_use(session, current.cache, tenant_id, sorted(used))
         charged = None
         if run.reservation_id is not None:
             held = await credits.get_reservation(session, tenant_id, run.reservation_id)
-            charged = min(cost_of(usage[0] + usage[1]), held.amount)
+            cost = charge_of(run, current.settings.generation_regenerate_words_per_credit)
+            charged = min(max(1, cost), held.amount)
             await credits.commit(session, tenant_id, run.reservation_id, charged)
         run.status = "succeeded"
         run.percent = 100
@@ -390,6 +685,16 @@ async def finalize(
         run.credits_committed = charged
         run.finished_at = utcnow()
         await watchers.run_changed(session, run)
+
+
+def _summary(run: GenerationRun, model: dict[str, str], more: dict[str, Any]) -> str:
+    writer = f"the {model['provider']} writer"
+    if run.kind != "regenerate":
+        return f"Generated by {writer}"
+    sections = more.get("regenerated_sections")
+    if sections:
+        return f"Regenerated {', '.join(sections)} with {writer}"
+    return f"Regenerated by {writer}"
 
 
 def _provenance(
@@ -429,10 +734,10 @@ async def abandon(tenant_id: uuid.UUID, run_id: uuid.UUID, reason: str) -> None:
 
     A run that already ended is left as it is, hold included: whatever ended it settled the hold
     (a step re-executed after its commit, e.g. `finalize` after a crash before DBOS recorded it,
-    finds the run succeeded and its credits committed)."""
+    finds the run succeeded and its credits committed; cancelRun charged what had been made)."""
     async with runtime.current().db.unit_of_work() as session:
         run = await repository.get(session, tenant_id, run_id, for_update=True)
-        if run is None or run.status not in ("queued", "running"):
+        if run is None or run.status not in UNFINISHED:
             return
         run.status = "cancelled"
         run.error = {"code": "CANCELLED", "message": reason, "retryable": False}
@@ -442,12 +747,18 @@ async def abandon(tenant_id: uuid.UUID, run_id: uuid.UUID, reason: str) -> None:
         await watchers.run_changed(session, run)
 
 
+@DBOS.step(name="generation.announce", retries_allowed=True, max_attempts=5, interval_seconds=0.5)
+async def announce(tenant_id: uuid.UUID, run_id: uuid.UUID) -> None:
+    """Append the ended run's terminal event to its stream, unless it has one (events.py)."""
+    await events.announce_end(tenant_id, run_id)
+
+
 async def mark_failed(
     session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID, error: dict[str, Any]
 ) -> None:
     """Fail the run and reject its draft with the reason; release the hold. Idempotent."""
     run = await repository.get(session, tenant_id, run_id, for_update=True)
-    if run is None or run.status not in ("queued", "running"):
+    if run is None or run.status not in UNFINISHED:
         return
     draft = await drafts.generating(session, tenant_id, run.draft_id, run.id)
     if draft is not None:
