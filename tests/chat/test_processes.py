@@ -172,7 +172,8 @@ def test_a_stop_from_another_process_ends_the_answer_keeping_what_was_written(
     the second starts while it streams (and leaves it alone), reads it live after a disconnect,
     refuses a second question while it streams, and a stop sent to it ends the answer; only the
     tokens used are charged."""
-    with SlowModel(word_delay=0.1) as model:
+    # Slow enough that the answer outlasts the second service's start on a loaded machine.
+    with SlowModel(word_delay=0.3) as model:
         first, asker = chatting(services, model.base_url, "stopping", executor_id="first")
         seen = asker.ask("stop-me", stop_after=5)  # then the client goes away
         second = services.start(**llm_settings(model.base_url, executor_id="second"))
@@ -224,7 +225,9 @@ def test_a_stop_from_another_process_ends_the_answer_keeping_what_was_written(
     (hold,) = chat_holds(stack, asker.tenant_id)
     assert (hold.status, hold.amount, hold.committed_amount) == ("committed", HOLD, charged)
     assert [row.amount for row in chat_debits(stack, asker.tenant_id)] == [-charged]
-    # The model stopped being read: it did not get to write the whole answer.
+    # The model stopped being read: it did not get to write the whole answer (it finds out at
+    # its next word).
+    wait_for("the model to notice", lambda: bool(model.written), first)
     assert model.written[0] < len(ANSWER.split())
     # Stop again: idempotent, from either process.
     for service in (first, second):

@@ -12,7 +12,6 @@ from httpx_sse import connect_sse
 from pydantic import BaseModel
 
 from contentplatform.auth.context import Access
-from contentplatform.core import runtime
 from contentplatform.core.procedures import Context, EventStream, ProcedureRouter
 from contentplatform.kit import streams
 from contentplatform.kit.errors import PaymentRequired
@@ -45,7 +44,7 @@ async def run_ticker(ctx: Context, data: TickInput) -> Finished | streams.EventS
         raise PaymentRequired("Five ticks at most on this plan.")
     if data.blocking:
         return Finished(ticks=data.count)
-    log, stream, tenant = runtime.current().streams, f"test:{uuid.uuid4()}", ctx.tenant.tenant_id
+    log, stream, tenant = ctx.runtime.streams, f"test:{uuid.uuid4()}", ctx.tenant.tenant_id
     await log.append_many(
         stream,
         tenant,
