@@ -16,16 +16,29 @@ from functools import lru_cache
 from limits import RateLimitItem, parse
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
+from redis.asyncio import BlockingConnectionPool
 
 from contentplatform.kit.errors import TooManyRequests
+
+# Connections to Redis one process's limiter opens at most; a request finding none free waits
+# for one (up to POOL_WAIT_SECONDS) instead of failing, as redis-py's default pool (100, then an
+# error) would under a burst of requests.
+POOL_SIZE = 100
+POOL_WAIT_SECONDS = 10
 
 
 class RateLimiter:
     def __init__(self, redis_url: str | None, prefix: str) -> None:
         self.storage: Storage
         if redis_url:
+            pool = BlockingConnectionPool.from_url(
+                redis_url, max_connections=POOL_SIZE, timeout=POOL_WAIT_SECONDS
+            )
             self.storage = RedisStorage(
-                "async+" + redis_url, implementation="redispy", key_prefix=prefix + "ratelimit"
+                "async+" + redis_url,
+                implementation="redispy",
+                key_prefix=prefix + "ratelimit",
+                connection_pool=pool,  # type: ignore[arg-type]  # typed as if options were scalars
             )
         else:
             self.storage = MemoryStorage()

@@ -128,6 +128,8 @@ class Event:
 
 # Events one read fetches at a time.
 BATCH = 500
+# How long a Redis reader or writer waits for a free connection of its pool.
+POOL_WAIT_SECONDS = 30
 # Expired logs one purge deletes (the next pass takes the rest).
 PURGE_BATCH = 1000
 
@@ -351,9 +353,22 @@ class RedisStreamLog(StreamLog):
         retention_seconds: float,
         poll_seconds: float,
         block_seconds: float = 5,
+        max_connections: int = 2000,
     ) -> None:
         super().__init__(retention_seconds=retention_seconds, poll_seconds=poll_seconds)
-        self.redis = aioredis.Redis.from_url(url, decode_responses=True)
+        # Each reader holds a connection while it blocks on XREAD, so the pool is as large as
+        # the streams one process serves at once; past it a reader waits for a connection
+        # rather than failing (redis-py's default pool stops at 100, with an error).
+        # A blocked XREAD answers after block_seconds: the socket waits longer than that (redis-py's
+        # default read timeout, 5 s, is the block itself, and a reply a moment late failed it).
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url,
+            decode_responses=True,
+            max_connections=max_connections,
+            timeout=POOL_WAIT_SECONDS,
+            socket_timeout=block_seconds + 10,
+        )
+        self.redis = aioredis.Redis(connection_pool=pool)
         self.prefix = prefix + "stream:"
         self.block_ms = int(block_seconds * 1000)
         self._create = self.redis.register_script(_CREATE)
