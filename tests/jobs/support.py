@@ -8,6 +8,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from dbos import DBOS
 from sqlalchemy import select, update
 
 from contentplatform.config import Settings
@@ -53,8 +54,20 @@ class Planner(Writer):
             seen.append(progress)
             if progress["status"] in FINISHED:
                 return self.ok("jobInstances.getById", {"id": instance_id}, role="member"), seen
-            assert time.monotonic() < deadline, f"still {progress}"
+            assert time.monotonic() < deadline, f"still {progress}; {self._diagnosis(instance_id)}"
             time.sleep(0.02)
+
+    def _diagnosis(self, instance_id: str) -> str:
+        """Where the instance's runs are, for a failure message: our status and DBOS's."""
+        instance = self.ok("jobInstances.getById", {"id": instance_id}, role="member")
+        runs = self.ok("generation.listRuns", {"jobId": instance["job_id"]}, role="member")
+        found = []
+        for run in runs["data"]:
+            if run["instance_id"] == instance_id:
+                workflow = DBOS.get_workflow_status(f"generation:{run['id']}")
+                dbos = "no workflow" if workflow is None else workflow.status
+                found.append(f"run {run['id']} {run['status']}/{run['step']} (DBOS: {dbos})")
+        return "; ".join(found) or "no run"
 
 
 def tick(settings: Settings, now: datetime, limit: int | None = None) -> scheduler.TickReport:
