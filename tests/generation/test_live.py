@@ -50,7 +50,7 @@ def check_frames(frames: list[Frame], run_id: str) -> None:
     for n, (_, _, data) in enumerate(frames, 1):
         assert data["seq"] == n
         assert data["run_id"] == run_id
-        assert data["created_at"]
+        assert data["created_at"].endswith("Z")  # as every instant the API writes
     events = [event for _, event, _ in frames]
     assert sum(event in TERMINAL for event in events) == 1
     assert events[-1] in TERMINAL

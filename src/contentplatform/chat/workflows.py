@@ -54,7 +54,7 @@ from contentplatform.core import runtime
 from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
 from contentplatform.kit import durable
-from contentplatform.kit.db import after_commit, utcnow
+from contentplatform.kit.db import after_commit, utc_text, utcnow
 from contentplatform.kit.errors import Conflict
 from contentplatform.kit.streams import Append, StreamClosed, StreamLog
 
@@ -88,7 +88,7 @@ def cost_of(tokens: int) -> int:
 
 def now_text() -> str:
     """Now, as pydantic writes an instant."""
-    return utcnow().isoformat().replace("+00:00", "Z")
+    return utc_text()
 
 
 def event_data(message: ChatMessage | dict[str, Any], **fields: Any) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from contentplatform.generation import repository, watchers
 from contentplatform.generation.errors import RunNotFound
 from contentplatform.generation.models import GenerationRun
 from contentplatform.kit import streams
-from contentplatform.kit.db import after_commit, utcnow
+from contentplatform.kit.db import after_commit, utc_text
 from contentplatform.kit.errors import require
 from contentplatform.kit.streams import Append, StreamClosed, StreamLog
 
@@ -63,13 +63,13 @@ def progress_of(run: GenerationRun) -> dict[str, Any]:
         "status": run.status,
         "step": run.step,
         "percent": run.percent,
-        "created_at": utcnow(),
+        "created_at": utc_text(),
     }
 
 
 def ending(run: GenerationRun, draft: Draft | None) -> list[Append]:
     """What a finished run's stream ends with: its last `progress`, then its terminal event."""
-    now = utcnow()
+    now = utc_text()
     last = Append("progress", progress_of(run))
     if run.status == "failed":
         error = run.error or {}

@@ -54,6 +54,12 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def utc_text(moment: datetime | None = None) -> str:
+    """An instant (now by default) as the API writes instants: RFC 3339 in UTC with `Z`, as
+    pydantic does, for JSON built by hand (event data)."""
+    return (moment or utcnow()).astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """Timestamps stored in UTC and always read back timezone-aware (SQLite forgets the zone)."""
 
