@@ -18,6 +18,51 @@ def pdf(*pages: str, title: str = "Field guide") -> bytes:
     return bytes(document.output())
 
 
+# Font sizes of structured_pdf: a title, a section and a subsection heading over 11 pt body.
+PDF_SIZES = {"title": 20, "section": 16, "subsection": 13}
+Block = tuple[str, str | list[str] | list[list[str]]]
+
+
+def structured_pdf(*blocks: Block) -> bytes:
+    """A PDF laid out as a word processor would: ("title" | "section" | "subsection", text) in
+    larger bold type, ("bold", text) a bold line at body size, ("paragraph", text) wrapped at the
+    margin (a newline in it forces a line break), ("items", [lines]) one line each, ("table",
+    [[header...], [row...], ...]) a ruled table with a bold header row, ("page", "") a new page."""
+    document = FPDF()
+    document.set_title("Structured guide")
+    document.add_page()
+    for kind, content in blocks:
+        if kind == "page":
+            document.add_page()
+        elif kind in PDF_SIZES:
+            assert isinstance(content, str)
+            document.set_font("helvetica", "B", PDF_SIZES[kind])
+            document.multi_cell(0, PDF_SIZES[kind] * 0.5, content, new_x="LMARGIN", new_y="NEXT")
+            document.ln(2)
+        elif kind in ("paragraph", "bold"):
+            assert isinstance(content, str)
+            document.set_font("helvetica", "B" if kind == "bold" else "", 11)
+            document.multi_cell(0, 6, content, new_x="LMARGIN", new_y="NEXT")
+            document.ln(3)
+        elif kind == "items":
+            document.set_font("helvetica", "", 11)
+            for line in content:
+                assert isinstance(line, str)
+                document.multi_cell(0, 6, line, new_x="LMARGIN", new_y="NEXT")
+            document.ln(3)
+        elif kind == "table":
+            document.set_font("helvetica", "", 11)
+            with document.table() as grid:
+                for values in content:
+                    row = grid.row()
+                    for value in values:
+                        row.cell(value)
+            document.ln(3)
+        else:
+            raise ValueError(kind)
+    return bytes(document.output())
+
+
 def docx_file(heading: str, paragraphs: list[str], table: list[list[str]] | None = None) -> bytes:
     document = docx.Document()
     document.add_heading(heading, level=1)

@@ -11,10 +11,13 @@ together up to `max_tokens`. Two rules hold throughout:
 - a heading is never the last thing in a chunk: it always shares a chunk with the text under it
   (room for it is reserved when that text is split);
 - a table is never split, unless it alone exceeds `max_tokens`: then it is split between rows and
-  every continuation repeats the header row(s).
+  every continuation repeats the header row(s);
+- a list with a lead-in (a sentence ending with ":" right before its items, in any source) is kept
+  with it the same way: whole, or split between items with the lead-in repeated.
 
 Offsets: `source[c.char_start:c.char_end] == c.text` for every chunk, except the continuation of
-a table split by rows, whose text is the table's header row(s), a newline, then that span. So
+a table (or list) split by rows, whose text is the table's header row(s) (the list's lead-in), a
+newline, then that span. So
 `c.text.endswith(source[c.char_start:c.char_end])` always holds. `heading` is the heading path
 in effect where the chunk's text starts ("Guide > Install"), kept apart from the text.
 
@@ -37,6 +40,8 @@ _HEADING = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*")
 _TABLE_ROW = re.compile(r"[ \t]*\|")
 _TABLE_SEPARATOR = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 _FENCE = re.compile(r" {0,3}(```|~~~)")
+_ITEM = re.compile(r"[ \t]{0,3}(?:[-*+•]|\d{1,9}[.)])[ \t]+\S")
+_SENTENCE_BREAK = re.compile(r"[.!?][\"')\]\u201d\u2019]*\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +56,12 @@ class Chunk:
 
 @dataclass(slots=True)
 class _Block:
-    kind: Literal["heading", "table", "text"]
+    kind: Literal["heading", "table", "list", "text"]
     start: int
     end: int
     level: int = 0
     title: str = ""
-    # For tables: (start, end) of each row.
+    # For tables: (start, end) of each row; for lists, of the lead-in then each item.
     rows: list[tuple[int, int]] = field(default_factory=list)
 
 
@@ -115,7 +120,88 @@ def _blocks(text: str) -> list[_Block]:
             else:
                 blocks.append(_Block("text", start, end))
             previous_line = "text"
-    return blocks
+    return [part for block in blocks for part in _lists(text, block)]
+
+
+def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """(start, end) of each line of text[start:end], trailing whitespace left out."""
+    lines = []
+    for line in text[start:end].split("\n"):
+        lines.append((start, start + len(line.rstrip())))
+        start += len(line) + 1
+    return lines
+
+
+def _lists(text: str, block: _Block) -> list[_Block]:
+    """A prose block with its lists that have a lead-in carved out: [prose, list, prose, ...].
+    The lead-in is the last sentence of the line (or paragraph) ending with ":" just before the
+    items (a blank line between is allowed); the list runs over the items, their continuation
+    lines and blank lines between items."""
+    if block.kind != "text" or ":" not in text[block.start : block.end]:
+        return [block]
+    lines = _lines(text, block.start, block.end)
+    blank = [a == b for a, b in lines]
+    item = [bool(_ITEM.match(text, a, b)) and a != b for a, b in lines]
+    fence = []
+    in_fence = False
+    for a, b in lines:
+        if _FENCE.match(text, a, b):
+            in_fence = not in_fence
+        fence.append(in_fence)
+    parts: list[_Block] = []
+    cursor = block.start  # the start of what is not yet in a part
+    index = 0
+    while index < len(lines):
+        a, b = lines[index]
+        first = index + 1 + (index + 1 < len(lines) and blank[index + 1])
+        is_lead_in = (
+            not fence[index]
+            and not item[index]
+            and b > a
+            and text[b - 1] == ":"
+            and first < len(lines)
+            and item[first]
+        )
+        if not is_lead_in:
+            index += 1
+            continue
+        paragraph = index
+        while paragraph > 0 and not blank[paragraph - 1] and not item[paragraph - 1]:
+            paragraph -= 1
+        lead_start = max(lines[paragraph][0], cursor)
+        for found in _SENTENCE_BREAK.finditer(text, lead_start, b - 1):
+            lead_start = found.end()
+        rows = [(lead_start, b)]
+        last = first
+        while last < len(lines):
+            if item[last]:
+                rows.append(lines[last])
+            elif not blank[last]:
+                # A continuation line: indented, or right under the item (Markdown's lazy one).
+                indented = text[lines[last][0]] in " \t"
+                if not (indented or not blank[last - 1]) or fence[last]:
+                    break
+                rows[-1] = (rows[-1][0], lines[last][1])
+            elif not (
+                last + 1 < len(lines)
+                and (item[last + 1] or (not blank[last + 1] and text[lines[last + 1][0]] in " \t"))
+            ):
+                break
+            last += 1
+        before = text[cursor:lead_start].rstrip()
+        if before.strip():
+            parts.append(
+                _Block("text", cursor + len(before) - len(before.lstrip()), cursor + len(before))
+            )
+        parts.append(_Block("list", lead_start, rows[-1][1], rows=rows))
+        cursor = rows[-1][1]
+        index = last
+    rest = text[cursor : block.end]
+    if rest.strip():
+        parts.append(
+            _Block("text", cursor + len(rest) - len(rest.lstrip()), cursor + len(rest.rstrip()))
+        )
+    return parts
 
 
 def _pieces(text: str, blocks: list[_Block], max_tokens: int, overlap: int) -> list[_Piece]:
@@ -139,7 +225,7 @@ def _pieces(text: str, blocks: list[_Block], max_tokens: int, overlap: int) -> l
             pieces = _unstick(pieces)
             pending = 0
         budget, heading = max_tokens - pending, _path(path)
-        if block.kind == "table":
+        if block.kind in ("table", "list"):
             pieces += _table(text, block, tokens, budget, heading)
         elif tokens <= budget:
             pieces.append(_Piece(block.start, block.end, tokens, heading))
@@ -185,11 +271,16 @@ def _prose(
 
 
 def _table(text: str, block: _Block, tokens: int, budget: int, heading: str | None) -> list[_Piece]:
-    """The whole table, or if it exceeds the budget, groups of rows under a repeated header."""
+    """The whole table (or list), or if it exceeds the budget, groups of rows (items) under a
+    repeated header (lead-in)."""
     if tokens <= budget:
         return [_Piece(block.start, block.end, tokens, heading)]
     rows = block.rows
-    has_separator = len(rows) > 1 and _TABLE_SEPARATOR.fullmatch(text[rows[1][0] : rows[1][1]])
+    has_separator = (
+        block.kind == "table"
+        and len(rows) > 1
+        and _TABLE_SEPARATOR.fullmatch(text[rows[1][0] : rows[1][1]])
+    )
     header_end = rows[1 if has_separator else 0][1]
     header = text[block.start : header_end]
     header_tokens = count_tokens(header)
