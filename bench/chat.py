@@ -44,9 +44,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from generate import BIN, ingest
+from generate import ingest
 from httpx_sse import aconnect_sse
-from serving import free_port, service_env, supervised
+from serving import dev_headers, free_port, service_env, serving
 
 QUESTIONS = [
     "How often should volunteers water the raised beds?",
@@ -154,49 +154,14 @@ class Service:
     pid: int
 
     def headers(self, org: str) -> dict[str, str]:
-        token = subprocess.run(
-            [
-                BIN / "contentplatform",
-                "dev-token",
-                "--org",
-                org,
-                "--user",
-                "bench",
-                "--role=editor",
-            ],
-            env=self.env,
-            cwd=self.directory,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        return {"Authorization": f"Bearer {token}", "x-idp-org-id": org}
+        return dev_headers(self.env, self.directory, org)
 
 
 @contextmanager
 def running_service(directory: Path, **settings: str) -> Iterator[Service]:
-    port = free_port()
     env = service_env(directory, credits_monthly_grant="100000000", **settings)
-    log_path = directory / "service.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [BIN / "contentplatform", "serve", "--port", str(port)],
-            env=env,
-            cwd=directory,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-
-    def tail() -> str:
-        return log_path.read_text(errors="replace")[-4000:]
-
-    with supervised(process, url, tail):
-        try:
-            yield Service(url, env, directory, process.pid)
-        except BaseException:
-            print(f"the service's log ends:\n{tail()}", file=sys.stderr)
-            raise
+    with serving(directory, env) as (url, pid):
+        yield Service(url, env, directory, pid)
 
 
 def rss_mb(pid: int) -> float:

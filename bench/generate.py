@@ -49,7 +49,7 @@ from typing import Any
 
 import httpx
 from dbos import DBOSClient
-from serving import free_port, service_env, supervised
+from serving import dev_headers, free_port, service_env, supervised
 
 SERVICE_TIMEOUT = 600.0  # for all the drafts to be written
 POLL_SECONDS = 0.05
@@ -136,8 +136,6 @@ def document(number: int) -> bytes:
 
 # --- the service --------------------------------------------------------------------------------
 
-BIN = Path(sys.executable).parent
-
 
 @dataclass
 class Service:
@@ -154,23 +152,7 @@ class Service:
         return self.log.read_text(errors="replace")[-4000:]
 
     def headers(self, org: str) -> dict[str, str]:
-        token = subprocess.run(
-            [
-                BIN / "contentplatform",
-                "dev-token",
-                "--org",
-                org,
-                "--user",
-                "bench",
-                "--role=editor",
-            ],
-            env=self.env,
-            cwd=self.directory,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        return {"Authorization": f"Bearer {token}", "x-idp-org-id": org}
+        return dev_headers(self.env, self.directory, org)
 
     def step_seconds(self, workflow_ids: list[str]) -> dict[str, list[tuple[str, float]]]:
         """Each workflow's steps as DBOS recorded them: (name, seconds), in order."""

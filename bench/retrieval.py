@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,7 +45,7 @@ from typing import Any
 import httpx
 import retrieval_corpus as corpus
 from rank_bm25 import BM25Okapi
-from serving import free_port, service_env, supervised
+from serving import dev_headers, service_env, serving
 from sqlalchemy import create_engine, text
 
 # The repository root, for the test suite's throwaway PostgreSQL databases.
@@ -55,7 +54,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from contentplatform.documents.index import STOP_WORDS
 from tests.support.backends import postgres_databases
 
-BIN = Path(sys.executable).parent
 INGEST_TIMEOUT = 900.0
 _WORD = re.compile(r"[0-9a-z]+")
 
@@ -117,16 +115,7 @@ class Service:
     database_url: str  # a synchronous SQLAlchemy URL of its database
 
     def headers(self, org: str) -> dict[str, str]:
-        command = [str(BIN / "contentplatform"), "dev-token", "--org", org, "--user", "bench"]
-        token = subprocess.run(
-            [*command, "--role=editor"],
-            env=self.env,
-            cwd=self.directory,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        return {"Authorization": f"Bearer {token}", "x-idp-org-id": org}
+        return dev_headers(self.env, self.directory, org)
 
 
 @contextmanager
@@ -142,30 +131,11 @@ def databases(server_url: str | None) -> Iterator[dict[str, str]]:
 @contextmanager
 def running_service(directory: Path, server_url: str | None) -> Iterator[Service]:
     with databases(server_url) as urls:
-        port = free_port()
         env = service_env(directory, credits_monthly_grant="100000000", **urls)
-        log_path = directory / "service.log"
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                [BIN / "contentplatform", "serve", "--port", str(port)],
-                env=env,
-                cwd=directory,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        url = f"http://127.0.0.1:{port}"
-
-        def tail() -> str:
-            return log_path.read_text(errors="replace")[-4000:]
-
         sync_url = urls.get("database_url") or f"sqlite:///{directory / 'data/contentplatform.db'}"
         sync_url = sync_url.replace("postgresql://", "postgresql+psycopg://", 1)
-        with supervised(process, url, tail):
-            try:
-                yield Service(url, env, directory, sync_url)
-            except BaseException:
-                print(f"the service's log ends:\n{tail()}", file=sys.stderr)
-                raise
+        with serving(directory, env) as (url, _):
+            yield Service(url, env, directory, sync_url)
 
 
 async def upload(

@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+
+# Where this interpreter's scripts are: the venv's `contentplatform`.
+BIN = Path(sys.executable).parent
 
 
 def free_port() -> int:
@@ -64,3 +68,46 @@ def supervised(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
+
+
+def dev_headers(
+    env: dict[str, str], directory: Path, org: str, role: str = "editor"
+) -> dict[str, str]:
+    """The headers of a `bench` user of `org` with `role`, its token from `contentplatform
+    dev-token` on the service's data directory (`env`)."""
+    token = subprocess.run(
+        [BIN / "contentplatform", "dev-token", "--org", org, "--user", "bench", f"--role={role}"],
+        env=env,
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return {"Authorization": f"Bearer {token}", "x-idp-org-id": org}
+
+
+@contextmanager
+def serving(directory: Path, env: dict[str, str]) -> Iterator[tuple[str, int]]:
+    """`contentplatform serve` on a free loopback port with `env`, its log in
+    `directory/service.log`, ready: its URL and pid. A failure inside prints the log's end."""
+    port = free_port()
+    log_path = directory / "service.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [BIN / "contentplatform", "serve", "--port", str(port)],
+            env=env,
+            cwd=directory,  # no stray .env file
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+
+    def tail() -> str:
+        return log_path.read_text(errors="replace")[-4000:]
+
+    with supervised(process, url, tail):
+        try:
+            yield url, process.pid
+        except BaseException:
+            print(f"the service's log ends:\n{tail()}", file=sys.stderr)
+            raise
