@@ -11,18 +11,17 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import httpx
-import redis
 from httpx_sse import connect_sse
-from sqlalchemy import Table, delete, select, update
+from sqlalchemy import Table, select, update
 
 from contentplatform.chat.models import ChatMessage
 from contentplatform.config import Settings
 from contentplatform.credits import service as credits
 from contentplatform.credits.models import CreditLedgerEntry, CreditReservation
 from contentplatform.kit.db import Database
-from contentplatform.kit.streams import Stream
 from tests.documents.support import Docs
 from tests.support.database import run_on, select_all
+from tests.support.streams import forget_stream
 
 KIND = "chat.message"
 HOLD = 10  # chat_credit_hold, the default
@@ -217,21 +216,7 @@ def set_message(settings: Settings, message_id: str, **values: Any) -> None:
 
 def forget_events(settings: Settings, message_id: str) -> None:
     """What the log's expiry does to an answer's events, in the backend the service uses."""
-    stream = f"chat:{message_id}"
-    if settings.redis_url:
-        client = redis.Redis.from_url(settings.redis_url)
-        try:
-            base = f"{settings.redis_prefix}stream:{{{stream}}}"
-            client.delete(base, base + ":meta")
-        finally:
-            client.close()
-        return
-
-    async def scenario(db: Database) -> None:
-        async with db.unit_of_work() as session:
-            await session.execute(delete(Stream).where(Stream.id == stream))
-
-    run_on(settings, scenario)
+    forget_stream(settings, f"chat:{message_id}")
 
 
 def settled_hold(settings: Settings, tenant_id: uuid.UUID, key: str, *, release: bool) -> str:

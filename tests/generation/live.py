@@ -11,14 +11,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import httpx
-import redis
 from httpx_sse import connect_sse
-from sqlalchemy import delete
 
 from contentplatform.config import Settings
 from contentplatform.generation import schemas, service
 from contentplatform.kit.db import AFTER_COMMIT_KEY, Database
-from contentplatform.kit.streams import Stream
 from tests.generation.support import FINISHED, RUN_TIMEOUT, Writer
 from tests.support.database import run_on
 
@@ -101,24 +98,6 @@ class Live(Writer):
 
 def progress_of(frames: list[Frame]) -> list[dict[str, Any]]:
     return [data for _, event, data in frames if event == "progress"]
-
-
-def forget_stream(settings: Settings, stream: str) -> None:
-    """Drop a stream's log, as its expiry and purge would (in Redis when the suite has it)."""
-    if settings.redis_url:
-        client = redis.Redis.from_url(settings.redis_url)
-        try:
-            base = f"{settings.redis_prefix}stream:{{{stream}}}"
-            client.delete(base, base + ":meta")
-        finally:
-            client.close()
-        return
-
-    async def scenario(db: Database) -> None:
-        async with db.unit_of_work() as session:
-            await session.execute(delete(Stream).where(Stream.id == stream))
-
-    run_on(settings, scenario)
 
 
 def wait_until(what: str, check: Any, timeout: float = RUN_TIMEOUT) -> Any:

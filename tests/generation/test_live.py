@@ -21,7 +21,6 @@ from tests.generation.live import (
     TERMINAL,
     Frame,
     Live,
-    forget_stream,
     progress_of,
     queued_behind_the_back,
     wait_until,
@@ -29,6 +28,7 @@ from tests.generation.live import (
 from tests.generation.support import BEEKEEPING, HANDBOOK, blog_reservations, chunk_ids_of
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
+from tests.support.streams import forget_stream
 
 HOLD = 40
 STEPS = ["retrieve", "outline", "write", "optimize", "score", "finalize"]
