@@ -5,7 +5,6 @@ Never commits: callers own the unit of work. Every function is scoped to one ten
 
 from __future__ import annotations
 
-import math
 import re
 import uuid
 from collections.abc import Sequence
@@ -21,14 +20,6 @@ from contentplatform.documents.errors import DocumentNotFound
 # become a very long OR query.
 MAX_QUERY_TERMS = 32
 MAX_LIMIT = 100
-# How much more a query word counts in a chunk's heading path than in its text.
-HEADING_WEIGHT = 3.0
-# Hits scoring below this share of the best hit's score are dropped.
-RELATIVE_CUT = 0.3
-# PostgreSQL: how many chunks ts_rank picks for BM25 to rank again, and BM25's parameters.
-CANDIDATES = 100
-BM25_K1 = 1.2
-BM25_B = 0.75
 _TERM = re.compile(r"\w+")
 # PostgreSQL's English stop words (its 'english' configuration drops them from queries); dropped
 # on SQLite too, whose FTS5 has none, so that a question's "how" and "are" do not match everything
@@ -143,149 +134,27 @@ async def search_chunks(
     *,
     document_ids: Sequence[uuid.UUID] | None = None,
     limit: int = 8,
-    relative_cut: float = RELATIVE_CUT,
 ) -> list[ChunkHit]:
     """The chunks best matching `query` among the tenant's ready, live, unarchived documents
     (only those in `document_ids` when given; an empty list finds nothing).
 
-    A chunk matches when it holds any of the query's words (stemmed: "pricing" finds "prices").
-    Ranking is BM25 on both databases: rarer words count more, words in a chunk's heading path
-    HEADING_WEIGHT times more than in its text, short chunks more than long ones. Then chunks
-    below `relative_cut` of the best are dropped (a query matching everything weakly returns few),
-    a chunk whose text is the same as a better one's (ignoring case, punctuation and spacing) is
-    left out, and on equal scores the primary knowledge document's come first. Each word is
-    quoted, so AND, OR, NOT and NEAR are plain words here."""
+    A chunk matches when it holds any of the query's words (stemmed: "pricing" finds "prices");
+    chunks holding more of them, and rarer ones, rank higher. Each word is quoted, so AND, OR,
+    NOT and NEAR are plain words here."""
     terms = query_terms(query)
     limit = min(limit, MAX_LIMIT)
     if not terms or limit < 1 or (document_ids is not None and not document_ids):
         return []
     quoted = [f'"{term}"' for term in terms]
-    # Room for the duplicates and ties that ranking sets aside.
-    fetch = limit * 2 + 10
-    rows: Sequence[repository.Hit] | list[_Scored]
     if session.get_bind().dialect.name == "sqlite":
         match = "{content heading} : (" + " OR ".join(quoted) + ")"
-        rows = await repository.search_sqlite(
-            session, tenant_id, match, document_ids, fetch, HEADING_WEIGHT
-        )
+        rows = await repository.search_sqlite(session, tenant_id, match, document_ids, limit)
     else:
-        rows = await _search_postgresql(session, tenant_id, quoted, document_ids, fetch)
-    return _ranked(rows, limit, relative_cut)
-
-
-async def _search_postgresql(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    quoted: list[str],
-    document_ids: Sequence[uuid.UUID] | None,
-    fetch: int,
-) -> list[_Scored]:
-    """BM25 on PostgreSQL, whose ts_rank has no IDF: the best CANDIDATES chunks by each word's
-    ts_rank times its IDF (from the tenant's per-word chunk counts), then scored again by
-    BM25 proper from the words' occurrences in each candidate's tsvector."""
-    stats = await repository.term_statistics(session, tenant_id, quoted)
-    words = [
-        (term, _idf(stats.chunks, frequency), _LEXEME.findall(lexemes))
-        for term, lexemes, frequency in zip(quoted, stats.lexemes, stats.frequencies, strict=True)
-        if frequency
-    ]
-    if not words:
-        return []
-    candidates = await repository.search_postgresql(
-        session,
-        tenant_id,
-        " or ".join(quoted),
-        [(term, idf) for term, idf, _ in words],
-        document_ids,
-        max(fetch, CANDIDATES),
-        # ts_rank's weights of the labels D, C, B (heading), A (content), each in [0, 1].
-        (0.0, 0.0, 1.0, 1.0 / HEADING_WEIGHT),
-    )
-    mean_length = stats.mean_length or 1.0
-    scored: list[_Scored] = []
-    for row in candidates:
-        occurrences = _occurrences(row.vector)
-        length = max(row.char_end - row.char_start, 1)
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / mean_length)
-        score = 0.0
-        for _, idf, lexemes in words:
-            # A word stemmed to several lexemes (`foo_bar`) counts as often as its rarest.
-            tf = min(
-                (
-                    occurrences.get(lexeme, (0, 0))[0]
-                    + HEADING_WEIGHT * occurrences.get(lexeme, (0, 0))[1]
-                    for lexeme in lexemes
-                ),
-                default=0.0,
-            )
-            if tf:
-                score += idf * tf * (BM25_K1 + 1) / (tf + norm)
-        scored.append(_Scored(row, score))
-    return scored
-
-
-# A lexeme and its positions in a tsvector's text: 'word':1A,7,12B ('' is a quote).
-_VECTOR_ENTRY = re.compile(r"'((?:[^']|'')*)'(?::([0-9A-D,]+))?")
-_LEXEME = re.compile(r"'((?:[^']|'')*)'")
-
-
-def _occurrences(vector: str) -> dict[str, tuple[int, int]]:
-    """Per lexeme of a chunk's tsvector text: its occurrences in the text (label A) and in the
-    heading path (label B)."""
-    found: dict[str, tuple[int, int]] = {}
-    for lexeme, positions in _VECTOR_ENTRY.findall(vector):
-        labels = [position[-1] for position in positions.split(",")] if positions else []
-        found[lexeme] = (labels.count("A"), labels.count("B"))
-    return found
-
-
-def _idf(total: int, frequency: int) -> float:
-    """BM25's inverse document frequency, never negative (as Lucene's)."""
-    return math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
-
-
-@dataclass(frozen=True, slots=True)
-class _Scored:
-    row: repository.Hit | repository.Candidate
-    score: float
-
-
-def _ranked(
-    found: Sequence[repository.Hit] | Sequence[_Scored], limit: int, relative_cut: float
-) -> list[ChunkHit]:
-    """`rows` scored >= 0 (higher is better) as the best `limit` hits: the relative cut, the
-    near-duplicates merged, the primary document first on ties, scores mapped to [0, 1)."""
-    scored = [
-        item if isinstance(item, _Scored) else _Scored(item, float(item.score)) for item in found
-    ]
-    if not scored:
-        return []
-    best = max(item.score for item in scored)
-    ordered = sorted(
-        (item for item in scored if item.score > 0 and item.score >= best * relative_cut),
-        # Scores equal but for rounding are ties; then the primary document; then the order
-        # of the text.
-        key=lambda item: (
-            -round(item.score, 6),
-            not item.row.is_primary,
-            str(item.row.document_id),
-            item.row.ordinal,
-        ),
-    )
-    hits: list[ChunkHit] = []
-    seen: set[str] = set()
-    for item in ordered:
-        if (text := _normalized(item.row.content)) in seen:
-            continue
-        seen.add(text)
-        hits.append(_chunk_hit(item.row, item.score / (1 + item.score)))
-        if len(hits) == limit:
-            break
-    return hits
-
-
-def _normalized(content: str) -> str:
-    return " ".join(_TERM.findall(content.casefold()))
+        websearch = " or ".join(quoted)
+        rows = await repository.search_postgresql(
+            session, tenant_id, websearch, document_ids, limit
+        )
+    return _chunk_hits(rows)
 
 
 async def leading_chunks(
@@ -303,21 +172,7 @@ async def leading_chunks(
 
 
 def _chunk_hits(rows: Sequence[repository.Hit]) -> list[ChunkHit]:
-    return [_chunk_hit(row, float(row.score)) for row in rows]
-
-
-def _chunk_hit(row: repository.Hit | repository.Candidate, score: float) -> ChunkHit:
-    return ChunkHit(
-        chunk_id=row.chunk_id,
-        document_id=row.document_id,
-        document_name=row.document_name,
-        ordinal=row.ordinal,
-        content=row.content,
-        heading=row.heading,
-        score=score,
-        char_start=row.char_start,
-        char_end=row.char_end,
-    )
+    return [ChunkHit(**{**row._asdict(), "score": float(row.score)}) for row in rows]
 
 
 async def document_text(session: AsyncSession, tenant_id: uuid.UUID, document_id: uuid.UUID) -> str:

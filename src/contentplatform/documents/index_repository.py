@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -12,14 +11,11 @@ from sqlalchemy import (
     Float,
     Row,
     Select,
-    Text,
-    cast,
     column,
     delete,
     exists,
     func,
     insert,
-    literal,
     literal_column,
     select,
     table,
@@ -64,15 +60,15 @@ async def spans(
     return result.all()
 
 
-Hit = Row[uuid.UUID, uuid.UUID, str, int, str, str | None, int, int, float, bool]
+Hit = Row[uuid.UUID, uuid.UUID, str, int, str, str | None, int, int, float]
 
 
 def _hits(
     tenant_id: uuid.UUID, score: ColumnElement[Any]
-) -> Select[uuid.UUID, uuid.UUID, str, int, str, str | None, int, int, float, bool]:
+) -> Select[uuid.UUID, uuid.UUID, str, int, str, str | None, int, int, float]:
     """Chunks of this tenant's searchable documents: ready, not archived, not deleted."""
     return (
-        # Labelled as ChunkHit names its fields (but `is_primary`, which ranking reads).
+        # Labelled as ChunkHit names its fields.
         select(
             DocumentChunk.id.label("chunk_id"),
             DocumentChunk.document_id,
@@ -83,7 +79,6 @@ def _hits(
             DocumentChunk.char_start,
             DocumentChunk.char_end,
             type_coerce(score, Float).label("score"),
-            Document.is_primary,
         )
         .join(Document, Document.id == DocumentChunk.document_id)
         .where(
@@ -102,15 +97,14 @@ async def search_sqlite(
     match: str,
     document_ids: Sequence[uuid.UUID] | None,
     limit: int,
-    heading_weight: float,
 ) -> Sequence[Hit]:
-    """`match` is an FTS5 query. bm25() is negative, lower is better: `score` is -bm25, >= 0,
-    higher is better. The heading's terms weigh `heading_weight` times the content's."""
+    """`match` is an FTS5 query. bm25() is negative, lower is better: score = -bm25 / (1 - bm25)
+    maps it to [0, 1), higher is better, like ts_rank_cd's normalization 32 on PostgreSQL."""
     fts = table(FTS_TABLE, column("chunk_id"))
     # Column weights: content, heading, document_key (never matched by user queries).
-    bm25 = func.bm25(literal_column(FTS_TABLE), 1.0, heading_weight, 0.0)
+    bm25 = func.bm25(literal_column(FTS_TABLE), 1.0, 0.5, 0.0)
     query = (
-        _hits(tenant_id, -bm25)
+        _hits(tenant_id, -bm25 / (1 - bm25))
         .join(fts, fts.c.chunk_id == DocumentChunk.id)
         .where(literal_column(FTS_TABLE).op("MATCH")(match))
         .order_by(bm25, DocumentChunk.document_id, DocumentChunk.ordinal)
@@ -121,89 +115,22 @@ async def search_sqlite(
     return (await session.execute(query)).all()
 
 
-def _vector() -> ColumnElement[Any]:
-    return literal_column(f"{DocumentChunk.__tablename__}.{SEARCH_VECTOR}")
-
-
-def _tsquery(websearch: str) -> ColumnElement[Any]:
-    return func.websearch_to_tsquery(literal_column("'english'::regconfig"), websearch)
-
-
-@dataclass(frozen=True, slots=True)
-class TermStatistics:
-    """What BM25 needs of the tenant's chunks, which ts_rank lacks: how many there are, their
-    mean length (characters), and per query word its lexemes (as a tsvector's text) and how
-    many chunks match it."""
-
-    chunks: int
-    mean_length: float
-    lexemes: list[str]
-    frequencies: list[int]
-
-
-async def term_statistics(
-    session: AsyncSession, tenant_id: uuid.UUID, websearches: Sequence[str]
-) -> TermStatistics:
-    """One round trip; each count is read from the GIN index (and the tenant's index)."""
-    vector = _vector()
-
-    def count(*conditions: ColumnElement[bool]) -> Any:
-        return (
-            select(func.count())
-            .select_from(DocumentChunk)
-            .where(DocumentChunk.tenant_id == tenant_id, *conditions)
-            .scalar_subquery()
-        )
-
-    mean = (
-        select(func.avg(DocumentChunk.char_end - DocumentChunk.char_start))
-        .where(DocumentChunk.tenant_id == tenant_id)
-        .scalar_subquery()
-    )
-    english: ColumnElement[Any] = literal_column("'english'::regconfig")
-    query = select(
-        count(),
-        mean,
-        *(cast(func.to_tsvector(english, w), Text) for w in websearches),
-        *(count(vector.op("@@")(_tsquery(w))) for w in websearches),
-    )
-    total, average, *rest = (await session.execute(query)).one()
-    n = len(websearches)
-    return TermStatistics(
-        int(total),
-        float(average or 0.0),
-        [str(text_) for text_ in rest[:n]],
-        [int(frequency) for frequency in rest[n:]],
-    )
-
-
-Candidate = Row[uuid.UUID, uuid.UUID, str, int, str, str | None, int, int, float, bool, str]
-
-
 async def search_postgresql(
     session: AsyncSession,
     tenant_id: uuid.UUID,
     websearch: str,
-    terms: Sequence[tuple[str, float]],
     document_ids: Sequence[uuid.UUID] | None,
     limit: int,
-    weights: Sequence[float],
-) -> Sequence[Candidate]:
-    """`websearch` (websearch_to_tsquery input, which never raises on any text) selects the
-    chunks; `terms` rank them: each term's ts_rank (with `weights` for the labels D, C, B, A,
-    and normalization 1, divided by the log of the chunk's length), times the term's IDF, summed.
-    `score` is >= 0, higher is better; `vector` is the chunk's tsvector as text."""
-    vector = _vector()
-    labels = ",".join(f"{float(weight):.6f}" for weight in weights)
-    weighting: ColumnElement[Any] = literal_column(f"'{{{labels}}}'::float4[]")
-    score: ColumnElement[Any] = literal(0.0, Float)
-    for term, idf in terms:
-        score = score + func.ts_rank(weighting, vector, _tsquery(term), 1) * literal(idf, Float)
+) -> Sequence[Hit]:
+    """`websearch` is websearch_to_tsquery input (which never raises on any text). ts_rank_cd
+    with normalization 32 is rank / (rank + 1): [0, 1), higher is better."""
+    vector: ColumnElement[Any] = literal_column(f"{DocumentChunk.__tablename__}.{SEARCH_VECTOR}")
+    tsquery = func.websearch_to_tsquery(literal_column("'english'::regconfig"), websearch)
+    rank = func.ts_rank_cd(vector, tsquery, 32)
     query = (
-        _hits(tenant_id, score)
-        .add_columns(cast(vector, Text).label("vector"))
-        .where(vector.op("@@")(_tsquery(websearch)))
-        .order_by(score.desc(), DocumentChunk.document_id, DocumentChunk.ordinal)
+        _hits(tenant_id, rank)
+        .where(vector.op("@@")(tsquery))
+        .order_by(rank.desc(), DocumentChunk.document_id, DocumentChunk.ordinal)
         .limit(limit)
     )
     if document_ids is not None:

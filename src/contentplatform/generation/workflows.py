@@ -488,10 +488,8 @@ async def retrieve(
     await _at(tenant_id, run_id, "retrieve", 5)
     # Read-only, in a transaction of its own: no lock is held while searching.
     async with runtime.current().db.unit_of_work() as session:
-        # No relative cut yet: one query for the whole article needs the passages of every
-        # section, not only the best-matching one's (a cut belongs with retrieval per section).
         hits = await search.search_chunks(
-            session, tenant_id, query, document_ids=chosen, limit=SEARCH_LIMIT, relative_cut=0
+            session, tenant_id, query, document_ids=chosen, limit=SEARCH_LIMIT
         )
         found = passages.relevant(hits, brief["topic"], keywords)
         if not found and chosen:
@@ -499,12 +497,7 @@ async def retrieve(
         primary = await documents.primary_knowledge_id(session, tenant_id)
         if primary is not None:
             best = await search.search_chunks(
-                session,
-                tenant_id,
-                query,
-                document_ids=[primary],
-                limit=PRIMARY_LIMIT,
-                relative_cut=0,
+                session, tenant_id, query, document_ids=[primary], limit=PRIMARY_LIMIT
             )
             # The primary document's own passages come after the best matches, within the cap.
             found = found[: MAX_SOURCES - PRIMARY_LIMIT] + passages.relevant(
