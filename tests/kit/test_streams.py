@@ -246,7 +246,8 @@ def test_expired_logs_read_as_not_found_and_are_purged(scenario, settings: Setti
             await brief.read(gone, tenant)
         await kept.read(live, tenant)
         if isinstance(kept, DatabaseStreamLog):
-            assert await streams.purge_expired(kept.db) >= 1
+            # The suite's service purges on its own reconcile passes too: either may take it.
+            await streams.purge_expired(kept.db)
             async with kept.db.unit_of_work() as session:
                 left = set(
                     await session.scalars(

@@ -414,9 +414,15 @@ class RedisStreamLog(StreamLog):
             # RESP2's reply: [[key, [(entry id, fields), ...]]], or [] when the block timed out.
             reply: Any = await self.redis.xread({key: last}, count=BATCH, block=self.block_ms)
             if not reply:
-                # Expired without its terminal event, or (the terminal one came first) over.
-                ended = await self.redis.hget(meta, "closed") in (None, "1")
-                continue
+                closed = await self.redis.hget(meta, "closed")
+                if closed is None:
+                    return  # expired without its terminal event
+                if closed != "1":
+                    continue
+                # Closed while this reader's wait ran out: its last events are there to read.
+                reply = await self.redis.xread({key: last}, count=BATCH)
+                if not reply:
+                    return
             for entry_id, fields in reply[0][1]:
                 event = Event(
                     int(entry_id.split("-")[0]),
