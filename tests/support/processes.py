@@ -150,6 +150,12 @@ class Service:
     def tail(self, chars: int = 6000) -> str:
         return self.log.read_text(errors="replace")[-chars:]
 
+    def ready(self) -> bool:
+        try:
+            return httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200
+        except httpx.HTTPError:
+            return False
+
     def check_alive(self) -> None:
         if self.process.poll() is not None:
             raise AssertionError(
@@ -184,6 +190,22 @@ class Services:
     running: list[Service] = field(default_factory=list)
 
     def start(self, **settings: str) -> Service:
+        # A port found free can be taken by another test's process before this one binds it:
+        # then the service exits saying so, and is started again on another port.
+        for attempt in range(3):
+            service = self._launch(settings)
+            try:
+                wait_for("the service to be ready", service.ready, service, interval=0.1)
+            except AssertionError:
+                if attempt == 2 or "address already in use" not in service.tail():
+                    raise
+                service.kill()
+                self.running.remove(service)
+                continue
+            return service
+        raise AssertionError("unreachable")
+
+    def _launch(self, settings: dict[str, str]) -> Service:
         number = len(self.running) + 1
         log = self.stack.dir / f"service{number}.log"
         port = free_port()
@@ -199,14 +221,6 @@ class Services:
             )
         service = Service(process, f"http://127.0.0.1:{port}", log)
         self.running.append(service)
-
-        def ready() -> bool:
-            try:
-                return httpx.get(f"{service.url}/readyz", timeout=5).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        wait_for("the service to be ready", ready, service, interval=0.1)
         return service
 
     def token(self, org: str, role: str = "editor") -> str:
