@@ -172,8 +172,9 @@ def test_a_stop_from_another_process_ends_the_answer_keeping_what_was_written(
     the second starts while it streams (and leaves it alone), reads it live after a disconnect,
     refuses a second question while it streams, and a stop sent to it ends the answer; only the
     tokens used are charged."""
-    # Slow enough that the answer outlasts the second service's start on a loaded machine.
-    with SlowModel(word_delay=0.3) as model:
+    # Slow enough that the answer outlasts the second service's start on a loaded machine
+    # (at 0.3 s a word, CI's load once let it finish first).
+    with SlowModel(word_delay=0.6) as model:
         first, asker = chatting(services, model.base_url, "stopping", executor_id="first")
         seen = asker.ask("stop-me", stop_after=5)  # then the client goes away
         second = services.start(**llm_settings(model.base_url, executor_id="second"))
