@@ -3,7 +3,9 @@ plain BM25 baseline over the same chunks.
 
     .venv/bin/python bench/retrieval.py                       # SQLite, every question, all types
     .venv/bin/python bench/retrieval.py --database-url postgresql://postgres@127.0.0.1:5432/test
+    .venv/bin/python bench/retrieval.py --embeddings stand-in  # full text, then hybrid
     # options: --kinds md,html,docx,pdf  --questions 115  --limit 10  --concurrency 4
+    #          --embeddings URL --embeddings-model NAME  (any OpenAI-compatible /v1/embeddings)
 
 The corpus (`retrieval_corpus.py`) is CPython's documentation topics (`pydoc_data.topics`, 78
 topics, about 465,000 characters): one document per topic, written as Markdown, HTML, DOCX and
@@ -13,6 +15,8 @@ data directory (SQLite; with `--database-url`, two new databases on that Postgre
 and DBOS's, dropped at the end), ingests each type into a tenant of its own through the HTTP API
 (createUploadUrl -> PUT -> confirmUpload, until `documents.getStats` says all are ready), then
 asks every question with `POST /v1/chat/retrieve` (`limit` 10).
+
+In hybrid mode "ingest" includes the wait until every chunk has its vector.
 
 A hit is a returned chunk whose content holds the answer sentence, both compared after
 `retrieval_corpus.normalize` (NFKC, typographic quotes and dashes as ASCII, case folded, only
@@ -25,6 +29,13 @@ The baseline is BM25 (rank-bm25's BM25Okapi, k1 1.5, b 0.75) over the same chunk
 service's database: heading and content, lower-cased runs of letters and digits, without the
 index's stop words, no stemming. Targets (issue 17): recall@5 >= 0.9, MRR >= 0.75, and better
 than the baseline on every type. Prints figures; asserts nothing.
+
+With `--embeddings`, everything runs twice: full text alone, then hybrid (a second service with
+embeddings configured: vectors filled at ingest, results fused by reciprocal rank), and the two
+are printed side by side. `stand-in` is the test suite's local `/v1/embeddings` server
+(tests/support/embeddings.py: hashed words and character trigrams, no model), started here; any
+other value is the base URL of a real one (Ollama, vLLM, llama.cpp, a hosted API), with
+`--embeddings-model` and CONTENTPLATFORM_EMBEDDINGS_API_KEY from the environment if it needs one.
 """
 
 from __future__ import annotations
@@ -53,6 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from contentplatform.documents.index import STOP_WORDS
 from tests.support.backends import postgres_databases
+from tests.support.embeddings import EmbeddingsServer
 
 INGEST_TIMEOUT = 900.0
 _WORD = re.compile(r"[0-9a-z]+")
@@ -129,9 +141,11 @@ def databases(server_url: str | None) -> Iterator[dict[str, str]]:
 
 
 @contextmanager
-def running_service(directory: Path, server_url: str | None) -> Iterator[Service]:
+def running_service(
+    directory: Path, server_url: str | None, settings: dict[str, str]
+) -> Iterator[Service]:
     with databases(server_url) as urls:
-        env = service_env(directory, credits_monthly_grant="100000000", **urls)
+        env = service_env(directory, credits_monthly_grant="100000000", **urls, **settings)
         sync_url = urls.get("database_url") or f"sqlite:///{directory / 'data/contentplatform.db'}"
         sync_url = sync_url.replace("postgresql://", "postgresql+psycopg://", 1)
         with serving(directory, env) as (url, _):
@@ -194,6 +208,37 @@ async def ask_service(
     return [hit["content"] for hit in response.json()["data"]], took
 
 
+def vectors_pending(database_url: str, kind: str) -> int:
+    """How many chunks of the documents of `kind` have no vector yet (hybrid mode)."""
+    engine = create_engine(database_url)
+    try:
+        with engine.connect() as connection:
+            return int(
+                connection.execute(
+                    text(
+                        "SELECT count(*) FROM document_chunks c "
+                        "JOIN documents d ON d.id = c.document_id "
+                        "LEFT JOIN document_chunk_vectors v ON v.chunk_id = c.id "
+                        "WHERE d.filename LIKE :suffix AND d.deleted_at IS NULL "
+                        "AND v.chunk_id IS NULL"
+                    ),
+                    {"suffix": f"%.{kind}"},
+                ).scalar_one()
+            )
+    finally:
+        engine.dispose()
+
+
+async def vectors_filled(database_url: str, kind: str) -> float:
+    """Wait until every chunk of `kind` has its vector; how long it took."""
+    started = time.perf_counter()
+    while vectors_pending(database_url, kind):
+        if time.perf_counter() - started > INGEST_TIMEOUT:
+            raise SystemExit(f"{kind}: vectors still missing after {INGEST_TIMEOUT:.0f} s")
+        await asyncio.sleep(0.5)
+    return time.perf_counter() - started
+
+
 def chunks_of(database_url: str, kind: str) -> list[Chunk]:
     """The chunks the service made of every document of `kind` (their filenames end in it)."""
     engine = create_engine(database_url)
@@ -236,10 +281,13 @@ async def measure(
     questions: list[corpus.Question],
     limit: int,
     concurrency: int,
+    hybrid: bool,
 ) -> Result:
     headers = service.headers(f"org_retrieval_{kind}")
     async with httpx.AsyncClient(base_url=service.url, timeout=httpx.Timeout(120)) as client:
         took = await ingest(client, headers, files, kind, concurrency)
+        if hybrid:
+            took += await vectors_filled(service.database_url, kind)
         await ask_service(client, headers, questions[0].question, limit)  # warm-up
         ranks: list[int | None] = []
         latencies: list[float] = []
@@ -309,6 +357,12 @@ def main() -> None:
         help="a PostgreSQL server's maintenance database; default: SQLite in a temporary directory",
     )
     parser.add_argument("--misses", action="store_true", help="list the questions missed at 5")
+    parser.add_argument(
+        "--embeddings",
+        default=None,
+        help="also measure hybrid search: `stand-in` or an OpenAI-compatible base URL",
+    )
+    parser.add_argument("--embeddings-model", default="nomic-embed-text")
     args = parser.parse_args()
     kinds = [k for k in args.kinds.split(",") if k]
     if unknown := set(kinds) - set(corpus.KINDS):
@@ -328,27 +382,70 @@ def main() -> None:
         files = corpus.build(root / "corpus", tuple(kinds))
         print(f"corpus: {len(corpus.topic_names())} topics x {len(kinds)} types in "
               f"{time.perf_counter() - started:.1f} s")  # fmt: skip
-        (root / "service").mkdir()
-        results: list[Result] = []
-        with running_service(root / "service", args.database_url) as service:
-            for kind in kinds:
-                result = asyncio.run(
-                    measure(service, kind, files[kind], questions, args.limit, args.concurrency)
-                )
-                results.append(result)
-                print(
-                    f"{kind}: {result.chunks} chunks, R@5 {result.service.recall(5):.3f}, "
-                    f"MRR {result.service.mrr:.3f} (BM25 {result.baseline.recall(5):.3f}, "
-                    f"{result.baseline.mrr:.3f})",
-                    flush=True,
-                )
         backend = "PostgreSQL" if args.database_url else "SQLite"
-        report(results, backend, len(questions), args.limit)
-        if args.misses:
-            for r in results:
-                print(f"\nmissed at 5 ({r.kind}):")
-                for q, rank in r.misses:
-                    print(f"  [{rank or '-'}] {q.topic}: {q.question}")
+        by_mode: dict[str, list[Result]] = {}
+        for mode in ["full text", *(["hybrid"] if args.embeddings else [])]:
+            with embeddings_settings(args, mode) as settings:
+                directory = root / mode.replace(" ", "-")
+                directory.mkdir()
+                results = by_mode[mode] = []
+                with running_service(directory, args.database_url, settings) as service:
+                    for kind in kinds:
+                        result = asyncio.run(
+                            measure(
+                                service,
+                                kind,
+                                files[kind],
+                                questions,
+                                args.limit,
+                                args.concurrency,
+                                mode == "hybrid",
+                            )
+                        )
+                        results.append(result)
+                        print(
+                            f"{mode}, {kind}: {result.chunks} chunks, "
+                            f"R@5 {result.service.recall(5):.3f}, MRR {result.service.mrr:.3f} "
+                            f"(BM25 {result.baseline.recall(5):.3f}, {result.baseline.mrr:.3f})",
+                            flush=True,
+                        )
+            report(results, f"{backend}, {mode}", len(questions), args.limit)
+            if args.misses:
+                for r in results:
+                    print(f"\nmissed at 5 ({mode}, {r.kind}):")
+                    for q, rank in r.misses:
+                        print(f"  [{rank or '-'}] {q.topic}: {q.question}")
+        if "hybrid" in by_mode:
+            compare(by_mode["full text"], by_mode["hybrid"], backend)
+
+
+@contextmanager
+def embeddings_settings(args: argparse.Namespace, mode: str) -> Iterator[dict[str, str]]:
+    """The service's embeddings settings for `mode`: none for full text; for hybrid, the
+    stand-in (started here) or the server named by --embeddings."""
+    if mode != "hybrid":
+        yield {}
+    elif args.embeddings == "stand-in":
+        with EmbeddingsServer() as server:
+            yield {"embeddings_base_url": server.base_url, "embeddings_model": "stand-in"}
+    else:
+        yield {"embeddings_base_url": args.embeddings, "embeddings_model": args.embeddings_model}
+
+
+def compare(text_only: list[Result], hybrid: list[Result], backend: str) -> None:
+    print(f"\nfull text beside hybrid on {backend}:")
+    header = (
+        f"{'type':<5} | {'text R@1':>8} {'R@5':>6} {'MRR':>6} {'p50 ms':>6} | "
+        f"{'hybrid R@1':>10} {'R@5':>6} {'MRR':>6} {'p50 ms':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for t, h in zip(text_only, hybrid, strict=True):
+        print(
+            f"{t.kind:<5} | {t.service.recall(1):>8.3f} {t.service.recall(5):>6.3f} "
+            f"{t.service.mrr:>6.3f} {t.p50_ms:>6.1f} | {h.service.recall(1):>10.3f} "
+            f"{h.service.recall(5):>6.3f} {h.service.mrr:>6.3f} {h.p50_ms:>6.1f}"
+        )
 
 
 if __name__ == "__main__":

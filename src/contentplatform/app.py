@@ -101,6 +101,11 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         current = runtime.Runtime.create(settings)
+        try:
+            await current.verify()
+        except BaseException:
+            await current.close()
+            raise
         app.state.runtime = current
         app.state.guard = Guard(current)
         reconciler: asyncio.Task[None] | None = None

@@ -96,6 +96,7 @@ async def run_worker(settings: Settings) -> None:
     from contentplatform.kit import durable
 
     current = runtime.Runtime.create(settings)
+    await current.verify()
     runtime.install(current)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -129,6 +129,18 @@ class Settings(BaseSettings):
     # Retry-After.
     llm_max_retries: int = 3
 
+    # Embeddings, for hybrid search: any OpenAI-compatible `/v1/embeddings` server (OpenAI, Ollama,
+    # vLLM, llama.cpp, ...). None (the default) turns them off: search is full text alone. When
+    # set, `embeddings_model` is required; `embeddings_dimensions` is sent as `dimensions` (for
+    # models that can shorten their vectors). Texts go in batches of `embeddings_batch_size`.
+    embeddings_base_url: str | None = None
+    embeddings_api_key: SecretStr | None = None
+    embeddings_model: str | None = Field(None, min_length=1)
+    embeddings_dimensions: int | None = Field(None, ge=1, le=16_000)
+    embeddings_timeout_seconds: float = Field(30, gt=0)
+    embeddings_max_retries: int = Field(2, ge=0, le=10)
+    embeddings_batch_size: int = Field(64, ge=1, le=2048)
+
     # Generation: the credits held for one article (the most it can cost; see README), and after
     # how long a run still running counts as stalled and is failed.
     generation_credit_hold: int = 40
@@ -191,6 +203,11 @@ class Settings(BaseSettings):
             _check_fernet_keys(self.publisher_credentials_keys.get_secret_value())
         if self.jwks_url and not self.jwt_issuer:
             raise ValueError("CONTENTPLATFORM_JWT_ISSUER is required with CONTENTPLATFORM_JWKS_URL")
+        if self.embeddings_base_url and not self.embeddings_model:
+            raise ValueError(
+                "CONTENTPLATFORM_EMBEDDINGS_MODEL is required with "
+                "CONTENTPLATFORM_EMBEDDINGS_BASE_URL"
+            )
         allowed = {"RS256", "ES256", "EdDSA"}
         if not set(self.jwt_algorithms) <= allowed:
             raise ValueError(f"jwt_algorithms must be a subset of {sorted(allowed)}")
@@ -205,6 +222,10 @@ class Settings(BaseSettings):
     @property
     def resolved_storage_url(self) -> str:
         return self.storage_url or (self.data_dir / "objects").resolve().as_uri()
+
+    @property
+    def embeddings_enabled(self) -> bool:
+        return self.embeddings_base_url is not None
 
     @property
     def is_local(self) -> bool:

@@ -87,15 +87,22 @@ async def library(db: Database) -> tuple[uuid.UUID, dict[str, uuid.UUID]]:
 def test_the_relevant_chunk_ranks_first(run):
     async def scenario(db: Database) -> None:
         tenant_id, ids = await library(db)
+        # The chunk holding only the commoner word comes second, or falls below the relative
+        # cut (FTS5's IDF of a word in 2 chunks of 5 is smaller than BM25's usual one).
         hits = await search(db, tenant_id, "telescope lenses")
-        assert [(h.document_id, h.ordinal) for h in hits] == [
-            (ids["astronomy"], 0),
-            (ids["astronomy"], 1),
-        ]
+        assert [(h.document_id, h.ordinal) for h in hits] in (
+            [(ids["astronomy"], 0)],
+            [(ids["astronomy"], 0), (ids["astronomy"], 1)],
+        )
         best = hits[0]
         assert best.document_name == "stars.pdf"
         assert best.content == ASTRONOMY[0]
         assert (best.char_start, best.char_end) == (0, len(ASTRONOMY[0]))
+        hits = await search(db, tenant_id, "telescope")
+        assert {(h.document_id, h.ordinal) for h in hits} == {
+            (ids["astronomy"], 0),
+            (ids["astronomy"], 1),
+        }
         assert 1 > hits[0].score > hits[1].score > 0
         # Stemmed: "composted piles" finds "compost pile"; any word of the query may match.
         hits = await search(db, tenant_id, "How are composted piles watered?")
@@ -108,8 +115,10 @@ def test_the_relevant_chunk_ranks_first(run):
 def test_limit_and_empty_queries(run):
     async def scenario(db: Database) -> None:
         tenant_id, _ = await library(db)
-        assert len(await search(db, tenant_id, "dark telescope compost bread", limit=2)) == 2
-        assert len(await search(db, tenant_id, "dark telescope compost bread")) == 5
+        # One word of each chunk, each word in that chunk only: they score alike, none is cut.
+        words = "kitchen pile lenses rings sourdough"
+        assert len(await search(db, tenant_id, words, limit=2)) == 2
+        assert len(await search(db, tenant_id, words)) == 5
         for query in ["", "   ", "\n\t", "!?"]:
             assert await search(db, tenant_id, query) == []
         assert await search(db, tenant_id, "telescope", limit=0) == []

@@ -115,8 +115,9 @@ def part_of(request: dict[str, Any]) -> str:
     return "unknown"
 
 
-def sources_in(prompt: str) -> list[tuple[int, str, str]]:
-    """The numbered sources of a prompt: (number, heading, first sentence worth quoting)."""
+def sources_in(prompt: str, nth: int = 0) -> list[tuple[int, str, str]]:
+    """The numbered sources of a prompt: (number, heading, the `nth` sentence worth quoting,
+    counting round)."""
     found = []
     matches = list(_SOURCE.finditer(prompt))
     for index, match in enumerate(matches):
@@ -128,7 +129,8 @@ def sources_in(prompt: str) -> list[tuple[int, str, str]]:
             if line.strip() and not line.lstrip().startswith(("#", "|"))
             for s in _SENTENCE.split(line)
         ]
-        sentence = next((s for s in sentences if len(s.split()) >= 6), "")
+        worth = [s for s in sentences if len(s.split()) >= 6]
+        sentence = worth[nth % len(worth)] if worth else ""
         heading = (match.group(2) or "Notes").split(" > ")[-1]
         found.append((int(match.group(1)), heading, sentence))
     return found
@@ -138,7 +140,9 @@ class StandIn:
     """A chat model doing each task of the article pipeline the way a real one does, from the
     prompt alone: an outline as JSON in the shape the prompt shows (a section per subject of the
     sources, each naming its source numbers), each part as HTML quoting the prompt's sources and
-    citing them as [n], the metadata as JSON. Thread-safe (the stub serves requests in threads).
+    citing them as [n] (each part a sentence of its own place in the article, as a model asked
+    not to repeat the sections before would), the metadata as JSON. Thread-safe (the stub serves
+    requests in threads).
 
     `hostile`: the first section also carries an `onclick`, a `<script>`, a `javascript:` link
     and a citation of a source that does not exist. `fenced`: every answer comes in a Markdown
@@ -213,7 +217,9 @@ class StandIn:
 
     def _paragraphs(self, prompt: str) -> list[str]:
         return [
-            f"<p>{sentence} [{ref}]</p>" for ref, _, sentence in sources_in(prompt)[:2] if sentence
+            f"<p>{sentence} [{ref}]</p>"
+            for ref, _, sentence in sources_in(prompt, _place(prompt))[:2]
+            if sentence
         ]
 
     def _intro(self, prompt: str) -> str:
@@ -227,7 +233,10 @@ class StandIn:
         return text + HOSTILE if self.hostile and first else text
 
     def _conclusion(self, prompt: str) -> str:
-        points = [f"<li>{sentence} [{ref}]</li>" for ref, _, sentence in sources_in(prompt)[:3]]
+        points = [
+            f"<li>{sentence} [{ref}]</li>"
+            for ref, _, sentence in sources_in(prompt, _place(prompt))[:3]
+        ]
         return f"<ul>{''.join(points)}</ul>"
 
     def _seo(self, prompt: str) -> str:
@@ -244,6 +253,19 @@ class StandIn:
         with self._lock:
             self.seo_json = metadata
         return json.dumps(metadata)
+
+
+_BEFORE = re.compile(r"^Sections before this one: (.*)$", re.M)
+
+
+def _place(prompt: str) -> int:
+    """Which part of the article a prompt asks for (0: the introduction, then 1, 2, ...), told
+    from the sections it says come before. A part quotes its sources' sentence of that place, as
+    a model asked not to repeat the sections before says something else."""
+    before = _BEFORE.search(prompt)
+    if before is None or "Write the introduction" in prompt:
+        return 0
+    return 1 + (0 if before.group(1) == "none" else len(before.group(1).split(", ")))
 
 
 def usage_of(answered: list[tuple[dict[str, Any], str]]) -> tuple[int, int]:

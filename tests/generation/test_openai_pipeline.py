@@ -122,9 +122,10 @@ def test_an_article_is_written_by_the_model_cited_sanitized_and_charged_what_it_
         *(section["heading"] for section in outline["sections"]),
         "Key takeaways",
     ]
+    # Every sentence the model wrote is in the article, once (a later part's repeat is dropped).
     for _, answer in model.answered:
         for sentence in re.findall(r"<(?:p|li)>([^<\[]+?) \[\d+\]</(?:p|li)>", answer):
-            assert sentence in content
+            assert content.count(sentence) == 1, sentence
     assert "<script" not in content and "alert(" not in content
     assert "onclick" not in content and "steal()" not in content
     assert "javascript:" not in content

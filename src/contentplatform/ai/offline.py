@@ -34,7 +34,8 @@ support. Output formats, per task:
   list items or table rows when the sources have at least two. Every `<p>` and `<li>` ends with a
   marker. Sentences are
   the sources' own (HTML-escaped); later paragraphs may open with a connective ("In practice,").
-  `used_sentences` (texts already in the article) are avoided while other sentences remain.
+  `used_sentences` (texts already in the article) are avoided while other sentences remain, by
+  the takeaways too.
   With `kind == "conclusion"` (sources: all of them): `<ul>` of 3-5 `<li>` one-sentence takeaways
   (fewer only when the sources hold fewer), at most two per source. Without sources: one `<p>`
   saying the knowledge base has no material on the heading, with no marker.
@@ -320,15 +321,18 @@ def _section(brief: dict[str, Any], sources: Sequence[Source]) -> str:
         (brief.get("instructions"), 0.5),
     )
     preferred = _matching(sentences, points)
-    if brief.get("kind") == "conclusion":
-        takeaways = ranking.pick(sentences, query, 5, preferred=preferred, per_source=2, prose=True)
-        if len(takeaways) < 3:  # few sources: variety matters less than having three
-            takeaways = ranking.pick(sentences, query, 3, preferred=preferred, prose=True)
-        return "<ul>" + "".join(f"<li>{_cited(s.text, s.ref)}</li>" for s in takeaways) + "</ul>"
-
     used = [
         ranking.sentence(text, 0, 0, 0, False) for text in _strings(brief.get("used_sentences"))
     ]
+    if brief.get("kind") == "conclusion":
+        # Takeaways the sections have not said already (the article drops a repeated sentence).
+        takeaways = ranking.pick(
+            sentences, query, 5, avoid=used, preferred=preferred, per_source=2, prose=True
+        )
+        if len(takeaways) < 3:  # few sources: variety matters less than having three
+            takeaways = _choose(sentences, query, 3, used, preferred)
+        return "<ul>" + "".join(f"<li>{_cited(s.text, s.ref)}</li>" for s in takeaways) + "</ul>"
+
     # List items and table rows make a <ul> of their own (never of the introduction); prose
     # sentences make the paragraphs, in the sources' own order, which reads best.
     listed = [s for s in sentences if s.item] if heading is not None else []

@@ -1,16 +1,22 @@
 """The resources of this process: settings, database, rate limiter, cache, stream log, object
-store, model.
+store, model and embeddings server (None when embeddings are off).
 
 DBOS is process-global, so workflows reach our database through here rather than through a request.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import sqlite_vec
+from sqlalchemy import text
+
+from contentplatform.ai import embeddings
 from contentplatform.ai.base import ChatModel
 from contentplatform.ai.providers import from_settings
 from contentplatform.config import Settings
+from contentplatform.kit import sqlite
 from contentplatform.kit.cache import ScopedCache
 from contentplatform.kit.db import Database
 from contentplatform.kit.ratelimit import RateLimiter
@@ -27,6 +33,7 @@ class Runtime:
     streams: StreamLog
     store: ObjectStore
     model: ChatModel
+    embedder: embeddings.Embeddings | None = None
 
     @classmethod
     def create(cls, settings: Settings) -> Runtime:
@@ -34,6 +41,7 @@ class Runtime:
             settings.resolved_database_url,
             pool_size=settings.database_pool_size,
             max_overflow=settings.database_max_overflow,
+            sqlite_extensions=sqlite_extensions(settings),
         )
         return cls(
             settings=settings,
@@ -49,13 +57,49 @@ class Runtime:
             ),
             store=ObjectStore.from_settings(settings),
             model=from_settings(settings),
+            embedder=embeddings.from_settings(settings),
         )
 
+    async def verify(self) -> None:
+        """What the settings need of the database is there (at start-up, before serving)."""
+        if self.embedder is not None and self.db.dialect == "postgresql":
+            async with self.db.engine.connect() as connection:
+                found = await connection.scalar(text("SELECT to_regtype('vector') IS NOT NULL"))
+            if not found:
+                raise StartupRefused(
+                    "Embeddings are configured (CONTENTPLATFORM_EMBEDDINGS_BASE_URL) but this "
+                    "PostgreSQL database has no `vector` type: install pgvector on the server "
+                    "(https://github.com/pgvector/pgvector), then run `CREATE EXTENSION vector;` "
+                    "in the database, or `contentplatform migrate` on a new one."
+                )
+
     async def close(self) -> None:
+        if self.embedder is not None:
+            await self.embedder.close()
         await self.model.close()
         await self.cache.close()
         await self.streams.close()
         await self.db.dispose()
+
+
+class StartupRefused(RuntimeError):
+    """The settings ask for something this machine or database cannot give."""
+
+
+def sqlite_extensions(settings: Settings) -> Sequence[str]:
+    """sqlite-vec, for the vectors of hybrid search, when embeddings are on (documents/vectors.py
+    compares them with its vec_distance_cosine); nothing otherwise."""
+    if not (settings.embeddings_enabled and settings.is_sqlite):
+        return ()
+    try:
+        sqlite.loading_module()
+    except sqlite.ExtensionsUnavailable as error:
+        raise StartupRefused(
+            "Embeddings are configured (CONTENTPLATFORM_EMBEDDINGS_BASE_URL) on SQLite, but SQLite "
+            f"cannot load sqlite-vec here ({error}): install pysqlite3-binary, or use a Python "
+            "whose sqlite3 loads extensions."
+        ) from None
+    return (sqlite_vec.loadable_path(),)
 
 
 _current: Runtime | None = None

@@ -1,24 +1,31 @@
 from __future__ import annotations
 
+import array
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import sqlite_vec
 from sqlalchemy import (
     JSON,
     Boolean,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
+    TypeDecorator,
     UniqueConstraint,
     Uuid,
     text,
 )
+from sqlalchemy.dialects.postgresql import ARRAY, REAL
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.types import TypeEngine
 
 from contentplatform.kit.db import (
     Base,
@@ -122,6 +129,47 @@ class DocumentChunk(TenantMixin, Base):
     char_start: Mapped[int] = mapped_column(Integer, nullable=False)
     char_end: Mapped[int] = mapped_column(Integer, nullable=False)
     heading: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+
+
+class EmbeddingType(TypeDecorator[list[float]]):
+    """A vector: `real[]` on PostgreSQL (cast to pgvector's `vector` when compared), sqlite-vec's
+    float32 BLOB on SQLite. Neither needs pgvector's or sqlite-vec's type to store it."""
+
+    impl = LargeBinary
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(ARRAY(REAL()))
+        return dialect.type_descriptor(LargeBinary())
+
+    def process_bind_param(self, value: list[float] | None, dialect: Dialect) -> Any:
+        if value is None or dialect.name == "postgresql":
+            return value
+        return sqlite_vec.serialize_float32(value)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> list[float] | None:
+        if value is None or dialect.name == "postgresql":
+            return value  # type: ignore[no-any-return]
+        return list(array.array("f", value))
+
+
+class DocumentChunkVector(Base):
+    """A chunk's embedding, by the model named (documents/vectors.py). Goes with its chunk."""
+
+    __tablename__ = "document_chunk_vectors"
+    __table_args__ = (Index("ix_document_chunk_vectors_tenant_id_model", "tenant_id", "model"),)
+
+    chunk_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("document_chunks.id", ondelete="CASCADE"), primary_key=True
+    )
+    tenant_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("tenants.id", ondelete="CASCADE"), nullable=False
+    )
+    model: Mapped[str] = mapped_column(String(200), nullable=False)
+    dimensions: Mapped[int] = mapped_column(Integer, nullable=False)
+    embedding: Mapped[list[float]] = mapped_column(EmbeddingType(), nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
 
 

@@ -8,11 +8,21 @@ and stops quietly when it was deleted, superseded by a newer version or retry, o
 meanwhile (stalled), so late work never overwrites newer work. A failure puts the document in
 `error` with a reason a person can act on, and releases the credits held for it.
 
-The workflow has no DBOS steps. Every part is idempotent, so a workflow that DBOS recovers after a
-crash simply runs again from the start; a step would checkpoint only what is cheap to redo (the
-file is extracted again either way) and costs two round trips to the system database. DBOS still
-gives the run its id (a second start is a no-op) and recovery after a crash. A run cancelled as
-stalled is not interrupted; its last write finds the document failed and changes nothing.
+Up to `ready` the workflow has no DBOS steps. Every part is idempotent, so a workflow that DBOS
+recovers after a crash simply runs again from the start; a step would checkpoint only what is cheap
+to redo (the file is extracted again either way) and costs two round trips to the system database.
+DBOS still gives the run its id (a second start is a no-op) and recovery after a crash. A run
+cancelled as stalled is not interrupted; its last write finds the document failed and changes
+nothing.
+
+With embeddings configured, one step follows `ready`: `documents.embed` embeds the document's
+chunks (a network call worth checkpointing, retried with backoff while the server is unavailable)
+and stores their vectors. The document is ready and searchable by full text before it starts, and
+stays so if it fails for good (logged). What it left undone, and the chunks of documents ingested
+before embeddings were switched on or while the model was another, the `documents.fill_vectors`
+pass fills: on every reconcile pass, in a bounded amount, skipping documents whose ingestion still
+runs (its step is at work on them). Several processes may fill the same chunks at once: the
+vectors are the same, only the calls are spent twice.
 """
 
 from __future__ import annotations
@@ -25,9 +35,10 @@ from typing import Any
 from dbos import DBOS
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.ai.base import ProviderError
 from contentplatform.core import runtime
 from contentplatform.credits import service as credits
-from contentplatform.documents import parsing, pipeline, ready, repository
+from contentplatform.documents import parsing, pipeline, ready, repository, vectors
 from contentplatform.documents.models import Document
 from contentplatform.kit import durable
 from contentplatform.kit.db import Database, utcnow
@@ -42,8 +53,12 @@ UPLOAD_MISSING = "upload_missing"
 
 
 def ingest_workflow_id(document: Document) -> str:
-    base = f"ingest:{document.id}:{document.document_version}"
-    return base if document.ingest_attempt == 0 else f"{base}:{document.ingest_attempt}"
+    return _ingestion_id(document.id, document.document_version, document.ingest_attempt)
+
+
+def _ingestion_id(document_id: uuid.UUID, version: int, attempt: int) -> str:
+    base = f"ingest:{document_id}:{version}"
+    return base if attempt == 0 else f"{base}:{attempt}"
 
 
 def cache_scope(tenant_id: uuid.UUID) -> str:
@@ -75,13 +90,93 @@ async def ingest(
         if source is None:
             return "settled"
         await index(*job, source.storage_path, source.file_type, reservation)
-        return "ready"
     except Superseded:
         await release(uuid.UUID(tenant_id), reservation)
         return "superseded"
     except Exception as error:
         await fail(*job, reservation, reason_for(error))
         return "error"
+    if runtime.current().embedder is not None:
+        try:
+            await embed(tenant_id, document_id)
+        except Exception as error:
+            # Ready and searchable by full text all the same; the fill pass tries again later.
+            log.warning("could not embed document %s: %s", document_id, error)
+    return "ready"
+
+
+# Tries of the embed step, the first pause between them (doubling): about 30 s in all, beside the
+# client's own retries of each request.
+EMBED_TRIES = 4
+EMBED_RETRY_SECONDS = 2.0
+
+
+def _worth_retrying(error: BaseException) -> bool:
+    """A server that refused the request (credentials, model) refuses it again."""
+    return not (isinstance(error, ProviderError) and not error.retryable)
+
+
+@DBOS.step(
+    name="documents.embed",
+    retries_allowed=True,
+    max_attempts=EMBED_TRIES,
+    interval_seconds=EMBED_RETRY_SECONDS,
+    backoff_rate=2.0,
+    should_retry=_worth_retrying,
+)
+async def embed(tenant_id: str, document_id: str) -> int:
+    """Store a vector for each of the document's chunks that has none of the configured model;
+    how many. Each try picks up where the last stopped (stored batches stay)."""
+    current = runtime.current()
+    if current.embedder is None:
+        return 0
+    return await vectors.fill_document(
+        current.db, current.embedder, uuid.UUID(tenant_id), uuid.UUID(document_id)
+    )
+
+
+# The most documents, and chunks (in batches of embeddings_batch_size), one fill pass embeds:
+# a pass runs beside the reconciler, so it stays short; the next pass goes on.
+FILL_DOCUMENTS_PER_PASS = 20
+FILL_BATCHES_PER_PASS = 8
+_INGESTING = {"PENDING", "ENQUEUED"}
+
+
+@durable.maintenance("documents.fill_vectors")
+async def fill_vectors(db: Database) -> int:
+    """With embeddings configured: drop the vectors of deleted documents, then embed the chunks
+    of ready documents that have no vector of the configured model (left by an embed step that
+    failed, made before embeddings were switched on, or by another model), skipping documents
+    whose ingestion is still running. How many vectors it stored."""
+    embedder = runtime.current().embedder
+    if embedder is None:
+        return 0
+    async with db.unit_of_work() as session:
+        await vectors.drop_deleted(session)
+        work = await vectors.unfilled(
+            session, embedder.model, embedder.dimensions, limit=FILL_DOCUMENTS_PER_PASS
+        )
+    budget = FILL_BATCHES_PER_PASS * embedder.batch_size
+    stored = 0
+    for document in work:
+        if budget <= stored:
+            break
+        workflow_id = _ingestion_id(
+            document.document_id, document.document_version, document.ingest_attempt
+        )
+        status = await DBOS.get_workflow_status_async(workflow_id)
+        if status is not None and status.status in _INGESTING:
+            continue
+        try:
+            stored += await vectors.fill_document(
+                db, embedder, document.tenant_id, document.document_id, limit=budget - stored
+            )
+        except ProviderError as error:
+            log.warning("filling vectors stopped until the next pass: %s", error.message)
+            break
+    if stored:
+        log.info("filled %d chunk vectors", stored)
+    return stored
 
 
 def reason_for(error: Exception) -> str:

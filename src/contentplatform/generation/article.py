@@ -6,6 +6,20 @@ Citations name the tenant's knowledge only in the draft's provenance: the HTML, 
 gets published, cites public sources alone (a passage with a `url`, e.g. a scanned web page) as
 links; a citation of the tenant's own files becomes a `Citation` in the provenance (the passage
 and the sources it draws on) and leaves no mark in the text.
+
+No sentence twice: the prompts ask each part not to repeat the article (and the offline writer
+avoids the sentences already written), and assembly makes sure of it. A sentence is compared
+normalized (its words only, case folded: spacing, punctuation, markup and citation markers do not
+count), also without a lead-in of up to four words and a comma ("In practice, " as the offline
+writer joins its paragraphs, "However, "), and dropped from a later part when an earlier one has
+it; a sentence that is merely similar stays. A dropped sentence's citation markers stay when the
+sentence before it has none (a marker after a run of sentences cites the run). A part left with
+no sentence at all is left out, heading and all (regenerating a section: the section keeps its
+body as it was).
+
+Each part's provenance (`ArticleSection`) says what it was written from (`Ground`, from
+generation/grounding.py): the search `query` and the `passages` handed to it, each with its
+`score` and whether the part `cited` it; `chunk_ids` and `document_ids` are what it cited.
 """
 
 from __future__ import annotations
@@ -31,6 +45,7 @@ _CITED = re.compile(r"([ \t]*)\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 # Where a passage may begin: the opening tag of the block it is in.
 _BLOCK_START = re.compile(r"<(?:p|li|dd|dt|td|th|blockquote|h[1-6])\b[^>]*>", re.IGNORECASE)
 PASSAGE_CHARACTERS = 1000
+_WORDS = re.compile(r"\w+")
 
 
 class Part(BaseModel):
@@ -42,12 +57,36 @@ class Part(BaseModel):
     points: list[str]
 
 
+class SectionPassage(BaseModel):
+    """A passage a part of the article was given to write from (in the draft's provenance), with
+    its search score (in [0, 1), comparable within its section's query) and whether it cited it."""
+
+    chunk_id: str
+    document_id: str
+    document_name: str
+    heading: str | None
+    score: float
+    cited: bool
+
+
 class ArticleSection(BaseModel):
-    """What a part of the article cites (in the draft's provenance)."""
+    """What a part of the article cites, and what it was written from (in the draft's
+    provenance). `query` and `passages` are absent (None, []) in provenance written before them."""
 
     heading: str
     chunk_ids: list[str]
     document_ids: list[str]
+    query: str | None = None
+    passages: list[SectionPassage] = []
+
+
+class Ground(BaseModel):
+    """What one part is written from: the query its passages were found with, and those passages
+    (refs into the article's sources, best first) with their scores."""
+
+    query: str
+    refs: list[int]
+    scores: list[float]
 
 
 class CitedSource(BaseModel):
@@ -111,29 +150,34 @@ def sources_for(part: Part, sources: Sequence[Source]) -> list[Source]:
 
 
 def assemble(
-    title: str, parts: Sequence[Part], written: Sequence[str], sources: Sequence[Source]
+    title: str,
+    parts: Sequence[Part],
+    written: Sequence[str],
+    sources: Sequence[Source],
+    grounds: Sequence[Ground | None] | None = None,
 ) -> Article:
     """The article's HTML and what it cites. Every citation is numbered in order of first use
     and kept as a `Citation` of the passage it ends; in the HTML only public sources are cited,
     as linked markers numbered among themselves and a Sources list of their links. Citations of
-    unknown sources are dropped."""
+    unknown sources are dropped. A sentence an earlier part has is dropped (the module); a part
+    left with none is left out. `grounds`: what each part was written from, for its provenance."""
     citer = _Citer(sources)
     blocks: list[str] = []
     sections: list[ArticleSection] = []
-    for part, text in zip(parts, written, strict=True):
+    seen: set[str] = set()
+    for index, (part, text, ground) in enumerate(
+        zip(parts, written, grounds or [None] * len(parts), strict=True)
+    ):
+        kept = without_repeats(text.strip(), seen)
+        if index and not has_sentence(kept):
+            continue
         section = part.heading or "Introduction"
         if part.heading:
             anchor = html.slugify(part.heading)
             blocks.append(f'<h2 id="{anchor}">{html_escape.escape(part.heading)}</h2>')
-        block, used = citer.cite(section, text.strip())
+        block, used = citer.cite(section, kept)
         blocks.append(block)
-        sections.append(
-            ArticleSection(
-                heading=section,
-                chunk_ids=[sources[ref - 1].chunk_id for ref in used],
-                document_ids=list(dict.fromkeys(sources[ref - 1].document_id for ref in used)),
-            )
-        )
+        sections.append(_section_record(section, used, sources, ground))
     if citer.published:
         items = "".join(
             f'<li id="source-{number}"><a href="{html_escape.escape(url)}">'
@@ -202,6 +246,152 @@ class _Citer:
         return _CITED.sub(replace, text), list(dict.fromkeys(used))
 
 
+def _section_record(
+    heading: str, used: Sequence[int], sources: Sequence[Source], ground: Ground | None
+) -> ArticleSection:
+    """A part's provenance: the chunks and documents it cited, and what it was written from."""
+    record = ArticleSection(
+        heading=heading,
+        chunk_ids=[sources[ref - 1].chunk_id for ref in used],
+        document_ids=list(dict.fromkeys(sources[ref - 1].document_id for ref in used)),
+    )
+    if ground is None:
+        return record
+    record.query = ground.query
+    record.passages = [
+        SectionPassage(
+            chunk_id=sources[ref - 1].chunk_id,
+            document_id=sources[ref - 1].document_id,
+            document_name=sources[ref - 1].document_name,
+            heading=sources[ref - 1].heading,
+            score=round(score, 4),
+            cited=ref in used,
+        )
+        for ref, score in zip(ground.refs, ground.scores, strict=True)
+        if 1 <= ref <= len(sources)
+    ]
+    return record
+
+
+# --- no sentence twice ----------------------------------------------------------------------
+
+_TOKEN = re.compile(r"(<[^>]*>)")
+_TAG_NAME = re.compile(r"<\s*(/?)\s*([a-zA-Z][a-zA-Z0-9]*)")
+# Where a sentence cannot run on: the blocks a part is made of (and a line break).
+_BLOCKS = frozenset(
+    {"p", "li", "ul", "ol", "dl", "dt", "dd", "table", "thead", "tbody", "tr", "td", "th"}
+    | {"blockquote", "div", "pre", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "section"}
+)
+# A sentence's end: its stop, then closing quotes or brackets.
+_STOPPED = re.compile(r"[.!?][\"')\]\u201d\u2019]*$")
+_LEADING_MARKER = re.compile(r"\[\d{1,3}(?:\s*,\s*\d{1,3})*\]")
+_WHITESPACE = re.compile(r"\s+")
+# A connective opening a sentence: up to four words (no figures) and a comma.
+_LEAD_IN = re.compile(r"\s*(?:[^\W\d_][\w'\u2019-]*\s+){0,3}[^\W\d_][\w'\u2019-]*\s*,\s*")
+_ENDS_MARKED = re.compile(r"\[\d{1,3}(?:\s*,\s*\d{1,3})*\][^\w\[\]]*$")
+_SPACE_BEFORE_END = re.compile(r"\s+(</(?:p|li|dd|dt|td|th|blockquote)\s*>)", re.IGNORECASE)
+_EMPTY_BLOCK = re.compile(r"\s*<(p|li|ul|ol)\b[^>]*>\s*</\1\s*>", re.IGNORECASE)
+
+
+def sentence_key(text: str) -> str:
+    """A sentence as it is compared for repeats: its words, case folded, without markup,
+    citation markers, punctuation or spacing."""
+    return " ".join(_WORDS.findall(_MARKER.sub(" ", _plain(text)).casefold()))
+
+
+def _keys(text: str) -> list[str]:
+    """The sentence's key, and its key without a lead-in ("In practice, ...") when it has one."""
+    plain = _plain(text)
+    keys = [sentence_key(plain)]
+    if (lead_in := _LEAD_IN.match(plain)) and (rest := sentence_key(plain[lead_in.end() :])):
+        keys.append(rest)
+    return keys
+
+
+def _plain(fragment: str) -> str:
+    return html_escape.unescape("".join(_TOKEN.split(fragment)[::2]))
+
+
+def has_sentence(fragment: str) -> bool:
+    return bool(sentence_key(fragment))
+
+
+def without_repeats(fragment: str, seen: set[str]) -> str:
+    """The HTML fragment without the sentences in `seen` (by `sentence_key`), nor those it
+    repeats itself; `seen` gains the sentences kept. Unchanged (byte for byte) when nothing is
+    dropped. Sentences end at a stop followed by a space (a citation marker after the stop goes
+    with the sentence) outside inline markup, and at every block."""
+    out: list[str] = []
+    sentence: list[str] = []
+    depth = 0  # inline elements open in the sentence
+    marked: bool | None = None  # whether the block's last kept sentence ends in a marker
+    dropped = False
+
+    def flush() -> None:
+        nonlocal marked, dropped
+        text = "".join(sentence)
+        sentence.clear()
+        keys = _keys(text)
+        if not keys[0]:  # space, punctuation or markers alone
+            out.append(text)
+            return
+        markers = _MARKER.findall(text)
+        if not seen.intersection(keys):
+            seen.update(keys)
+            out.append(text)
+            marked = bool(markers) and _ends_marked(text)
+            return
+        dropped = True
+        if markers and marked is False:
+            # The sentence before it was cited by this marker (a run of sentences, one marker).
+            out.append(" ".join(f"[{refs}]" for refs in markers) + _trailing_space(text))
+            marked = True
+
+    for token in _TOKEN.split(fragment):
+        if not token:
+            continue
+        tag = _TAG_NAME.match(token) if token.startswith("<") else None
+        if token.startswith("<"):
+            name = tag.group(2).lower() if tag else ""
+            if name in _BLOCKS:
+                flush()
+                out.append(token)
+                depth, marked = 0, None
+                continue
+            sentence.append(token)
+            if tag and not token.endswith("/>"):
+                depth = max(0, depth - 1) if tag.group(1) else depth + 1
+            continue
+        start = 0
+        for space in _WHITESPACE.finditer(token):
+            sentence.append(token[start : space.end()])
+            start = space.end()
+            rest = token[start:]
+            if depth == 0 and not _LEADING_MARKER.match(rest) and _ends_sentence(sentence):
+                flush()
+        sentence.append(token[start:])
+    flush()
+    kept = "".join(out)
+    if not dropped:
+        return fragment
+    while (emptied := _EMPTY_BLOCK.sub("", kept)) != kept:
+        kept = emptied
+    # The space before a sentence dropped at the end of its block.
+    return _SPACE_BEFORE_END.sub(r"\1", kept).strip()
+
+
+def _ends_sentence(sentence: list[str]) -> bool:
+    return bool(_STOPPED.search(_MARKER.sub("", _plain("".join(sentence))).rstrip()))
+
+
+def _ends_marked(text: str) -> bool:
+    return bool(_ENDS_MARKED.search("".join(_TOKEN.split(text)[::2])))
+
+
+def _trailing_space(text: str) -> str:
+    return text[len(text.rstrip()) :]
+
+
 def _passage(text: str, start: int, end: int) -> str:
     """The plain text a marker at `end` follows: back to the previous marker (`start`) or the
     start of its block, whichever is nearer."""
@@ -242,7 +432,6 @@ _SOURCES_LIST = re.compile(
 )
 _PUBLISHED_ITEM = re.compile(r"""\bid\s*=\s*["']source-(\d+)["']""", re.IGNORECASE)
 SOURCES_ANCHOR = "sources"
-_WORDS = re.compile(r"\w+")
 _SHORT = 3  # words this long or shorter say little about what a passage is on
 
 
@@ -297,12 +486,15 @@ def rewrite_sections(
     provenance: dict[str, Any],
     rewrites: Sequence[tuple[Section, str]],
     sources: Sequence[Source],
+    grounds: Sequence[Ground | None] | None = None,
 ) -> Article:
     """The article with each given section's body replaced by its new text (its heading kept),
     the rest as it was; the provenance's sources, sections and citations carried over, those of
     the rewritten sections replaced. New citations go on with the article's numbering: a source it
     cites already keeps its number, a new one takes the next; a new public source is added to
-    the Sources list (made when there is none)."""
+    the Sources list (made when there is none). A rewritten section drops the sentences the rest
+    of the article (and the sections rewritten before it) has; left with none, it keeps its body.
+    `grounds`: what each rewrite was written from, in the order of `rewrites`."""
     old_sources = _valid(CitedSource, provenance.get("sources"))
     citer = _Citer(sources)
     numbered = {source.chunk_id: source.number for source in old_sources}
@@ -317,18 +509,29 @@ def rewrite_sections(
     citer.next_published = max([*listed, *citer.published.values()], default=0) + 1
     first_new_published = citer.next_published
 
+    ordered = sorted(
+        zip(rewrites, grounds or [None] * len(rewrites), strict=True),
+        key=lambda item: item[0][0].start,
+    )
+    # The sentences of the article the rewrites leave as it is.
+    seen: set[str] = set()
+    rest, done = [], 0
+    for (section, _), _ in ordered:
+        rest.append(content[done : section.body_start])
+        done = section.end
+    without_repeats("\n".join([*rest, content[done:]]), seen)
+
     pieces: list[str] = []
     done = 0
     rewritten: dict[str, ArticleSection] = {}
-    for section, text in sorted(rewrites, key=lambda rewrite: rewrite[0].start):
-        block, used = citer.cite(section.heading, text.strip())
+    for (section, text), ground in ordered:
+        kept = without_repeats(text.strip(), seen)
+        if not has_sentence(kept):
+            continue
+        block, used = citer.cite(section.heading, kept)
         pieces += [content[done : section.body_start], "\n", block, "\n"]
         done = section.end
-        rewritten[section.heading] = ArticleSection(
-            heading=section.heading,
-            chunk_ids=[sources[ref - 1].chunk_id for ref in used],
-            document_ids=list(dict.fromkeys(sources[ref - 1].document_id for ref in used)),
-        )
+        rewritten[section.heading] = _section_record(section.heading, used, sources, ground)
     pieces.append(content[done:])
     rewritten_content = "".join(pieces)
 
@@ -352,14 +555,14 @@ def rewrite_sections(
         for ref, number in sorted(citer.numbers.items(), key=lambda item: item[1])
         if number not in known
     ]
-    sections = [
-        rewritten.pop(section.heading, section)
-        for section in _valid(ArticleSection, provenance.get("sections"))
-    ]
     citations = [
         citation
         for citation in _valid(Citation, provenance.get("citations"))
-        if citation.section not in {section.heading for section, _ in rewrites}
+        if citation.section not in rewritten
+    ]
+    sections = [
+        rewritten.pop(section.heading, section)
+        for section in _valid(ArticleSection, provenance.get("sections"))
     ]
     return Article(
         title=title,

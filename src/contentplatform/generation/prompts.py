@@ -13,7 +13,7 @@ from typing import Any, NotRequired, TypedDict
 from contentplatform.ai.base import CompletionRequest, Message, Source, Task
 from contentplatform.generation.article import Part
 
-PROMPT_VERSION = "blog-2026-11.2"
+PROMPT_VERSION = "blog-2026-11.3"
 MAX_SECTIONS = 5
 
 SYSTEM = (
@@ -103,6 +103,10 @@ def section(
         task = f'Write the section "{heading}" (no heading): a <ul> of 3 to 5 one-sentence points.'
     else:
         task = f'Write the section "{heading}" (no heading): one to three paragraphs.'
+    if previous_headings:
+        # The offline writer is given the sentences written so far (`used_sentences`); a model
+        # is asked. Either way the article drops a sentence it already has (article.py).
+        task += " Do not repeat what the sections before this one said."
     points = "\n".join(f"- {point}" for point in part.points)
     user = (
         f"{_brief_lines(brief)}\nArticle title: {title}\n"

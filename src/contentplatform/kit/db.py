@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
@@ -171,12 +170,16 @@ def _serialize_writes(engine: AsyncEngine) -> None:
         weakref.WeakKeyDictionary()
     )
 
+    # The driver's own class (pysqlite3's differs from the standard library's), so SQLAlchemy
+    # wraps it as it wraps SQLite's own "database is locked".
+    locked: type[Exception] = engine.dialect.loaded_dbapi.OperationalError
+
     async def wait_for_turn(turn: asyncio.Lock) -> None:
         try:
             async with asyncio.timeout(SQLITE_WRITE_WAIT_SECONDS):
                 await turn.acquire()
         except TimeoutError:
-            raise sqlite3.OperationalError("database is locked") from None
+            raise locked("database is locked") from None
 
     @event.listens_for(engine.sync_engine, "before_cursor_execute")
     def _before_write(connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
@@ -218,13 +221,19 @@ DEFAULT_MAX_OVERFLOW = 10
 
 
 def create_engine(
-    url: str, *, pool_size: int = DEFAULT_POOL_SIZE, max_overflow: int = DEFAULT_MAX_OVERFLOW
+    url: str,
+    *,
+    pool_size: int = DEFAULT_POOL_SIZE,
+    max_overflow: int = DEFAULT_MAX_OVERFLOW,
+    sqlite_extensions: Sequence[str] = (),
 ) -> AsyncEngine:
+    """`sqlite_extensions`: loadable extensions every SQLite connection loads (kit/sqlite.py
+    `driver`; ignored on PostgreSQL)."""
     codec: dict[str, Any] = {"json_serializer": json_dumps, "json_deserializer": json_loads}
     if url.startswith("sqlite"):
         engine = create_async_engine(
             url,
-            module=sqlite.driver(),
+            module=sqlite.driver(sqlite_extensions),
             connect_args={"timeout": 30},
             pool_size=pool_size,
             max_overflow=max_overflow,
@@ -244,9 +253,15 @@ class Database:
         *,
         pool_size: int = DEFAULT_POOL_SIZE,
         max_overflow: int = DEFAULT_MAX_OVERFLOW,
+        sqlite_extensions: Sequence[str] = (),
     ) -> None:
         self.url = url
-        self.engine = create_engine(url, pool_size=pool_size, max_overflow=max_overflow)
+        self.engine = create_engine(
+            url,
+            pool_size=pool_size,
+            max_overflow=max_overflow,
+            sqlite_extensions=sqlite_extensions,
+        )
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
 
     @property

@@ -14,7 +14,10 @@ level (`aiosqlite.Connection._execute`, the method behind every aiosqlite call).
 from __future__ import annotations
 
 import collections
+import importlib
 import sqlite3
+from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 import aiosqlite
@@ -106,12 +109,88 @@ class OneTripConnection(AsyncAdapt_aiosqlite_connection):
 
 
 class OneTripDriver(AsyncAdapt_aiosqlite_dbapi):
-    """The DBAPI module SQLAlchemy's aiosqlite dialect is given (`create_engine(module=...)`)."""
+    """The DBAPI module SQLAlchemy's aiosqlite dialect is given (`create_engine(module=...)`).
+
+    With `extensions` (paths of SQLite loadable extensions), every connection loads them as it
+    opens, and is made by `sqlite` (a sqlite3 module that can load extensions, such as pysqlite3)
+    instead of the standard library's."""
+
+    def __init__(
+        self, aiosqlite: ModuleType, sqlite: ModuleType, extensions: Sequence[str] = ()
+    ) -> None:
+        self.extensions = tuple(extensions)
+        super().__init__(aiosqlite, sqlite)
+
+    def _init_dbapi_attributes(self) -> None:
+        super()._init_dbapi_attributes()
+        # SQLAlchemy takes the exception classes from aiosqlite, which re-exports the standard
+        # library's; pysqlite3 raises classes of its own, which SQLAlchemy would then neither
+        # wrap nor map (IntegrityError, a lost connection): take them from the module in use.
+        for name in _EXCEPTIONS:
+            setattr(self, name, getattr(self.sqlite, name))
 
     def connect(self, *arg: Any, **kw: Any) -> OneTripConnection:
+        if self.sqlite is not sqlite3 or self.extensions:
+            kw["async_creator_fn"] = self._open
         adapted = super().connect(*arg, **kw)
         return OneTripConnection(self, adapted._connection)
 
+    def _open(self, database: str, **kw: Any) -> aiosqlite.Connection:
+        """What `aiosqlite.connect` makes, with our module's connect and the extensions loaded
+        (on the connection's own thread, where the connector runs)."""
+        sqlite, extensions = self.sqlite, self.extensions
 
-def driver() -> OneTripDriver:
-    return OneTripDriver(aiosqlite, sqlite3)
+        def connector() -> sqlite3.Connection:
+            connection: sqlite3.Connection = sqlite.connect(database, **kw)
+            if extensions:
+                connection.enable_load_extension(True)
+                for path in extensions:
+                    connection.load_extension(path)
+                connection.enable_load_extension(False)
+            return connection
+
+        connection = aiosqlite.Connection(connector, iter_chunk_size=64)
+        connection._thread.daemon = True  # as SQLAlchemy does: a forgotten one never blocks exit
+        return connection
+
+
+_EXCEPTIONS = (
+    "DatabaseError",
+    "Error",
+    "IntegrityError",
+    "InterfaceError",
+    "InternalError",
+    "NotSupportedError",
+    "OperationalError",
+    "ProgrammingError",
+    "DataError",
+    "Warning",
+    "sqlite_version",
+    "sqlite_version_info",
+)
+
+
+class ExtensionsUnavailable(RuntimeError):
+    """No sqlite3 module here can load extensions."""
+
+
+def loading_module() -> ModuleType:
+    """A sqlite3 module whose connections can load extensions: the standard library's when it
+    was built with them (many Python builds, pyenv's and CI's among them, are not), else
+    pysqlite3 (the `pysqlite3-binary` wheel on Linux)."""
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3
+    try:
+        return importlib.import_module("pysqlite3.dbapi2")
+    except ImportError:
+        raise ExtensionsUnavailable(
+            "this Python's sqlite3 cannot load extensions and pysqlite3 is not installed"
+        ) from None
+
+
+def driver(extensions: Sequence[str] = ()) -> OneTripDriver:
+    """The standard library's sqlite3 without `extensions`; with them, a module that loads them
+    (`loading_module`, which raises ExtensionsUnavailable when there is none)."""
+    if not extensions:
+        return OneTripDriver(aiosqlite, sqlite3)
+    return OneTripDriver(aiosqlite, loading_module(), extensions)

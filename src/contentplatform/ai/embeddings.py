@@ -1,0 +1,148 @@
+"""Any OpenAI-compatible embeddings server (`POST /v1/embeddings`: OpenAI, Ollama, vLLM,
+llama.cpp, LiteLLM, ...) through the official `openai` package, as the chat model is
+(ai/openai_compatible.py).
+
+Retries are the package's own (`max_retries` more attempts after 408, 409, 429, 5xx, timeouts and
+dropped connections, exponential backoff honouring `Retry-After`); what still fails is mapped onto
+our errors as for the chat model, with messages that name the server and model, never the key:
+`ProviderUnavailable` (retryable), `ProviderRejected` (credentials, model, request), `ProviderError`
+(an answer not in the protocol's shape: wrong count of vectors, vectors of different lengths).
+
+The library asks for base64-encoded vectors (a third of the bytes of JSON floats) and decodes
+them; a server that ignores `encoding_format` and sends floats is read as well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import openai
+
+from contentplatform.ai.base import ProviderError, ProviderRejected, ProviderUnavailable
+from contentplatform.ai.openai_compatible import NO_API_KEY, _detail, _redact, _safe_url
+from contentplatform.config import Settings
+from contentplatform.kit.outbound import USER_AGENT
+
+
+class Embeddings:
+    """`embed(texts)`: one vector per text, in order, asked in batches of `batch_size`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        *,
+        dimensions: int | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 2,
+        batch_size: int = 64,
+    ) -> None:
+        self.model = model
+        self.dimensions = dimensions
+        self.batch_size = batch_size
+        self._api_key = api_key
+        self._timeout = timeout
+        self._max_retries = max_retries
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key or NO_API_KEY,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers={"User-Agent": USER_AGENT},
+        )
+        self._where = f"{_safe_url(self._client.base_url)} (model {model})"
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            vectors.extend(await self._batch(list(texts[start : start + self.batch_size])))
+        return vectors
+
+    async def _batch(self, texts: list[str]) -> list[list[float]]:
+        try:
+            response = await self._client.embeddings.create(
+                model=self.model,
+                input=texts,
+                dimensions=self.dimensions if self.dimensions is not None else openai.omit,
+            )
+        except openai.APIError as error:
+            raise self._error(error) from error
+        # `index` says which input a vector is of; servers may answer out of order.
+        data = sorted(response.data, key=lambda item: item.index)
+        if [item.index for item in data] != list(range(len(texts))):
+            raise ProviderError(
+                f"The embeddings server at {self._where} sent {len(data)} vectors for "
+                f"{len(texts)} texts"
+            )
+        vectors = [list(item.embedding) for item in data]
+        if len({len(vector) for vector in vectors}) != 1 or not vectors[0]:
+            raise ProviderError(
+                f"The embeddings server at {self._where} sent vectors of different or no lengths"
+            )
+        return vectors
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    def _error(self, error: openai.APIError) -> ProviderError:
+        where = self._where
+        retries = f"after {self._max_retries} retries" if self._max_retries else "without retries"
+        if isinstance(error, openai.APITimeoutError):
+            return ProviderUnavailable(
+                f"The embeddings server at {where} did not answer within {self._timeout:g} s "
+                f"({retries})"
+            )
+        if isinstance(error, openai.APIConnectionError):
+            cause = _redact(str(error.__cause__ or error), self._api_key)
+            return ProviderUnavailable(
+                f"The connection to the embeddings server at {where} failed ({retries}): {cause}"
+            )
+        if isinstance(error, openai.APIStatusError):
+            status = error.status_code
+            detail = _detail(error, self._api_key)
+            if status == 429 or status >= 500 or status in (408, 409):
+                return ProviderUnavailable(
+                    f"The embeddings server at {where} is failing ({status}, {retries}){detail}"
+                )
+            if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
+                # No server detail: OpenAI's echoes part of the key it refused.
+                return ProviderRejected(
+                    f"The embeddings server at {where} refused our credentials ({status}); "
+                    "check CONTENTPLATFORM_EMBEDDINGS_API_KEY"
+                )
+            if isinstance(error, openai.NotFoundError):
+                return ProviderRejected(
+                    f"The embeddings server at {where} was not found (404); check "
+                    f"CONTENTPLATFORM_EMBEDDINGS_MODEL and CONTENTPLATFORM_EMBEDDINGS_BASE_URL"
+                    f"{detail}"
+                )
+            return ProviderRejected(
+                f"The embeddings server at {where} rejected the request ({status}){detail}"
+            )
+        message = _redact(error.message, self._api_key)
+        if isinstance(error, openai.APIResponseValidationError):
+            return ProviderError(
+                f"The embeddings server at {where} sent an invalid answer: {message}"
+            )
+        return ProviderUnavailable(f"The embeddings server at {where} failed: {message}")
+
+
+def from_settings(settings: Settings) -> Embeddings | None:
+    """The embeddings server the settings name; None when embeddings are off. The caller owns
+    it: `await close()`."""
+    if settings.embeddings_base_url is None or settings.embeddings_model is None:
+        return None
+    key = settings.embeddings_api_key
+    return Embeddings(
+        settings.embeddings_base_url,
+        key.get_secret_value() if key else None,
+        settings.embeddings_model,
+        dimensions=settings.embeddings_dimensions,
+        timeout=settings.embeddings_timeout_seconds,
+        max_retries=settings.embeddings_max_retries,
+        batch_size=settings.embeddings_batch_size,
+    )
+
+
+__all__ = ["Embeddings", "from_settings"]
