@@ -178,8 +178,22 @@ class Settings(BaseSettings):
     stream_ping_seconds: float = Field(15, gt=0)
     stream_poll_seconds: float = Field(0.2, gt=0, le=5)
 
-    # How long a resolved tenant membership is reused by a process before it is read again.
+    # How long a resolved tenant membership is reused by a process before it is read again (a
+    # role change or removal retires it at once, on every process when Redis is configured).
     access_cache_seconds: float = 30
+
+    # The identity provider's Backend API (Clerk-shaped: organizations, memberships,
+    # invitations) and its secret key: team writes go there first. Unset: team writes answer 503.
+    idp_api_url: str | None = None
+    idp_secret_key: SecretStr | None = None
+    idp_timeout_seconds: float = Field(10, gt=0, le=120)
+    # The signing secret (`whsec_...`) of the identity provider's webhooks (Svix): unset, every
+    # identity event is refused.
+    idp_webhook_secret: SecretStr | None = None
+    # Origins an invitation's redirectUrl may point to (empty: any https URL).
+    team_redirect_origins: list[str] = Field(default_factory=list)
+    # How often an admin may run team.sync per tenant.
+    team_sync_rate_limit: str = "1/minute"
 
     log_level: str = "INFO"
     log_json: bool | None = None

@@ -24,7 +24,9 @@ from contentplatform.jobs.manifest import domain as jobs
 from contentplatform.kit.db import Base
 from contentplatform.public.manifest import domain as public
 from contentplatform.publishers.manifest import domain as publishers
+from contentplatform.settings.manifest import domain as settings
 from contentplatform.system.manifest import domain as system
+from contentplatform.team.manifest import domain as team
 from contentplatform.tenants.manifest import domain as tenants
 
 DOMAINS: tuple[Domain, ...] = (
@@ -38,6 +40,8 @@ DOMAINS: tuple[Domain, ...] = (
     publishers,
     generation,
     chat,
+    team,
+    settings,
     public,
     flows,
 )

@@ -1,5 +1,6 @@
 """The resources of this process: settings, database, rate limiter, cache, stream log, object
-store, model and embeddings server (None when embeddings are off).
+store, model, embeddings server (None when embeddings are off), and the invalidations every
+process hears (kit/invalidation.py).
 
 DBOS is process-global, so workflows reach our database through here rather than through a request.
 """
@@ -19,6 +20,7 @@ from contentplatform.config import Settings
 from contentplatform.kit import sqlite
 from contentplatform.kit.cache import ScopedCache
 from contentplatform.kit.db import Database
+from contentplatform.kit.invalidation import Invalidations
 from contentplatform.kit.ratelimit import RateLimiter
 from contentplatform.kit.streams import StreamLog, stream_log
 from contentplatform.storage.store import ObjectStore
@@ -33,6 +35,7 @@ class Runtime:
     streams: StreamLog
     store: ObjectStore
     model: ChatModel
+    invalidations: Invalidations
     embedder: embeddings.Embeddings | None = None
 
     @classmethod
@@ -57,6 +60,7 @@ class Runtime:
             ),
             store=ObjectStore.from_settings(settings),
             model=from_settings(settings),
+            invalidations=Invalidations(settings.redis_url, settings.redis_prefix),
             embedder=embeddings.from_settings(settings),
         )
 
@@ -78,6 +82,7 @@ class Runtime:
             await self.embedder.close()
         await self.model.close()
         await self.cache.close()
+        await self.invalidations.close()
         await self.streams.close()
         await self.db.dispose()
 

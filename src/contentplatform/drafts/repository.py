@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import Select, case, func, insert, or_, select
+from sqlalchemy import Select, case, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts.models import Draft, DraftRevision
@@ -178,3 +178,14 @@ async def slugs_like(
         )
     )
     return {slug for slug in rows.scalars() if slug}
+
+
+async def unassign(session: AsyncSession, tenant_id: uuid.UUID, assignee_id: str) -> int:
+    """Clear the assignee of every draft of the tenant assigned to `assignee_id`; how many."""
+    result = await session.execute(
+        update(Draft)
+        .where(Draft.tenant_id == tenant_id, Draft.assignee_id == assignee_id)
+        .values(assignee_id=None)
+        .execution_options(synchronize_session=False)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)

@@ -350,6 +350,12 @@ async def assign(
     draft.assignee_id = subject
 
 
+async def unassign_member(session: AsyncSession, tenant_id: uuid.UUID, subject: str) -> int:
+    """A member left the organization: none of its drafts stays assigned to them (`subject`,
+    the identity provider's user id drafts name assignees by). How many drafts changed."""
+    return await repository.unassign(session, tenant_id, subject)
+
+
 # --- revisions --------------------------------------------------------------------------------
 
 

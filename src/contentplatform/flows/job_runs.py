@@ -16,7 +16,7 @@ from pathlib import PurePath
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.core.runtime import Runtime
+from contentplatform.core.runtime import Runtime, current
 from contentplatform.documents import index as search
 from contentplatform.documents import service as documents
 from contentplatform.drafts import service as drafts
@@ -33,6 +33,8 @@ from contentplatform.jobs.models import Job
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import PlatformError
 from contentplatform.publishers import publishing
+from contentplatform.settings import service as settings
+from contentplatform.settings.service import TopicStrategy
 
 MAX_KNOWLEDGE_TOPICS = 100
 
@@ -87,6 +89,7 @@ async def start_many(
     tenant_id = runs[0][0].tenant_id
     busy = await instances.in_flight_of(session, tenant_id, [job.id for job, _ in runs])
     knowledge: dict[uuid.UUID, list[str]] = {}  # the tenant's knowledge topics, read once
+    strategies: dict[uuid.UUID, TopicStrategy] = {}  # the tenant's content strategy, read once
     generations: list[_Generation] = []
     for job, instance in runs:
         if job.id in busy:
@@ -103,7 +106,7 @@ async def start_many(
             topic, rotated = (
                 (instance.topic, False)
                 if instance.topic
-                else (await _next_topic(session, job, knowledge), True)
+                else (await _next_topic(session, job, knowledge, strategies), True)
             )
         except PlatformError as error:
             if by_hand:
@@ -173,11 +176,15 @@ def _brief_of(job: Job, instance: JobInstance, topic: str, attempt: int) -> Blog
 
 
 async def _next_topic(
-    session: AsyncSession, job: Job, knowledge: dict[uuid.UUID, list[str]]
+    session: AsyncSession,
+    job: Job,
+    knowledge: dict[uuid.UUID, list[str]],
+    strategies: dict[uuid.UUID, TopicStrategy],
 ) -> str:
     """The job's topics in turn (the caller advances the cursor once the run started), so no
-    run repeats the one before it unless the job has only one. `knowledge` keeps the tenant's
-    knowledge topics for the other jobs of the same call."""
+    run repeats the one before it unless the job has only one; a topic the content strategy
+    excludes is never taken. `knowledge` and `strategies` keep the tenant's knowledge topics
+    and strategy for the other jobs of the same call."""
     topics = job.topics
     if job.topic_source != "manual":
         if job.tenant_id not in knowledge:
@@ -188,7 +195,15 @@ async def _next_topic(
             "This job has no topic to write about: give it topics, or make a ready document "
             "the organization's primary knowledge (topicSource knowledge)."
         )
-    return topics[job.topic_cursor % len(topics)]
+    if job.tenant_id not in strategies:
+        strategies[job.tenant_id] = await settings.topic_strategy(session, job.tenant_id)
+    allowed = [topic for topic in topics if not strategies[job.tenant_id].excludes(topic)]
+    if not allowed:
+        raise NoTopic(
+            "Every topic of this job is excluded by the organization's content strategy "
+            "(excludedTopics): give it another topic, or change the strategy."
+        )
+    return allowed[job.topic_cursor % len(allowed)]
 
 
 async def _knowledge_topics(session: AsyncSession, tenant_id: uuid.UUID) -> list[str]:
@@ -276,9 +291,16 @@ async def follow_run(session: AsyncSession, run: GenerationRun) -> None:
     if status == "completed" and job.auto_publish and run.draft_id is not None:
         draft = await drafts.require_or_none(session, run.tenant_id, run.draft_id, for_update=True)
         if draft is not None and draft.status == "reviewing":
+            # The content rules of stage publish: one broken at error level holds the draft.
+            offline = current().model.provider == "offline"
+            checked = await settings.check_draft(
+                session, run.tenant_id, draft, stage="publish", offline=offline
+            )
             await publishing.auto_publish(
                 session,
                 draft,
                 connection_id=job.publisher_connection_id,
                 threshold=job.auto_publish_threshold,
+                rules=settings.note_of(checked),
+                broken=None if checked.passed else settings.verdict_of(checked),
             )

@@ -41,6 +41,67 @@ class Brief(TypedDict):
     document_ids: list[str] | None
     # A part's brief: the sentences the article already has, not to be written again.
     used_sentences: NotRequired[list[str]]
+    # The organization's brand voice and the rules a writer can follow, as `begin` read them
+    # (settings.generation_guidance): {version, voice (None: the defaults), constraints}.
+    guidance: NotRequired[dict[str, Any]]
+
+
+# How much of the brand voice a prompt carries: enough to write in it, never a prompt that
+# outgrows the sources it is about.
+MAX_STYLE_GUIDE = 2000
+MAX_AUDIENCES = 5
+MAX_PREFERRED = 30
+MAX_BANNED = 50
+MAX_EXAMPLES = 2
+MAX_EXAMPLE = 800
+MAX_CONSTRAINTS = 20
+MAX_VOICE = 6000
+PERSONS = {
+    "first_plural": 'Write as the organization, in the first person plural ("we").',
+    "second": 'Address the reader directly ("you").',
+    "third": "Write in the third person, without addressing the reader.",
+}
+
+
+def render_voice(guidance: dict[str, Any] | None) -> str:
+    """The brand voice and the editorial rules, as the system prompt's last paragraphs ("" for
+    an organization that set neither)."""
+    voice = (guidance or {}).get("voice")
+    constraints = (guidance or {}).get("constraints") or []
+    lines: list[str] = []
+    if voice:
+        lines.append("Write in the organization's brand voice:")
+        if voice["tone"]:
+            lines.append(f"- Tone: {', '.join(voice['tone'])}.")
+        lines.append(f"- Formality: {voice['formality']}. {PERSONS[voice['person']]}")
+        lines.append(f"- Reading level: about US school grade {voice['reading_grade']}.")
+        audiences = [
+            f"{a['name']} ({a['description'][:200]})" if a["description"] else a["name"]
+            for a in voice["audiences"][:MAX_AUDIENCES]
+        ]
+        if audiences:
+            lines.append(f"- Written for: {'; '.join(audiences)}.")
+        if voice["style_guide"].strip():
+            lines.append(
+                f"- Style guide: {' '.join(voice['style_guide'][:MAX_STYLE_GUIDE].split())}"
+            )
+        for term in voice["vocabulary"]["preferred"][:MAX_PREFERRED]:
+            lines.append(f'- Say "{term["term"]}", not "{term["instead_of"]}".')
+        banned = voice["vocabulary"]["banned"][:MAX_BANNED]
+        if banned:
+            lines.append(f"- Never use: {', '.join(f'{b!r}' for b in banned)}.")
+        for example in voice["examples"][:MAX_EXAMPLES]:
+            content = " ".join(example["content"][:MAX_EXAMPLE].split())
+            lines.append(f'- An example of the voice ("{example["title"]}"): {content}')
+    if constraints:
+        lines.append("Editorial rules:")
+        lines.extend(f"- {constraint}" for constraint in constraints[:MAX_CONSTRAINTS])
+    return "\n".join(lines)[:MAX_VOICE]
+
+
+def system_prompt(guidance: dict[str, Any] | None) -> str:
+    voice = render_voice(guidance)
+    return f"{SYSTEM}\n\n{voice}" if voice else SYSTEM
 
 
 def render_sources(sources: Sequence[Source]) -> str:
@@ -144,7 +205,7 @@ def _request(
     """The task asked with the system prompt, as `user` (for a model) and as `data` (offline)."""
     return CompletionRequest(
         task=task,
-        messages=[Message("system", SYSTEM), Message("user", user)],
+        messages=[Message("system", system_prompt(data.get("guidance"))), Message("user", user)],
         brief=data,
         sources=sources,
         max_tokens=max_tokens,

@@ -47,6 +47,7 @@ from contentplatform.generation.models import GenerationRun
 from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import FieldError, PlatformError, require
+from contentplatform.settings import service as settings
 from contentplatform.tenants import service as tenants
 
 BLOG_KIND = "generation.blog"
@@ -501,12 +502,15 @@ async def suggest_topics(
         for passage in passages.split(chunk)
     ]
     covered = [*await _drafts_covering(session, tenant_id), *also_covered]
+    strategy = await settings.topic_strategy(session, tenant_id)
     found = topics.propose(
         found_passages,
         seed_keywords=data.seed_keywords,
         count=data.count,
         covered=covered,
         exclude_covered=data.exclude_covered,
+        pillars=strategy.pillars,
+        excluded=strategy.excludes,
     )
     return schemas.TopicList(data=found, total=len(found))
 

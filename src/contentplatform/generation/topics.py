@@ -14,13 +14,17 @@ asked), or of a job's topic, mostly agree: all of the topic's words are among th
 Jaccard similarity of their word sets is at least COVERED_JACCARD, or the smaller set (of at
 least two words) lies at least COVERED_CONTAINED within the other. Words are compared folded
 (case, a plural's final "s").
+
+The content strategy (settings.getStrategy) steers them: a candidate sharing a word with a
+pillar's keywords scores (1 + PILLAR_WEIGHT x the pillar's weight) times more and names the
+pillar (the best such, by weight); a candidate the strategy excludes is never proposed.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from contentplatform.documents.index import STOP_WORDS
@@ -30,6 +34,7 @@ HEADING_WEIGHT = 3.0
 PHRASE_WEIGHT = 1.0
 REPEAT_WEIGHT = 0.5
 SEED_WEIGHT = 2.0
+PILLAR_WEIGHT = 2.0
 MIN_MENTIONS = 2
 MAX_HEADING_WORDS = 12
 MAX_TOPIC = 500
@@ -172,9 +177,25 @@ def propose(
     count: int,
     covered: Sequence[Covering],
     exclude_covered: bool,
+    pillars: Sequence[tuple[str, Sequence[str], float]] = (),
+    excluded: Callable[[str], bool] | None = None,
 ) -> list[TopicSuggestion]:
-    """Up to `count` topics from `passages`, best first (see the module)."""
+    """Up to `count` topics from `passages`, best first (see the module). `pillars`: the
+    strategy's (name, keywords, weight); `excluded`: whether the strategy excludes a topic."""
     seeds = [words for keyword in seed_keywords if (words := folded(keyword))]
+    pillar_words = [
+        (name, frozenset().union(*(folded(k) for k in keywords)), weight)
+        for name, keywords, weight in pillars
+    ]
+
+    def pillar_of(candidate: _Candidate) -> tuple[str | None, float]:
+        """The pillar the candidate serves (the heaviest sharing a word) and its boost."""
+        near = [(weight, name) for name, words, weight in pillar_words if words & candidate.words]
+        if not near:
+            return None, 1.0
+        weight, name = max(near, key=lambda pair: pair[0])
+        return name, 1 + PILLAR_WEIGHT * weight
+
     # The passages holding every word of a seed keyword.
     seeded = {
         id(passage)
@@ -182,8 +203,12 @@ def propose(
         if any(seed <= folded(f"{passage.heading or ''} {passage.content}") for seed in seeds)
     }
     ranked = sorted(
-        _candidates(passages),
-        key=lambda c: (-c.score(seeds, seeded), -len(c.words), c.text.casefold()),
+        (c for c in _candidates(passages) if excluded is None or not excluded(c.text)),
+        key=lambda c: (
+            -c.score(seeds, seeded) * pillar_of(c)[1],
+            -len(c.words),
+            c.text.casefold(),
+        ),
     )
     coverings = [(folded(c.text), c) for c in covered]
     chosen: list[_Candidate] = []
@@ -197,7 +222,8 @@ def propose(
         covering = next((c for words, c in coverings if covers(words, candidate.words)), None)
         if covering is not None and exclude_covered:
             continue
-        suggestions.append(_suggestion(candidate, ranked, seed_keywords, seeds, covering))
+        suggestion = _suggestion(candidate, ranked, seed_keywords, seeds, covering)
+        suggestions.append(suggestion.model_copy(update={"pillar": pillar_of(candidate)[0]}))
     return suggestions
 
 

@@ -96,6 +96,8 @@ from contentplatform.generation.prompts import Brief
 from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import Conflict
+from contentplatform.settings import rules as content_rules
+from contentplatform.settings import service as settings
 
 log = logging.getLogger(__name__)
 
@@ -258,7 +260,7 @@ async def _write(ids: Ids, start: Start, reuse: dict[str, Reused]) -> None:
         optimized["excerpt"],
         scored,
         planned["model"],
-        {},
+        _in_voice(brief, article),
     )
 
 
@@ -362,9 +364,26 @@ async def _rewrite(ids: Ids, start: Start, reuse: dict[str, Reused]) -> None:
         start["excerpt"] or "",
         scored,
         model,
-        {"regenerated_sections": [section.anchor for section in chosen]},
+        {
+            "regenerated_sections": [section.anchor for section in chosen],
+            **_in_voice(brief, article),
+        },
         delivered,
     )
+
+
+def _in_voice(brief: Brief, article: Article) -> dict[str, Any]:
+    """What the provenance says of the voice: the brand voice version the article was written
+    with, and which of the voice's banned terms it still uses (a model may slip; the offline
+    writer, which copies the documents' sentences, cannot follow a voice at all)."""
+    guidance = brief.get("guidance") or {}
+    found: dict[str, Any] = {"brand_voice_version": int(guidance.get("version") or 0)}
+    banned = ((guidance.get("voice") or {}).get("vocabulary") or {}).get("banned") or []
+    if banned:
+        found["banned_terms_found"] = content_rules.banned_terms_in(
+            banned, article.title, article.content
+        )
+    return found
 
 
 def _cited_elsewhere(provenance: dict[str, Any] | None, chosen: Sequence[Section]) -> set[str]:
@@ -481,6 +500,8 @@ async def begin(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Start:
                 "keywords": request.get("keywords") or [],
                 "instructions": request.get("contentInstructions"),
                 "document_ids": request.get("documentIds"),
+                # Read once, here: a recovered run writes in the voice it started with.
+                "guidance": await settings.generation_guidance(session, tenant_id),
             },
             "avoid": [],
             "title": None,

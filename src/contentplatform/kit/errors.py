@@ -141,6 +141,12 @@ class InternalError(PlatformError):
     """Our fault: logged with the request id; the body never carries a trace or SQL."""
 
 
+class ServiceUnavailable(PlatformError, status=503, title="Service unavailable"):
+    """A service the operation depends on (the identity provider) cannot be reached, failed or
+    is not configured; nothing was changed. `retryable` says whether trying again may help.
+    The code stays INTERNAL_SERVER_ERROR: the reference has none of its own for it."""
+
+
 class Problem(BaseModel):
     """An error, as application/problem+json (RFC 9457)."""
 
@@ -194,4 +200,5 @@ ALL_ERRORS: tuple[type[PlatformError], ...] = (
     Conflict,
     TooManyRequests,
     InternalError,
+    ServiceUnavailable,
 )

@@ -135,18 +135,25 @@ async def auto_publish(
     *,
     connection_id: uuid.UUID | None,
     threshold: int | None,
+    rules: dict[str, Any] | None = None,
+    broken: str | None = None,
 ) -> None:
     """A job's run wrote `draft` (in review) and the job publishes automatically: approve and
-    publish it when its SEO score reaches the threshold, else hold it for review with the reason."""
+    publish it when its SEO score reaches the threshold and it breaks no error-level content
+    rule, else hold it for review with the reason. `rules` is the content rules' check of the
+    draft at stage publish (kept on the decision), `broken` the reason it fails, if it does
+    (the flow asks the settings domain, which sits above this one)."""
     note: dict[str, Any] = {
         "seo_score": draft.seo_score,
         "threshold": threshold,
         "decided_at": utcnow().isoformat(),
     }
+    if rules is not None:
+        note["rules"] = rules
     connection = None
     if connection_id is not None:
         connection = await repository.connection(session, draft.tenant_id, connection_id)
-    reason = _hold_reason(draft, connection, connection_id, threshold)
+    reason = _hold_reason(draft, connection, connection_id, threshold, broken)
     if reason is not None:
         drafts.hold_for_review(draft, {**note, "decision": "held", "reason": reason})
         return
@@ -170,6 +177,7 @@ def _hold_reason(
     connection: PublisherConnection | None,
     connection_id: uuid.UUID | None,
     threshold: int | None,
+    broken: str | None,
 ) -> str | None:
     if connection_id is None:
         return "The job has no publisher connection."
@@ -177,6 +185,8 @@ def _hold_reason(
         return "The job's publisher connection was deleted."
     if connection.status == "disabled":
         return f"The publisher connection {connection.name!r} is disabled."
+    if broken is not None:  # a content rule holds it, whatever its score
+        return broken
     if threshold is not None and (draft.seo_score or 0) < threshold:
         return f"SEO score {draft.seo_score or 0} is below the threshold {threshold}."
     return None

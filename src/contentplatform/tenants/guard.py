@@ -11,6 +11,7 @@ from contentplatform.core.procedures import ORG_HEADER
 from contentplatform.core.runtime import Runtime
 from contentplatform.kit import logs
 from contentplatform.kit.errors import BadRequest, FieldError, Forbidden, Unauthorized
+from contentplatform.kit.invalidation import EVERYTHING
 from contentplatform.tenants import service as tenants
 
 
@@ -20,11 +21,30 @@ class Guard:
         self.settings = runtime.settings
         self.verifier = TokenVerifier(runtime.settings)
         # Resolved tenant access per (organization, caller as the token describes them): saves the
-        # membership queries on every request. Role and profile are part of the key, so a token
-        # with a new role resolves afresh; anything else (suspension) shows within the TTL.
+        # membership queries on every request. Role, profile and issue time are part of the key,
+        # so a new token resolves afresh; a stored change (a role, a removal) retires the
+        # organization's entries in every process at once (`tenants.access_scope`, published
+        # through runtime.invalidations); anything else (suspension) shows within the TTL.
         self.access_cache: TTLCache[tuple[object, ...], TenantAccess] = TTLCache(
             maxsize=10_000, ttl=runtime.settings.access_cache_seconds
         )
+        # Bumped by each invalidation of an organization (and all of them, EVERYTHING): an access
+        # resolved while one arrived is not cached, as it may have read the old membership.
+        self.generations: dict[str, int] = {}
+        self.generation = 0
+        runtime.invalidations.subscribe(self.invalidate)
+
+    def invalidate(self, scope: str) -> None:
+        if scope == EVERYTHING:
+            self.generation += 1
+            self.access_cache.clear()
+            return
+        prefix, _, org_id = scope.partition(":")
+        if prefix != "access" or not org_id:
+            return
+        self.generations[org_id] = self.generations.get(org_id, 0) + 1
+        for key in [key for key in list(self.access_cache.keys()) if key[0] == org_id]:
+            self.access_cache.pop(key, None)
 
     async def authorize(
         self, request: Request, access: Access, token: str | None, org_id: str | None
@@ -71,12 +91,15 @@ class Guard:
             identity.email,
             identity.name,
             identity.organization_names.get(org_id),
+            identity.claims.get("iat"),
         )
         cached = self.access_cache.get(key)
         if cached is None:
+            seen = (self.generation, self.generations.get(org_id, 0))
             async with self.runtime.db.unit_of_work() as session:
                 cached = await tenants.resolve_access(session, identity, org_id)
-            self.access_cache[key] = cached
+            if seen == (self.generation, self.generations.get(org_id, 0)):
+                self.access_cache[key] = cached
         return cached
 
 

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from sqlalchemy import ForeignKey, String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
-from contentplatform.kit.db import Base, RecordMixin
+from contentplatform.kit.db import Base, RecordMixin, UTCDateTime
 
 
 class Tenant(RecordMixin, Base):
@@ -18,6 +19,8 @@ class Tenant(RecordMixin, Base):
     timezone: Mapped[str] = mapped_column(
         String(64), nullable=False, default="UTC", server_default="UTC"
     )
+    # The provider's `updated_at` of the last organization event applied: an older one is stale.
+    idp_updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class User(RecordMixin, Base):
@@ -26,6 +29,8 @@ class User(RecordMixin, Base):
     idp_user_id: Mapped[str] = mapped_column(String(255), unique=True, nullable=False)
     email: Mapped[str | None] = mapped_column(String(320))
     name: Mapped[str | None] = mapped_column(String(255))
+    avatar_url: Mapped[str | None] = mapped_column(String(2048))
+    idp_updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class Membership(RecordMixin, Base):
@@ -39,3 +44,17 @@ class Membership(RecordMixin, Base):
         Uuid, ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True
     )
     role: Mapped[str] = mapped_column(String(20), nullable=False)
+    # active | removed: a removed member keeps the row (their drafts' history names them).
+    status: Mapped[str] = mapped_column(
+        String(20), nullable=False, default="active", server_default="active"
+    )
+    joined_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_active_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    removed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # When the stored role (or removal) was last set by the provider's word (team.updateMemberRole,
+    # an identity event, team.sync), on the provider's clock: a token issued before it states a
+    # role that no longer holds, so the stored one wins (tenants.service.resolve_access).
+    role_set_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    idp_membership_id: Mapped[str | None] = mapped_column(String(255))
+    # The provider's `updated_at` of the last membership event applied: an older one is stale.
+    idp_updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

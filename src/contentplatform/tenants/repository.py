@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
+from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.kit.db import insert_ignoring_conflicts
+from contentplatform.kit.db import insert_ignoring_conflicts, page_of
 from contentplatform.tenants.models import Membership, Tenant, User
 
 
@@ -56,7 +58,11 @@ async def membership(
 
 
 async def ensure_membership(
-    session: AsyncSession, tenant_id: uuid.UUID, user_id: uuid.UUID, role: str
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    user_id: uuid.UUID,
+    role: str,
+    joined_at: datetime | None = None,
 ) -> Membership:
     found = await membership(session, tenant_id, user_id)
     if found is None:
@@ -68,6 +74,8 @@ async def ensure_membership(
                 tenant_id=tenant_id,
                 user_id=user_id,
                 role=role,
+                status="active",
+                joined_at=joined_at,
             )
         )
         found = await membership(session, tenant_id, user_id)
@@ -92,3 +100,132 @@ async def lock_tenant(session: AsyncSession, tenant_id: uuid.UUID) -> None:
     await session.execute(
         update(Tenant).where(Tenant.id == tenant_id).values(updated_at=Tenant.updated_at)
     )
+
+
+# --- members, as the team sees them ------------------------------------------------------------
+
+MEMBER_COLUMNS = (
+    Membership.user_id,
+    User.idp_user_id,
+    User.email,
+    User.name,
+    User.avatar_url,
+    Membership.role,
+    Membership.status,
+    Membership.joined_at,
+    Membership.last_active_at,
+)
+
+
+def _members(tenant_id: uuid.UUID) -> Any:
+    return (
+        select(*MEMBER_COLUMNS)
+        .join(User, User.id == Membership.user_id)
+        .where(Membership.tenant_id == tenant_id)
+    )
+
+
+async def members_page(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    search: str | None,
+    role: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """Active members first, then by when they joined."""
+    statement = _members(tenant_id)
+    if role is not None:
+        statement = statement.where(Membership.role == role)
+    if search:
+        pattern = f"%{_escaped_like(search.lower())}%"
+        statement = statement.where(
+            or_(
+                func.lower(User.email).like(pattern, escape="\\"),
+                func.lower(User.name).like(pattern, escape="\\"),
+            )
+        )
+    rows, total = await page_of(
+        session,
+        statement,
+        Membership.status,  # "active" sorts before "removed"
+        Membership.joined_at,
+        Membership.created_at,
+        Membership.id,
+        limit=limit,
+        offset=offset,
+    )
+    return rows, total
+
+
+def _escaped_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+async def member(session: AsyncSession, tenant_id: uuid.UUID, user_id: uuid.UUID) -> Any:
+    """One member's row (the columns of MEMBER_COLUMNS), or None."""
+    result = await session.execute(_members(tenant_id).where(Membership.user_id == user_id))
+    return result.mappings().one_or_none()
+
+
+async def membership_for_update(
+    session: AsyncSession, tenant_id: uuid.UUID, user_id: uuid.UUID
+) -> Membership | None:
+    result = await session.execute(
+        select(Membership)
+        .where(Membership.tenant_id == tenant_id, Membership.user_id == user_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    return result.scalar_one_or_none()
+
+
+async def active_admins(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    result = await session.scalar(
+        select(func.count())
+        .select_from(Membership)
+        .where(
+            Membership.tenant_id == tenant_id,
+            Membership.role == "admin",
+            Membership.status == "active",
+        )
+    )
+    return int(result or 0)
+
+
+async def active_member_by_email(
+    session: AsyncSession, tenant_id: uuid.UUID, email: str
+) -> Membership | None:
+    result = await session.execute(
+        select(Membership)
+        .join(User, User.id == Membership.user_id)
+        .where(
+            Membership.tenant_id == tenant_id,
+            Membership.status == "active",
+            func.lower(User.email) == email.lower(),
+        )
+    )
+    return result.scalars().first()
+
+
+async def users_by_email(session: AsyncSession, email: str) -> list[User]:
+    result = await session.execute(select(User).where(func.lower(User.email) == email.lower()))
+    return list(result.scalars())
+
+
+async def memberships_of_user(session: AsyncSession, user_id: uuid.UUID) -> list[Membership]:
+    result = await session.execute(select(Membership).where(Membership.user_id == user_id))
+    return list(result.scalars())
+
+
+async def active_memberships(session: AsyncSession, tenant_id: uuid.UUID) -> list[Membership]:
+    result = await session.execute(
+        select(Membership).where(Membership.tenant_id == tenant_id, Membership.status == "active")
+    )
+    return list(result.scalars())
+
+
+async def active_tenants(session: AsyncSession) -> list[Tenant]:
+    result = await session.execute(select(Tenant).where(Tenant.status == "active"))
+    return list(result.scalars())

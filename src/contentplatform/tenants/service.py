@@ -4,34 +4,42 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Identity, Role, TenantAccess
 from contentplatform.kit import text
+from contentplatform.kit.db import utcnow
 from contentplatform.tenants import repository
 from contentplatform.tenants.errors import NotAMember, TenantSuspended
-from contentplatform.tenants.models import Tenant, User
-from contentplatform.tenants.schemas import Member
+from contentplatform.tenants.models import Membership, Tenant, User
+from contentplatform.tenants.schemas import Member, TeamMember
 
 # What the tenants' and users' columns hold.
 NAME_LENGTH = 255
 EMAIL_LENGTH = 320
+URL_LENGTH = 2048
+ACTIVE, REMOVED = "active", "removed"
+# How finely a member's last activity is recorded.
+ACTIVITY_RESOLUTION = timedelta(minutes=5)
 
 
 async def resolve_access(session: AsyncSession, identity: Identity, org_id: str) -> TenantAccess:
     """The tenant named by `org_id` and the caller's role in it.
 
     A token that itself vouches for membership of the organization provisions the tenant, the user
-    and the membership on first sight and keeps the stored role in step with the token. Otherwise
-    the stored membership decides; without one the caller is refused.
+    and the membership on first sight. Which role holds then is the newer word of the provider:
+    the token's (issued at `iat`), or the stored one once team.updateMemberRole, an identity
+    event or team.sync set it (`role_set_at`, on the provider's clock) after the token was issued;
+    a removal so set refuses the token. Without such a claim the stored active membership decides;
+    without one the caller is refused.
     """
     token_role = identity.organizations.get(org_id)
     if token_role is not None:
-        tenant, user = await _provision(session, identity, org_id, token_role)
-        role = token_role
+        tenant, user, role = await _provision(session, identity, org_id, token_role)
     else:
         tenant, user, role = await _stored_membership(session, identity, org_id)
     if tenant.status != "active":
@@ -42,17 +50,48 @@ async def resolve_access(session: AsyncSession, identity: Identity, org_id: str)
 
 
 async def _provision(
-    session: AsyncSession, identity: Identity, org_id: str, role: Role
-) -> tuple[Tenant, User]:
+    session: AsyncSession, identity: Identity, org_id: str, token_role: Role
+) -> tuple[Tenant, User, Role]:
     # The names are the identity provider's, whatever they hold: made plain, never refused.
     name = text.cleaned(identity.organization_names.get(org_id, ""), NAME_LENGTH) or org_id
     tenant = await repository.ensure_tenant(session, org_id, name)
     user = await repository.ensure_user(session, identity.subject)
     _refresh_profile(user, identity)
-    member = await repository.ensure_membership(session, tenant.id, user.id, role.value)
-    if member.role != role.value:
-        member.role = role.value
-    return tenant, user
+    now = utcnow()
+    member = await repository.ensure_membership(
+        session, tenant.id, user.id, token_role.value, joined_at=now
+    )
+    issued = issued_at(identity)
+    stored_is_newer = member.role_set_at is not None and (
+        issued is None or issued <= member.role_set_at
+    )
+    if stored_is_newer:
+        if member.status != ACTIVE:
+            raise NotAMember(f"You are no longer a member of organization {org_id!r}.")
+    elif member.role != token_role.value or member.status != ACTIVE:
+        # The token is the provider's newer word: a role changed there, or a member re-added.
+        member.role = token_role.value
+        member.status, member.removed_at = ACTIVE, None
+        member.role_set_at = issued
+    _touch(member, now)
+    return tenant, user, Role(member.role)
+
+
+def issued_at(identity: Identity) -> datetime | None:
+    """When the token was issued (`iat`), if it says."""
+    value = identity.claims.get("iat")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        with contextlib.suppress(OverflowError, OSError, ValueError):
+            return datetime.fromtimestamp(value, UTC)
+    return None
+
+
+def _touch(member: Membership, now: datetime) -> None:
+    """Record activity, at most once per ACTIVITY_RESOLUTION (this runs on a cache miss)."""
+    if member.last_active_at is None or now - member.last_active_at >= ACTIVITY_RESOLUTION:
+        member.last_active_at = now
+    if member.joined_at is None:
+        member.joined_at = member.created_at
 
 
 async def _stored_membership(
@@ -64,8 +103,9 @@ async def _stored_membership(
     if tenant is None or user is None:
         raise refused
     member = await repository.membership(session, tenant.id, user.id)
-    if member is None:
+    if member is None or member.status != ACTIVE:
         raise refused
+    _touch(member, utcnow())
     return tenant, user, Role(member.role)
 
 
@@ -93,7 +133,10 @@ async def member_subject(session: AsyncSession, tenant_id: uuid.UUID, user_ref: 
             user = await repository.user_by_id(session, uuid.UUID(user_ref))
         except ValueError:
             return None
-    if user is None or await repository.membership(session, tenant_id, user.id) is None:
+    if user is None:
+        return None
+    member = await repository.membership(session, tenant_id, user.id)
+    if member is None or member.status != ACTIVE:
         return None
     return user.idp_user_id
 
@@ -131,7 +174,245 @@ async def set_timezone(session: AsyncSession, tenant_id: uuid.UUID, timezone: st
     tenant.timezone = timezone
 
 
+async def name_of(session: AsyncSession, tenant_id: uuid.UUID) -> str:
+    """The organization's name (settings.get shows it)."""
+    tenant = await repository.tenant_by_id(session, tenant_id)
+    assert tenant is not None, "a resolved tenant exists"
+    return tenant.name
+
+
+async def rename(session: AsyncSession, tenant_id: uuid.UUID, name: str) -> None:
+    """Set the organization's name (settings.update: plain text, already checked)."""
+    tenant = await repository.tenant_by_id(session, tenant_id)
+    assert tenant is not None, "a resolved tenant exists"
+    tenant.name = name
+
+
 def in_zone(moment: datetime, timezone: str) -> datetime:
     """`moment` in UTC; without an offset it is read on the organization's wall clock."""
     aware = moment if moment.tzinfo else moment.replace(tzinfo=ZoneInfo(timezone))
     return aware.astimezone(UTC)
+
+
+# --- members, kept in step with the identity provider (the team domain drives these) ----------
+
+
+def access_scope(org_id: str) -> str:
+    """What one change of the organization's memberships retires in every process's access
+    cache (tenants/guard.py)."""
+    return f"access:{org_id}"
+
+
+async def members_page(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    search: str | None,
+    role: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[TeamMember], int]:
+    rows, total = await repository.members_page(
+        session, tenant_id, search=search, role=role, limit=limit, offset=offset
+    )
+    return [TeamMember.model_validate(row) for row in rows], total
+
+
+async def team_member(
+    session: AsyncSession, tenant_id: uuid.UUID, user_id: uuid.UUID
+) -> TeamMember | None:
+    row = await repository.member(session, tenant_id, user_id)
+    return None if row is None else TeamMember.model_validate(dict(row))
+
+
+async def active_admins(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    return await repository.active_admins(session, tenant_id)
+
+
+async def is_active_member_email(session: AsyncSession, tenant_id: uuid.UUID, email: str) -> bool:
+    return await repository.active_member_by_email(session, tenant_id, email) is not None
+
+
+async def tenant_of_org(session: AsyncSession, org_id: str) -> Tenant | None:
+    return await repository.tenant_by_org(session, org_id)
+
+
+async def org_of(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
+    tenant = await repository.tenant_by_id(session, tenant_id)
+    return tenant.idp_org_id if tenant is not None else None
+
+
+async def active_orgs(session: AsyncSession) -> list[tuple[uuid.UUID, str]]:
+    """(tenant id, organization id) of every active tenant."""
+    return [(tenant.id, tenant.idp_org_id) for tenant in await repository.active_tenants(session)]
+
+
+async def active_member_subjects(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, str]:
+    """The provider's user id -> role of every active member."""
+    found = {}
+    for member in await repository.active_memberships(session, tenant_id):
+        user = await repository.user_by_id(session, member.user_id)
+        if user is not None:
+            found[user.idp_user_id] = member.role
+    return found
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the provider says of a user (any part may be missing)."""
+
+    email: str | None = None
+    name: str | None = None
+    avatar_url: str | None = None
+
+
+def _apply_profile(user: User, profile: Profile) -> None:
+    email = text.cleaned(profile.email or "", EMAIL_LENGTH)
+    if email:
+        user.email = email
+    name = text.cleaned(profile.name or "", NAME_LENGTH)
+    if name:
+        user.name = name
+    avatar = text.cleaned(profile.avatar_url or "", URL_LENGTH)
+    if avatar.startswith("https://"):
+        user.avatar_url = avatar
+
+
+def _is_stale(stored: datetime | None, incoming: datetime | None) -> bool:
+    """An event older than what was applied already changes nothing (events arrive in any
+    order). Without a time of its own an event is never stale."""
+    return stored is not None and incoming is not None and incoming < stored
+
+
+ADDED, CHANGED, UNCHANGED = "added", "changed", "unchanged"
+
+
+async def set_member_state(
+    session: AsyncSession,
+    org_id: str,
+    idp_user_id: str,
+    *,
+    role: Role | None,
+    removed: bool,
+    at: datetime,
+    updated_at: datetime | None = None,
+    joined_at: datetime | None = None,
+    membership_id: str | None = None,
+    profile: Profile | None = None,
+    provision: bool = True,
+) -> str:
+    """Make the stored membership say what the provider says (a role, or removed), as of `at`
+    (the provider's time of it). A word older than the last one applied (`updated_at` against
+    the stored one) changes nothing. Without the tenant or the user, a removal is moot and an
+    addition provisions them when `provision`. ADDED or CHANGED when anything an access depends
+    on changed (role, status), else UNCHANGED."""
+    tenant = await repository.tenant_by_org(session, org_id)
+    if tenant is None:
+        if removed or not provision:
+            return UNCHANGED
+        tenant = await repository.ensure_tenant(session, org_id, org_id)
+    user = await repository.user_by_subject(session, idp_user_id)
+    if user is None:
+        if removed or not provision:
+            return UNCHANGED
+        user = await repository.ensure_user(session, idp_user_id)
+    if profile is not None:
+        _apply_profile(user, profile)
+    member = await repository.membership_for_update(session, tenant.id, user.id)
+    if member is None:
+        if removed or role is None:
+            return UNCHANGED
+        member = await repository.ensure_membership(
+            session, tenant.id, user.id, role.value, joined_at=joined_at or at
+        )
+        member.role_set_at, member.idp_updated_at = at, updated_at
+        member.idp_membership_id = membership_id or member.idp_membership_id
+        return ADDED
+    if _is_stale(member.idp_updated_at, updated_at):
+        return UNCHANGED
+    member.idp_updated_at = updated_at or member.idp_updated_at
+    member.idp_membership_id = membership_id or member.idp_membership_id
+    before = (member.role, member.status)
+    if removed:
+        if member.status != REMOVED:
+            member.status, member.removed_at = REMOVED, at
+    else:
+        member.status, member.removed_at = ACTIVE, None
+        if role is not None:
+            member.role = role.value
+        if joined_at is not None and member.joined_at is None:
+            member.joined_at = joined_at
+    changed = (member.role, member.status) != before
+    if changed or member.role_set_at is None or member.role_set_at < at:
+        member.role_set_at = at
+    if not changed:
+        return UNCHANGED
+    return ADDED if before[1] == REMOVED and not removed else CHANGED
+
+
+async def apply_user(
+    session: AsyncSession,
+    idp_user_id: str,
+    profile: Profile,
+    updated_at: datetime | None,
+) -> bool:
+    """The provider's user.updated: the stored profile follows unless the event is stale."""
+    user = await repository.user_by_subject(session, idp_user_id)
+    if user is None or _is_stale(user.idp_updated_at, updated_at):
+        return False
+    _apply_profile(user, profile)
+    user.idp_updated_at = updated_at or user.idp_updated_at
+    return True
+
+
+async def remove_user(session: AsyncSession, idp_user_id: str, at: datetime) -> list[str]:
+    """The provider's user.deleted: every membership removed; the organizations affected."""
+    user = await repository.user_by_subject(session, idp_user_id)
+    if user is None:
+        return []
+    affected = []
+    for member in await repository.memberships_of_user(session, user.id):
+        if member.status == ACTIVE:
+            member.status, member.removed_at, member.role_set_at = REMOVED, at, at
+            tenant = await repository.tenant_by_id(session, member.tenant_id)
+            if tenant is not None:
+                affected.append(tenant.idp_org_id)
+    return affected
+
+
+async def apply_organization(
+    session: AsyncSession,
+    org_id: str,
+    *,
+    name: str | None,
+    deleted: bool,
+    updated_at: datetime | None,
+) -> bool:
+    """The provider's organization.created|updated|deleted: the tenant made, renamed, or closed
+    (status `deleted`: every request to it is refused). True when access changed."""
+    tenant = await repository.tenant_by_org(session, org_id)
+    if tenant is None:
+        if deleted:
+            return False
+        cleaned = text.cleaned(name or "", NAME_LENGTH) or org_id
+        tenant = await repository.ensure_tenant(session, org_id, cleaned)
+        tenant.idp_updated_at = updated_at
+        return False
+    if _is_stale(tenant.idp_updated_at, updated_at):
+        return False
+    tenant.idp_updated_at = updated_at or tenant.idp_updated_at
+    if deleted:
+        changed = tenant.status != "deleted"
+        tenant.status = "deleted"
+        return changed
+    cleaned = text.cleaned(name or "", NAME_LENGTH)
+    if cleaned and cleaned != tenant.name:
+        tenant.name = cleaned
+        return True  # the name is part of every cached access
+    return False
+
+
+async def sole_user_with_email(session: AsyncSession, email: str) -> str | None:
+    """The provider's id of the one user known by `email`; None when none or several are."""
+    users = await repository.users_by_email(session, email)
+    return users[0].idp_user_id if len(users) == 1 else None

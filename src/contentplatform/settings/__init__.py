@@ -1,0 +1,1 @@
+"""Tenant settings, brand voice, content strategy and content rules (settings.*)."""

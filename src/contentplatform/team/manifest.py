@@ -1,0 +1,13 @@
+"""Team: members and invitations kept in step with the identity provider, and its events."""
+
+from __future__ import annotations
+
+from contentplatform.core.manifest import Domain
+from contentplatform.team import models, procedures, workflows
+
+domain = Domain(
+    name="team",
+    routers=(procedures.router, procedures.webhooks),
+    models=models,
+    durable=(workflows,),
+)

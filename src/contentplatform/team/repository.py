@@ -1,0 +1,127 @@
+"""Every query on invitations (always of one tenant) and inbound identity events (the
+provider's, of no tenant until processed)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.kit.db import Owned, insert_ignoring_conflicts, page_of, plain
+from contentplatform.team.models import IdentityEvent, Invitation
+
+get_invitation = Owned(Invitation)
+
+
+def _with_status(statement: Any, status: str, now: datetime) -> Any:
+    """A pending invitation past its expiry reads as expired."""
+    live = or_(Invitation.expires_at.is_(None), Invitation.expires_at > now)
+    if status == "pending":
+        return statement.where(Invitation.status == "pending", live)
+    if status == "expired":
+        return statement.where(
+            or_(
+                Invitation.status == "expired",
+                and_(Invitation.status == "pending", Invitation.expires_at <= now),
+            )
+        )
+    return statement.where(Invitation.status == status)
+
+
+async def invitations_page(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    status: str | None,
+    now: datetime,
+    limit: int,
+    offset: int,
+) -> tuple[list[dict[str, Any]], int]:
+    statement = plain(select(Invitation).where(Invitation.tenant_id == tenant_id))
+    if status is not None:
+        statement = _with_status(statement, status, now)
+    return await page_of(
+        session,
+        statement,
+        Invitation.created_at.desc(),
+        Invitation.id,
+        limit=limit,
+        offset=offset,
+    )
+
+
+async def pending_for_email(
+    session: AsyncSession, tenant_id: uuid.UUID, email: str, now: datetime
+) -> Invitation | None:
+    statement = select(Invitation).where(
+        Invitation.tenant_id == tenant_id, Invitation.email == email.lower()
+    )
+    result = await session.execute(_with_status(statement, "pending", now))
+    return result.scalars().first()
+
+
+async def invitation_by_idp_id(
+    session: AsyncSession, tenant_id: uuid.UUID, idp_invitation_id: str
+) -> Invitation | None:
+    result = await session.execute(
+        select(Invitation).where(
+            Invitation.tenant_id == tenant_id, Invitation.idp_invitation_id == idp_invitation_id
+        )
+    )
+    return result.scalar_one_or_none()
+
+
+async def invitations_of(session: AsyncSession, tenant_id: uuid.UUID) -> list[Invitation]:
+    result = await session.execute(select(Invitation).where(Invitation.tenant_id == tenant_id))
+    return list(result.scalars())
+
+
+def add_invitation(session: AsyncSession, tenant_id: uuid.UUID, **values: Any) -> Invitation:
+    invitation = Invitation(id=uuid.uuid4(), tenant_id=tenant_id, **values)
+    session.add(invitation)
+    return invitation
+
+
+# --- inbound identity events ----------------------------------------------------------------
+
+
+async def record_event(
+    session: AsyncSession, source: str, event_id: str, type: str, payload: dict[str, Any]
+) -> uuid.UUID | None:
+    """Store the event once; None when (source, event id) is stored already."""
+    new_id = uuid.uuid4()
+    result = await session.execute(
+        insert_ignoring_conflicts(
+            session,
+            IdentityEvent,
+            id=new_id,
+            source=source,
+            event_id=event_id,
+            type=type,
+            payload=payload,
+            status="received",
+        ).returning(IdentityEvent.id)
+    )
+    return result.scalar_one_or_none()
+
+
+async def event_for_update(session: AsyncSession, event_id: uuid.UUID) -> IdentityEvent | None:
+    result = await session.execute(
+        select(IdentityEvent)
+        .where(IdentityEvent.id == event_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    return result.scalar_one_or_none()
+
+
+async def unprocessed_events(session: AsyncSession, before: datetime) -> list[IdentityEvent]:
+    result = await session.execute(
+        select(IdentityEvent)
+        .where(IdentityEvent.status == "received", IdentityEvent.created_at < before)
+        .limit(1000)
+    )
+    return list(result.scalars())
