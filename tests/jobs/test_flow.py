@@ -5,8 +5,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from tests.jobs.support import Planner, instances_of, set_next_run, tick
 from tests.support.problems import problem
+
+# A tick here starts only what the test made (tests/jobs/conftest.py).
+pytestmark = pytest.mark.usefixtures("nothing_else_due")
 
 
 def test_trigger_runs_a_pending_instance_to_a_draft_in_review(planner: Planner) -> None:

@@ -757,7 +757,7 @@ def test_a_skipped_instance_can_be_generated(planner):
 # --- the scheduler ------------------------------------------------------------------------------
 
 
-def test_the_tick_starts_planned_instances_whose_date_has_come(planner, settings):
+def test_the_tick_starts_planned_instances_whose_date_has_come(nothing_else_due, planner, settings):
     planner.handbook()
     job = planner.job(topics=["Soil moisture sensors"])
     paused = planner.job(name="Paused notes")

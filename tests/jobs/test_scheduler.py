@@ -49,6 +49,9 @@ from tests.jobs.support import Planner, instances_of, set_next_run, tick
 from tests.support.database import run_on
 from tests.support.orgs import new_org
 
+# A tick here starts only what the test made (tests/jobs/conftest.py).
+pytestmark = pytest.mark.usefixtures("nothing_else_due")
+
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")
 IN_FLIGHT = ("pending", "running")
