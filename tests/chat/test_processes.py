@@ -30,7 +30,15 @@ from tests.chat.stand_in import ANSWER, SlowModel
 from tests.chat.support import GUIDE, HOLD, KIND, QUESTION, Frame, read_sse, text_of
 from tests.support.llm import ChatServer, Reply
 from tests.support.problems import problem
-from tests.support.processes import TIMEOUT, Service, ServiceClient, Services, Stack, wait_for
+from tests.support.processes import (
+    LOOPBACK,
+    TIMEOUT,
+    Service,
+    ServiceClient,
+    Services,
+    Stack,
+    wait_for,
+)
 
 MESSAGES = cast(Table, ChatMessage.__table__)
 RESERVATIONS = cast(Table, CreditReservation.__table__)
@@ -183,7 +191,7 @@ def test_a_stop_from_another_process_ends_the_answer_keeping_what_was_written(
         assert [f.event for f in seen[:3]] == ["message_start", "retrieval", "conversation_title"]
 
         problem(
-            httpx.post(
+            LOOPBACK.post(
                 f"{second.url}/v1/chat/messages",
                 json={"query": "And?", "conversationId": conversation_id, "idempotencyKey": "2"},
                 headers=asker.headers,
@@ -232,7 +240,7 @@ def test_a_stop_from_another_process_ends_the_answer_keeping_what_was_written(
     assert model.written[0] < len(ANSWER.split())
     # Stop again: idempotent, from either process.
     for service in (first, second):
-        again = httpx.post(
+        again = LOOPBACK.post(
             f"{service.url}/v1/chat/messages/{message_id}/stop", headers=asker.headers, timeout=30
         )
         assert again.json() == {"id": message_id, "status": "stopped"}

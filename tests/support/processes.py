@@ -31,6 +31,10 @@ from sqlalchemy.engine import make_url
 from tests.support.backends import clear_redis, postgres_databases
 
 TIMEOUT = 60.0  # for any one thing to happen; normally it takes a second or two
+# One client for every request to a service process: `httpx.get` makes a client, and so an SSL
+# context (its CA bundle read and parsed, ~25 ms of CPU), per call; polling `/readyz` every 50 ms
+# that way was a third of a test worker's CPU while services started.
+LOOPBACK = httpx.Client(trust_env=False, timeout=30)
 CLI = (sys.executable, "-m", "contentplatform.cli")
 
 T = TypeVar("T")
@@ -152,7 +156,7 @@ class Service:
 
     def ready(self) -> bool:
         try:
-            return httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200
+            return LOOPBACK.get(f"{self.url}/readyz", timeout=5).status_code == 200
         except httpx.HTTPError:
             return False
 
@@ -293,7 +297,7 @@ class ServiceClient:
         return cls(service, services.token(org, role), org)
 
     def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        response = httpx.request(
+        response = LOOPBACK.request(
             method, f"{self.service.url}{path}", headers=self.headers, timeout=30, **kwargs
         )
         assert response.status_code == 200, (
@@ -308,7 +312,9 @@ class ServiceClient:
             "/v1/documents/upload-url",
             json={"filename": filename, "fileType": file_type, "contentLength": len(content)},
         )
-        put = httpx.put(target["uploadUrl"], content=content, headers=target["headers"], timeout=60)
+        put = LOOPBACK.put(
+            target["uploadUrl"], content=content, headers=target["headers"], timeout=60
+        )
         assert put.status_code == 200, put.text
         return self.request(
             "POST",

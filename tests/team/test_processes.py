@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from tests.support.clerk import SECRET_KEY, Clerk
-from tests.support.processes import CLI, TIMEOUT, Services, Stack
+from tests.support.processes import CLI, LOOPBACK, TIMEOUT, Services, Stack
 
 CACHE_SECONDS = "3600"
 
@@ -49,7 +49,7 @@ def test_a_role_change_on_one_process_is_enforced_by_another_at_once(
 
     def get(service_url: str, user: str, path: str) -> httpx.Response:
         headers = {"Authorization": f"Bearer {tokens[user]}", "x-idp-org-id": org}
-        return httpx.get(f"{service_url}{path}", headers=headers, timeout=30)
+        return LOOPBACK.get(f"{service_url}{path}", headers=headers, timeout=30)
 
     editor_id = get(first.url, editor, "/v1/system/whoami").json()["user"]["id"]
     get(first.url, admin, "/v1/system/whoami")
