@@ -320,10 +320,16 @@ def test_ingestion_fills_vectors_that_rank_by_meaning_within_the_tenant(
             "/v1/documents/confirm-upload",
             json={"filename": "guide.md", "fileType": "md", "storagePath": path},
         )
+        # Version 2 ingested: its chunks replaced the first version's (confirm sets the version
+        # at once; the chunks change when the ingestion commits).
         wait_for(
-            "version 2",
+            "version 2 to be ready",
             lambda: (
-                editor.request("GET", f"/v1/documents/{document['id']}")["document_version"] == 2
+                (found := editor.request("GET", f"/v1/documents/{document['id']}"))[
+                    "document_version"
+                ]
+                == 2
+                and found["status"] == "ready"
             ),
             service,
         )
