@@ -20,7 +20,6 @@ import openai
 
 from contentplatform.ai.base import ProviderError, ProviderRejected, ProviderUnavailable
 from contentplatform.ai.openai_compatible import NO_API_KEY, _detail, _redact, _safe_url
-from contentplatform.config import Settings
 from contentplatform.kit.outbound import USER_AGENT
 
 
@@ -128,21 +127,4 @@ class Embeddings:
         return ProviderUnavailable(f"The embeddings server at {where} failed: {message}")
 
 
-def from_settings(settings: Settings) -> Embeddings | None:
-    """The embeddings server the settings name; None when embeddings are off. The caller owns
-    it: `await close()`."""
-    if settings.embeddings_base_url is None or settings.embeddings_model is None:
-        return None
-    key = settings.embeddings_api_key
-    return Embeddings(
-        settings.embeddings_base_url,
-        key.get_secret_value() if key else None,
-        settings.embeddings_model,
-        dimensions=settings.embeddings_dimensions,
-        timeout=settings.embeddings_timeout_seconds,
-        max_retries=settings.embeddings_max_retries,
-        batch_size=settings.embeddings_batch_size,
-    )
-
-
-__all__ = ["Embeddings", "from_settings"]
+__all__ = ["Embeddings"]

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import sqlite_vec
 from sqlalchemy import text
 
-from contentplatform.ai import embeddings
 from contentplatform.ai.base import ChatModel
-from contentplatform.ai.providers import from_settings
+from contentplatform.ai.providers import embeddings_from_settings, from_settings
 from contentplatform.config import Settings
 from contentplatform.kit import sqlite
 from contentplatform.kit.cache import ScopedCache
@@ -24,6 +24,10 @@ from contentplatform.kit.invalidation import Invalidations
 from contentplatform.kit.ratelimit import RateLimiter
 from contentplatform.kit.streams import StreamLog, stream_log
 from contentplatform.storage.store import ObjectStore
+
+if TYPE_CHECKING:
+    # Made only when configured (ai/providers.py): its `openai` import is slow.
+    from contentplatform.ai.embeddings import Embeddings
 
 
 @dataclass
@@ -36,7 +40,7 @@ class Runtime:
     store: ObjectStore
     model: ChatModel
     invalidations: Invalidations
-    embedder: embeddings.Embeddings | None = None
+    embedder: Embeddings | None = None
 
     @classmethod
     def create(cls, settings: Settings) -> Runtime:
@@ -61,7 +65,7 @@ class Runtime:
             store=ObjectStore.from_settings(settings),
             model=from_settings(settings),
             invalidations=Invalidations(settings.redis_url, settings.redis_prefix),
-            embedder=embeddings.from_settings(settings),
+            embedder=embeddings_from_settings(settings),
         )
 
     async def verify(self) -> None:

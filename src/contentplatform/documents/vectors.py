@@ -19,7 +19,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlite_vec
 from cachetools import LRUCache
@@ -41,10 +41,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.types import UserDefinedType
 
 from contentplatform.ai.base import ProviderError
-from contentplatform.ai.embeddings import Embeddings
 from contentplatform.core import runtime
 from contentplatform.documents.models import Document, DocumentChunk, DocumentChunkVector
 from contentplatform.kit.db import Database, utcnow
+
+if TYPE_CHECKING:
+    # Made only when configured (ai/providers.py): its `openai` import is slow.
+    from contentplatform.ai.embeddings import Embeddings
 
 log = logging.getLogger(__name__)
 
