@@ -106,7 +106,7 @@ def test_each_operation_requires_what_its_access_needs_and_no_organization_param
 ) -> None:
     found = operations(openapi_document)
     assert set(found) == set(PROCEDURES)
-    tenant_scoped = 0
+    tenant_scoped = keyless = 0
     for operation_id, operation in found.items():
         access = PROCEDURES[operation_id].access
         names = [p["name"] for p in operation.get("parameters", [])]
@@ -116,10 +116,16 @@ def test_each_operation_requires_what_its_access_needs_and_no_organization_param
         elif access.tenant_role is None:
             assert operation["security"] == [{"bearerAuth": []}], operation_id
         else:
-            # One requirement: both at once (two would mean either one will do).
-            assert operation["security"] == [{"bearerAuth": [], "organization": []}], operation_id
+            # One requirement: both at once (two would mean either one will do); and, where
+            # API keys may call the operation, a second one: the key alone.
+            token = {"bearerAuth": [], "organization": []}
+            keys = [{"apiKeyAuth": []}] if PROCEDURES[operation_id].api_keys else []
+            assert operation["security"] == [token, *keys], operation_id
             tenant_scoped += 1
+            keyless += not keys
     assert tenant_scoped >= 60
+    # Team and settings (and so on) never take a key.
+    assert keyless >= 20
 
 
 def test_the_organization_header_is_still_checked_token_first(

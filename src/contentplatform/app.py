@@ -26,6 +26,7 @@ from contentplatform.core.procedures import (
     security_schemes,
     stream_components,
 )
+from contentplatform.features import flags
 from contentplatform.kit import docs, durable, examples
 from contentplatform.kit.errors import InternalError, NotFound, Problem
 from contentplatform.kit.http import (
@@ -34,6 +35,7 @@ from contentplatform.kit.http import (
     problem_response,
     strip_default_validation_responses,
 )
+from contentplatform.settings import keys
 from contentplatform.tenants.guard import Guard, authorize
 
 log = logging.getLogger(__name__)
@@ -81,7 +83,9 @@ object, which returns exactly what the REST form returns.
 
 **Authentication**: `Authorization: Bearer <JWT>` from the identity provider (security scheme
 `bearerAuth`). Tenant-scoped operations also need `{ORG_HEADER}`, the organization to act in
-(security scheme `organization`); in Swagger UI, "Authorize" holds both.
+(security scheme `organization`); in Swagger UI, "Authorize" holds both. Operations that list
+`apiKeyAuth` also take an API key alone (`Authorization: Bearer cpk_...`, made by an admin with
+settings.createApiKey), which names its organization itself.
 
 **Errors** are `application/problem+json` with `type`, `title`, `status`, `detail`, `code`
 (UNAUTHORIZED, FORBIDDEN, NOT_FOUND, BAD_REQUEST, CONFLICT, TOO_MANY_REQUESTS,
@@ -98,6 +102,9 @@ def create_app(
     routers: Sequence[ProcedureRouter] | None = None,
     durable_workers: bool = True,
 ) -> FastAPI:
+    """ValueError when the settings name a feature flag that is not declared."""
+    flags.check_config(settings.features)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         current = runtime.Runtime.create(settings)
@@ -107,7 +114,7 @@ def create_app(
             await current.close()
             raise
         app.state.runtime = current
-        app.state.guard = Guard(current)
+        app.state.guard = Guard(current, resolve_key=keys.resolve)
         reconciler: asyncio.Task[None] | None = None
         if durable_workers:
             # Workflows reach the database through the process runtime, as DBOS is process-wide.

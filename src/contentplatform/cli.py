@@ -52,12 +52,16 @@ def serve(args: argparse.Namespace) -> None:
         logs.configure(settings.log_level, settings.logs_as_json)
         if settings.is_local or args.migrate:
             migrations.upgrade(settings)
+    try:
+        app = create_app(settings)
+    except ValueError as error:
+        sys.exit(f"contentplatform: invalid configuration: {error}")
     host = args.host or settings.host
     port = args.port or settings.port
     if settings.is_local:
         print(banner(settings, host, port), flush=True)
     uvicorn.run(
-        create_app(settings),
+        app,
         host=host,
         port=port,
         log_config=None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import platformdirs
 from cryptography.fernet import Fernet
@@ -194,6 +194,12 @@ class Settings(BaseSettings):
     team_redirect_origins: list[str] = Field(default_factory=list)
     # How often an admin may run team.sync per tenant.
     team_sync_rate_limit: str = "1/minute"
+
+    # Feature flags (features/flags.py) as the operator sets them for every organization, as
+    # JSON: a flag's key -> true/false (on/off for all) or a percentage 0-100 (on for that share
+    # of organizations, chosen by a stable hash), e.g. {"chat": false, "topic_suggestions": 25}.
+    # An organization's override and its own opt-in still win; unknown keys are refused at start.
+    features: dict[str, bool | Annotated[int, Field(ge=0, le=100)]] = Field(default_factory=dict)
 
     log_level: str = "INFO"
     log_json: bool | None = None

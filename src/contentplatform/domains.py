@@ -17,6 +17,7 @@ from contentplatform.core.procedures import ProcedureRouter
 from contentplatform.credits.manifest import domain as credits
 from contentplatform.documents.manifest import domain as documents
 from contentplatform.drafts.manifest import domain as drafts
+from contentplatform.features.manifest import domain as features
 from contentplatform.flows.manifest import domain as flows
 from contentplatform.generation.manifest import domain as generation
 from contentplatform.job_instances.manifest import domain as job_instances
@@ -42,6 +43,7 @@ DOMAINS: tuple[Domain, ...] = (
     chat,
     team,
     settings,
+    features,
     public,
     flows,
 )

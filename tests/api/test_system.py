@@ -145,6 +145,7 @@ def test_interactive_docs_and_openapi_document(client):
     assert document["info"]["version"] == "0.2.0"
     whoami = document["paths"]["/v1/system/whoami"]["get"]
     assert whoami["operationId"] == "system.whoami"
-    assert whoami["security"] == [{"bearerAuth": [], "organization": []}]
+    # The token and the organization together, or an API key alone.
+    assert whoami["security"] == [{"bearerAuth": [], "organization": []}, {"apiKeyAuth": []}]
     assert "parameters" not in whoami
     assert document["paths"]["/v1/system/health"]["get"]["security"] == []

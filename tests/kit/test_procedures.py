@@ -702,7 +702,7 @@ def test_optional_body_is_documented_as_optional(document):
 
 def test_bearer_and_organization_security_schemes(document):
     schemes = document["components"]["securitySchemes"]
-    assert set(schemes) == {"bearerAuth", "organization"}
+    assert set(schemes) == {"bearerAuth", "organization", "apiKeyAuth"}
     bearer = schemes["bearerAuth"]
     assert (bearer["type"], bearer["scheme"].lower(), bearer["bearerFormat"]) == (
         "http",
@@ -716,6 +716,12 @@ def test_bearer_and_organization_security_schemes(document):
         "header",
         "x-idp-org-id",
     )
+    key = schemes["apiKeyAuth"]
+    assert (key["type"], key["scheme"].lower(), key["bearerFormat"]) == (
+        "http",
+        "bearer",
+        "cpk_...",
+    )
 
 
 def test_security_is_declared_by_access_and_the_organization_is_no_parameter(document):
@@ -727,11 +733,13 @@ def test_security_is_declared_by_access_and_the_organization_is_no_parameter(doc
             assert operation["security"] == [], operation_id
             assert "401" not in operation["responses"], operation_id
             continue
-        # One requirement object: the token and the organization together, not either.
-        needs = {"bearerAuth": []}
+        # One requirement object: the token and the organization together, not either; or,
+        # as a second requirement, an API key alone (tenant-scoped operations only).
         if operation_id in TENANT_SCOPED:
-            needs["organization"] = []
-        assert operation["security"] == [needs], operation_id
+            needs = [{"bearerAuth": [], "organization": []}, {"apiKeyAuth": []}]
+        else:
+            needs = [{"bearerAuth": []}]
+        assert operation["security"] == needs, operation_id
         assert {"401", "403"} <= set(operation["responses"]), operation_id
 
 

@@ -120,6 +120,25 @@ def test_a_removed_member_is_refused_at_once_and_their_drafts_unassigned(team: T
     assert len(team.clerk.writes_to(team.org)) == 1
 
 
+def test_removing_a_member_revokes_the_api_keys_they_made_at_once(team: Team):
+    editor = team.user_id("editor")
+    team.ok("team.updateMemberRole", {"userId": editor, "role": "admin"})
+    theirs = team.ok("settings.createApiKey", {"name": "Their script"}, role="editor")
+    mine = team.ok("settings.createApiKey", {"name": "My script"})
+    for key in (theirs, mine):
+        used = team.call("drafts.list", token=key["secret"])
+        assert used.status_code == 200, used.text  # cached by the service now
+
+    team.ok("team.removeMember", {"userId": editor})
+
+    refused = team.call("drafts.list", token=theirs["secret"])
+    assert refused.status_code == 401
+    assert refused.json()["detail"] == "This API key has been revoked."
+    assert team.call("drafts.list", token=mine["secret"]).status_code == 200
+    revoked = {k["name"]: k["revoked_at"] for k in team.ok("settings.listApiKeys")["data"]}
+    assert revoked["Their script"] is not None and revoked["My script"] is None
+
+
 def test_a_provider_failure_changes_nothing(team: Team):
     editor = team.user_id("editor")
     team.clerk.fail_with(503)

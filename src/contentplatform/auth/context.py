@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -76,6 +77,17 @@ class TenantAccess:
     org_name: str
     user_id: uuid.UUID
     role: Role
+
+
+@dataclass(frozen=True)
+class KeyAccess:
+    """What an API key resolves to: the key's own identity (`auth` api_key, its subject
+    `apikey_<id>`), the one tenant it acts in with its role, and when it stops working."""
+
+    key_id: uuid.UUID
+    identity: Identity
+    tenant: TenantAccess
+    expires_at: datetime | None
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from contentplatform.core.procedures import Context, EventStream, ProcedureRoute
 from contentplatform.credits.errors import InsufficientCredits, ReservationSettled
 from contentplatform.kit.schemas import Success
 
-router = ProcedureRouter("chat", tag="Chat")
+router = ProcedureRouter("chat", tag="Chat", feature="chat")
 
 ANSWER_EVENTS = EventStream(
     events={

@@ -106,9 +106,17 @@ organization_scheme = APIKeyHeader(
         "characters, starting with a letter or digit."
     ),
 )
-# API keys, when they arrive, are a third scheme here, and a second requirement (an
-# alternative to bearer + organization) in `_security`.
-SECURITY_SCHEMES: tuple[SecurityBase, ...] = (bearer_scheme, organization_scheme)
+api_key_scheme = HTTPBearer(
+    auto_error=False,
+    bearerFormat="cpk_...",
+    scheme_name="apiKeyAuth",
+    description=(
+        "An API key (`Authorization: Bearer cpk_...`), made by an admin with "
+        "settings.createApiKey: it fixes the organization (no x-idp-org-id needed) and acts as "
+        "member or editor. Operations that do not list it refuse keys (403)."
+    ),
+)
+SECURITY_SCHEMES: tuple[SecurityBase, ...] = (bearer_scheme, organization_scheme, api_key_scheme)
 
 
 def security_schemes() -> dict[str, Any]:
@@ -119,15 +127,19 @@ def security_schemes() -> dict[str, Any]:
     }
 
 
-def _security(access: Access) -> list[dict[str, list[str]]]:
+def _security(access: Access, api_keys: bool) -> list[dict[str, list[str]]]:
     """An operation's security requirement: the bearer token and the organization together for
-    tenant-scoped operations (one requirement object: both are needed), the token alone for the
-    others that need a caller, none for public ones."""
+    tenant-scoped operations (one requirement object: both are needed), or an API key alone where
+    keys are allowed; the token alone for the others that need a caller, none for public ones."""
     if access is Access.public:
         return []
     if access.tenant_role is None:
         return [{bearer_scheme.scheme_name: []}]
-    return [{bearer_scheme.scheme_name: [], organization_scheme.scheme_name: []}]
+    token: dict[str, list[str]] = {
+        bearer_scheme.scheme_name: [],
+        organization_scheme.scheme_name: [],
+    }
+    return [token, {api_key_scheme.scheme_name: []}] if api_keys else [token]
 
 
 @dataclass
@@ -169,7 +181,14 @@ Handler = Callable[[Context, InT], Awaitable[OutT]]
 
 class Authorizer(Protocol):
     async def __call__(
-        self, request: Request, access: Access, token: str | None, org_id: str | None
+        self,
+        request: Request,
+        access: Access,
+        token: str | None,
+        org_id: str | None,
+        *,
+        api_keys: bool = True,
+        feature: str | None = None,
     ) -> Principal: ...
 
 
@@ -188,6 +207,10 @@ class Procedure(Generic[InT, OutT]):
     errors: tuple[type[PlatformError], ...] = ()  # see Declared
     cached: Cached | None = None
     events: EventStream | None = None
+    # Whether an API key may call it (tenant-scoped operations only; see Declared).
+    api_keys: bool = True
+    # The feature flag it sits behind (features/flags.py): off for the tenant, it answers 403.
+    feature: str | None = None
 
     @property
     def path_names(self) -> set[str]:
@@ -216,6 +239,10 @@ class Declared(TypedDict, total=False):
     cached: Cached
     # It answers `text/event-stream` (see EventStream).
     events: EventStream
+    # Whether an API key may call it; default: the router's (`ProcedureRouter.api_keys`).
+    api_keys: bool
+    # The feature flag it sits behind; default: the router's (`ProcedureRouter.feature`).
+    feature: str | None
 
 
 @dataclass(frozen=True)
@@ -308,6 +335,11 @@ class ProcedureRouter:
 
     name: str
     tag: str
+    # What its procedures declare unless one says otherwise: whether API keys may call them
+    # (never team, settings, billing administration, webhook endpoints: their routers say so),
+    # and the feature flag they sit behind.
+    api_keys: bool = True
+    feature: str | None = None
     procedures: list[Procedure[Any, Any]] = field(default_factory=list)
 
     def procedure(
@@ -324,6 +356,10 @@ class ProcedureRouter:
             if summary is None:
                 summary, described = _documentation(handler)
                 description = description or described
+            feature = declared.get("feature", self.feature)
+            if feature is not None:
+                flagged = f"Behind the feature flag `{feature}`: 403 while it is off."
+                description = f"{description}\n\n{flagged}" if description else flagged
             self.procedures.append(
                 Procedure(
                     operation_id=f"{self.name}.{name}",
@@ -339,6 +375,8 @@ class ProcedureRouter:
                     errors=tuple(declared.get("errors", ())),
                     cached=declared.get("cached"),
                     events=declared.get("events"),
+                    api_keys=declared.get("api_keys", self.api_keys),
+                    feature=feature,
                 )
             )
             return handler
@@ -428,7 +466,7 @@ def mount(
             ),
             methods=[procedure.method],
             operation_id=procedure.operation_id,
-            openapi_extra={"security": _security(procedure.access)},
+            openapi_extra={"security": _security(procedure.access, procedure.api_keys)},
             route_class_override=_ProcedureRoute,
             **common,
         )
@@ -700,7 +738,14 @@ def _server(
                 # Listed with whatever else is wrong with the input, the caller unchecked.
                 header = [{**e, "loc": ("header", ORG_HEADER)} for e in error.errors()]
                 reading.read(request, body, also=header)
-            principal = await authorize(request, access, _bearer(request), org)
+            principal = await authorize(
+                request,
+                access,
+                _bearer(request),
+                org,
+                api_keys=procedure.api_keys,
+                feature=procedure.feature,
+            )
         data = reading.read(request, body)
         logs.bind(operation=procedure.operation_id)
         if procedure.cached is None:

@@ -207,6 +207,7 @@ async def generate(
     "/v1/generation/topics",
     access=Access.editor,
     errors=[DocumentNotFound, DocumentNotReady],
+    feature="topic_suggestions",
 )
 async def suggest_topics(
     ctx: Context, data: generation_schemas.SuggestTopicsInput

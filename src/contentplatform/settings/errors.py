@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from contentplatform.kit.errors import BadRequest, Conflict, Forbidden, RecordNotFound
+from contentplatform.kit.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    RecordNotFound,
+    Unauthorized,
+)
 
 
 class RuleNotFound(RecordNotFound):
@@ -28,3 +34,22 @@ class UnknownReference(BadRequest):
 class InvalidRuleConfig(BadRequest):
     """The rule's config does not fit its type (a regex that does not compile, a missing or
     unknown field); `errors` names each field."""
+
+
+class ApiKeyNotFound(RecordNotFound):
+    """There is no such API key in this organization."""
+
+    record = "API key"
+
+
+class ApiKeysDisabled(Forbidden):
+    """The organization turned API keys off (`security.apiKeysEnabled`): none is made, and
+    none is accepted, until an admin turns them on again."""
+
+
+class InvalidApiKey(Unauthorized):
+    """The API key is unknown, revoked or expired (the detail says which)."""
+
+
+class TooManyApiKeys(Forbidden):
+    """The organization has as many live API keys as it may (the detail names the limit)."""

@@ -1,14 +1,16 @@
-"""The tenant's settings, its brand voice and content strategy (one row per version), and its
-content rules."""
+"""The tenant's settings, its brand voice and content strategy (one row per version), its
+content rules and its API keys."""
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Integer, String, UniqueConstraint
+from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
-from contentplatform.kit.db import Base, RecordMixin, TenantMixin
+from contentplatform.kit.db import Base, RecordMixin, TenantMixin, UTCDateTime
 
 
 class TenantSettings(RecordMixin, TenantMixin, Base):
@@ -57,3 +59,25 @@ class ContentRule(RecordMixin, TenantMixin, Base):
     stages: Mapped[list[str]] = mapped_column(JSON, nullable=False)  # generation|review|publish
     enabled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
     created_by: Mapped[str | None] = mapped_column(String(255))
+
+
+class ApiKey(RecordMixin, TenantMixin, Base):
+    """A credential for server-to-server use: fixes the tenant, acts as member or editor. Only
+    the SHA-256 of the secret is kept (auth/api_keys.py). A key acts as a user of its own
+    (`user_id`, subject `apikey_<id>`), so what it creates names the key, not whoever made it."""
+
+    __tablename__ = "api_keys"
+
+    name: Mapped[str] = mapped_column(String(100), nullable=False)
+    prefix: Mapped[str] = mapped_column(String(20), nullable=False)
+    secret_hash: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    role: Mapped[str] = mapped_column(String(10), nullable=False)  # member | editor
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    )
+    # The identity provider's id of the admin who made it (removing them revokes it).
+    created_by: Mapped[str] = mapped_column(String(255), nullable=False)
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    revoked_by: Mapped[str | None] = mapped_column(String(255))

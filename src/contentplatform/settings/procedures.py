@@ -1,7 +1,8 @@
-"""The Settings operations (tenant settings, brand voice, content strategy, content rules):
-declarations only; the rules live in service.py and rules.py.
+"""The Settings operations (tenant settings, brand voice, content strategy, content rules, API
+keys): declarations only; the rules live in service.py, rules.py and keys.py.
 
-Every member reads them and may lint (`checkRules`); every write is the admin's.
+Every member reads them and may lint (`checkRules`); every write, and every API key operation,
+is the admin's. No API key reaches any of them.
 """
 
 from __future__ import annotations
@@ -10,16 +11,19 @@ from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.drafts.errors import DraftNotFound
 from contentplatform.kit.schemas import Empty, Success
-from contentplatform.settings import schemas, service
+from contentplatform.settings import keys, schemas, service
 from contentplatform.settings.errors import (
+    ApiKeyNotFound,
+    ApiKeysDisabled,
     InvalidRuleConfig,
     RuleNotFound,
     StaleVersion,
+    TooManyApiKeys,
     TooManyRules,
     UnknownReference,
 )
 
-router = ProcedureRouter("settings", tag="Team and Settings")
+router = ProcedureRouter("settings", tag="Team and Settings", api_keys=False)
 
 
 @router.get("get", "/v1/settings", access=Access.member)
@@ -38,7 +42,11 @@ async def update(ctx: Context, data: schemas.UpdateSettingsInput) -> schemas.Ten
     Only the fields sent change, within a group too. `name` is the organization's name.
     Referenced ids (a default reviewer, default documents, a default publisher connection) must
     be this organization's: another is 400, naming the field."""
-    return await service.update_settings(ctx.session, ctx.tenant, ctx.identity.subject, data)
+    updated = await service.update_settings(ctx.session, ctx.tenant, ctx.identity.subject, data)
+    if data.security is not None and data.security.api_keys_enabled is not None:
+        # Keys on or off: every process drops the keys it holds of this organization.
+        keys.announce_after_commit(ctx.session, ctx.runtime.invalidations, ctx.tenant.org_id)
+    return updated
 
 
 @router.get("getBrandVoice", "/v1/settings/brand-voice", access=Access.member)
@@ -147,3 +155,42 @@ async def check_rules(ctx: Context, data: schemas.CheckRulesInput) -> schemas.Ch
     check at stage `publish` holds a job's auto-publish."""
     offline = ctx.runtime.model.provider == "offline"
     return await service.check_rules(ctx.session, ctx.tenant.tenant_id, data, offline=offline)
+
+
+@router.get("listApiKeys", "/v1/settings/api-keys", access=Access.admin)
+async def list_api_keys(ctx: Context, _: Empty) -> schemas.ApiKeyList:
+    """API keys of the tenant.
+
+    Newest first, revoked ones included; never a key's secret, only its prefix."""
+    return await keys.list_keys(ctx.session, ctx.tenant.tenant_id)
+
+
+@router.post(
+    "createApiKey",
+    "/v1/settings/api-keys",
+    access=Access.admin,
+    errors=[ApiKeysDisabled, TooManyApiKeys],
+)
+async def create_api_key(ctx: Context, data: schemas.CreateApiKeyInput) -> schemas.CreatedApiKey:
+    """Create an API key for server-to-server use.
+
+    The answer holds the secret, shown this once: only its hash is kept. Call the API with
+    `Authorization: Bearer cpk_...` alone: the key fixes the organization (an `x-idp-org-id`
+    naming another one is 403). It acts as `role` (member or editor, never admin) and can never
+    reach team, settings, billing administration, webhook endpoints or admin operations (403).
+    At most 50 live keys (403); 403 when `security.apiKeysEnabled` is off. A key made by a
+    member who is later removed is revoked with the removal."""
+    return await keys.create_key(ctx.session, ctx.tenant, ctx.identity.subject, data)
+
+
+@router.delete(
+    "revokeApiKey", "/v1/settings/api-keys/{id}", access=Access.admin, errors=[ApiKeyNotFound]
+)
+async def revoke_api_key(ctx: Context, data: schemas.ApiKeyIdInput) -> Success:
+    """Revoke an API key.
+
+    Refused everywhere at once (within 5 seconds on every process); revoking it again changes
+    nothing."""
+    return await keys.revoke_key(
+        ctx.session, ctx.runtime.invalidations, ctx.tenant, ctx.identity.subject, data.id
+    )

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.settings.models import BrandVoice, ContentRule, ContentStrategy, TenantSettings
+from contentplatform.settings.models import (
+    ApiKey,
+    BrandVoice,
+    ContentRule,
+    ContentStrategy,
+    TenantSettings,
+)
 
 Versioned = type[BrandVoice] | type[ContentStrategy]
 
@@ -71,3 +78,44 @@ async def delete_rule(session: AsyncSession, tenant_id: uuid.UUID, rule_id: uuid
         .execution_options(synchronize_session=False)
     )
     return bool(getattr(result, "rowcount", 0))
+
+
+async def api_keys(session: AsyncSession, tenant_id: uuid.UUID) -> list[ApiKey]:
+    """The tenant's API keys, revoked ones included, newest first."""
+    result = await session.execute(
+        select(ApiKey)
+        .where(ApiKey.tenant_id == tenant_id)
+        .order_by(ApiKey.created_at.desc(), ApiKey.id)
+    )
+    return list(result.scalars())
+
+
+async def api_key(session: AsyncSession, tenant_id: uuid.UUID, key_id: uuid.UUID) -> ApiKey | None:
+    result = await session.execute(
+        select(ApiKey).where(ApiKey.tenant_id == tenant_id, ApiKey.id == key_id)
+    )
+    return result.scalar_one_or_none()
+
+
+async def api_key_by_hash(session: AsyncSession, secret_hash: str) -> ApiKey | None:
+    """The key a caller presents, whichever tenant's: the one query without a tenant, as the
+    key is what names the tenant (as an organization id does for a token)."""
+    result = await session.execute(select(ApiKey).where(ApiKey.secret_hash == secret_hash))
+    return result.scalar_one_or_none()
+
+
+async def revoke_api_keys_of(
+    session: AsyncSession, tenant_id: uuid.UUID, created_by: str, at: datetime
+) -> int:
+    """Revoke every live key of the tenant that `created_by` made; how many."""
+    result = await session.execute(
+        update(ApiKey)
+        .where(
+            ApiKey.tenant_id == tenant_id,
+            ApiKey.created_by == created_by,
+            ApiKey.revoked_at.is_(None),
+        )
+        .values(revoked_at=at, revoked_by="system:member-removed", updated_at=at)
+        .execution_options(synchronize_session=False)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)

@@ -662,3 +662,44 @@ class CheckResult(BaseModel):
     violations: list[Violation]
     checked: int = Field(description="How many rules were checked (the skipped ones are not).")
     skipped: list[Skipped]
+
+
+# --- API keys -----------------------------------------------------------------------------------
+
+KeyRole = Literal["member", "editor"]
+
+
+class ApiKey(Record):
+    """An API key as lists show it: never its secret."""
+
+    id: uuid.UUID
+    name: str
+    prefix: str = Field(examples=["cpk_live_3f9a"])
+    role: KeyRole
+    created_by: str
+    created_at: datetime
+    last_used_at: datetime | None
+    expires_at: datetime | None
+    revoked_at: datetime | None
+
+
+class CreatedApiKey(ApiKey):
+    """A new key with its secret, shown this once: only its hash is kept."""
+
+    secret: str = Field(examples=["cpk_live_3f9aQ0m2..."])
+
+
+class ApiKeyList(Listing[ApiKey]):
+    """The organization's API keys, revoked ones included, newest first."""
+
+
+class CreateApiKeyInput(Input):
+    name: Name = Field(min_length=1, max_length=100, examples=["Nightly export"])
+    role: KeyRole = Field("member", description="What the key may do: never more than editor.")
+    expires_in_days: int | None = Field(
+        None, ge=1, le=365, description="Days until it stops working; none: until revoked."
+    )
+
+
+class ApiKeyIdInput(Input):
+    id: uuid.UUID

@@ -32,8 +32,8 @@ from contentplatform.team.idp import Directory
 
 log = logging.getLogger(__name__)
 
-router = ProcedureRouter("team", tag="Team and Settings")
-webhooks = ProcedureRouter("webhooks", tag="Webhooks")
+router = ProcedureRouter("team", tag="Team and Settings", api_keys=False)
+webhooks = ProcedureRouter("webhooks", tag="Webhooks", api_keys=False)
 
 PROVIDER_FIRST = (
     "Written to the identity provider first, then here: when the provider cannot be reached "

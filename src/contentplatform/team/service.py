@@ -24,6 +24,7 @@ from contentplatform.kit.db import after_commit, utcnow
 from contentplatform.kit.errors import FieldError
 from contentplatform.kit.invalidation import Invalidations
 from contentplatform.kit.schemas import offset_of
+from contentplatform.settings import keys
 from contentplatform.team import repository, schemas
 from contentplatform.team.errors import (
     AlreadyInvited,
@@ -173,10 +174,16 @@ async def _remove_locally(
         provision=False,
     )
     if outcome != tenants.UNCHANGED:
-        # Their conversations stay theirs (chat shows each user only their own), so no one
-        # else reads them; their drafts go back to the pool.
-        await drafts.unassign_member(session, tenant_id, idp_user_id)
+        await _member_left(session, tenant_id, idp_user_id)
     return outcome
+
+
+async def _member_left(session: AsyncSession, tenant_id: uuid.UUID, idp_user_id: str) -> None:
+    """Their conversations stay theirs (chat shows each user only their own), so no one else
+    reads them; their drafts go back to the pool; the API keys they made stop working (the
+    caller's announcement of the removal retires them on every process)."""
+    await drafts.unassign_member(session, tenant_id, idp_user_id)
+    await keys.revoke_keys_of(session, tenant_id, idp_user_id)
 
 
 # --- invitations ------------------------------------------------------------------------------
@@ -542,7 +549,7 @@ async def _user_deleted(session: AsyncSession, data: dict[str, Any]) -> list[str
     for org_id in orgs:
         tenant = await tenants.tenant_of_org(session, org_id)
         if tenant is not None:
-            await drafts.unassign_member(session, tenant.id, user_id)
+            await _member_left(session, tenant.id, user_id)
     return orgs
 
 

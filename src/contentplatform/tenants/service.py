@@ -233,6 +233,30 @@ async def is_active_member_email(session: AsyncSession, tenant_id: uuid.UUID, em
     return await repository.active_member_by_email(session, tenant_id, email) is not None
 
 
+async def key_user(session: AsyncSession, subject: str, name: str) -> uuid.UUID:
+    """The user an API key acts as (`subject` apikey_<id>, named after the key): a user of its
+    own, with no membership, so the team never lists it and what it makes names the key."""
+    user = await repository.ensure_user(session, subject)
+    user.name = text.cleaned(name, NAME_LENGTH)
+    return user.id
+
+
+async def key_access(
+    session: AsyncSession, tenant_id: uuid.UUID, user_id: uuid.UUID, role: Role
+) -> TenantAccess:
+    """The access an API key of the tenant gives (403 when the tenant is suspended)."""
+    tenant = await repository.tenant_by_id(session, tenant_id)
+    if tenant is None or tenant.status != "active":
+        raise TenantSuspended("This organization's tenant is suspended.")
+    return TenantAccess(
+        tenant_id=tenant.id,
+        org_id=tenant.idp_org_id,
+        org_name=tenant.name,
+        user_id=user_id,
+        role=role,
+    )
+
+
 async def tenant_of_org(session: AsyncSession, org_id: str) -> Tenant | None:
     return await repository.tenant_by_org(session, org_id)
 

@@ -1,0 +1,120 @@
+"""The feature flags, declared in code, and how one is evaluated for a tenant.
+
+A flag is decided by the first of these that speaks for it (`evaluate`):
+
+1. the tenant's override (`feature_overrides`, source `override`): set by the operator for one
+   tenant (no operation sets one yet; the table carries it);
+2. the tenant's own opt-in or opt-out (source `opt_in`), for flags that allow one;
+3. the operator's global config (`CONTENTPLATFORM_FEATURES`): true/false for every tenant
+   (source `default`), or a percentage of tenants, chosen by a stable hash of the flag and the
+   tenant (source `rollout`);
+4. the flag's default here (source `default`).
+
+Plans (source `plan`) come with billing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+Stage = Literal["alpha", "beta", "ga", "deprecated"]
+Source = Literal["default", "plan", "rollout", "override", "opt_in"]
+# What a tenant's stored row may say (models.FeatureOverride.source).
+StoredSource = Literal["override", "opt_in"]
+
+
+@dataclass(frozen=True)
+class Flag:
+    key: str
+    stage: Stage
+    default: bool
+    # Whether a tenant's admin may opt in or out of it (features.setOptIn).
+    opt_in_allowed: bool
+    description: str
+
+
+FLAGS: dict[str, Flag] = {
+    flag.key: flag
+    for flag in (
+        Flag(
+            key="chat",
+            stage="ga",
+            default=True,
+            opt_in_allowed=False,
+            description="Chat over the tenant's knowledge (chat.*)",
+        ),
+        Flag(
+            key="topic_suggestions",
+            stage="beta",
+            default=True,
+            opt_in_allowed=True,
+            description="Topic suggestions from the knowledge base (generation.suggestTopics)",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A tenant's stored choice for one flag (a `feature_overrides` row)."""
+
+    enabled: bool
+    source: StoredSource
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    enabled: bool
+    source: Source
+
+
+def check_config(config: Mapping[str, bool | int]) -> None:
+    """Refuse a global config (CONTENTPLATFORM_FEATURES) naming a flag that is not declared, or
+    giving a flag anything but true/false or a percentage 0-100 (ValueError, naming it)."""
+    for key, value in config.items():
+        if key not in FLAGS:
+            known = ", ".join(sorted(FLAGS))
+            raise ValueError(
+                f"CONTENTPLATFORM_FEATURES names an unknown feature flag {key!r} (known: {known})"
+            )
+        if not isinstance(value, bool) and not (isinstance(value, int) and 0 <= value <= 100):
+            raise ValueError(
+                f"CONTENTPLATFORM_FEATURES[{key!r}] must be true, false or a percentage 0-100, "
+                f"not {value!r}"
+            )
+
+
+def bucket(key: str, tenant_id: uuid.UUID) -> int:
+    """Where the tenant falls, 0-99, in the rollout of flag `key`: the same on every process
+    and every run (SHA-256, not Python's salted hash()), and independent between flags."""
+    digest = hashlib.sha256(f"{key}:{tenant_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % 100
+
+
+def in_rollout(key: str, tenant_id: uuid.UUID, percent: int) -> bool:
+    """Whether a rollout of `key` to `percent` % of tenants includes this one (a tenant in at
+    10 % stays in at 20 %)."""
+    return bucket(key, tenant_id) < percent
+
+
+def evaluate(
+    flag: Flag,
+    tenant_id: uuid.UUID,
+    config: Mapping[str, bool | int],
+    stored: Stored | None,
+) -> Evaluation:
+    """The flag for this tenant, and what decided it (see the module's docstring)."""
+    if stored is not None and stored.source == "override":
+        return Evaluation(stored.enabled, "override")
+    if stored is not None and stored.source == "opt_in" and flag.opt_in_allowed:
+        return Evaluation(stored.enabled, "opt_in")
+    configured = config.get(flag.key)
+    if isinstance(configured, bool):
+        return Evaluation(configured, "default")
+    if isinstance(configured, int):
+        return Evaluation(in_rollout(flag.key, tenant_id, configured), "rollout")
+    return Evaluation(flag.default, "default")
