@@ -4,7 +4,7 @@ document, and the pass itself (sending cases within the budget, counting the ans
 
 Bounds (environment variables, for a deeper run by hand; CI uses the defaults):
 CONTENTPLATFORM_TEST_FUZZ_EXAMPLES, the most generated cases per operation in the fuzzing phase
-(default 50), and CONTENTPLATFORM_TEST_FUZZ_SECONDS, the pass's time budget per process from its
+(default 25), and CONTENTPLATFORM_TEST_FUZZ_SECONDS, the pass's time budget per process from its
 first case (default 300).
 """
 
@@ -32,7 +32,7 @@ from schemathesis.specs.openapi.checks import (
 from contentplatform.app import create_app
 from contentplatform.config import Settings
 
-EXAMPLES = int(os.environ.get("CONTENTPLATFORM_TEST_FUZZ_EXAMPLES", "50"))
+EXAMPLES = int(os.environ.get("CONTENTPLATFORM_TEST_FUZZ_EXAMPLES", "25"))
 BUDGET_SECONDS = float(os.environ.get("CONTENTPLATFORM_TEST_FUZZ_SECONDS", "300"))
 # Fixed, so a failure found in CI is found again by the same command on a laptop.
 SEED = 14
