@@ -267,7 +267,7 @@ def test_a_crash_mid_ingestion_resumes_after_restart_and_commits_its_credits_onc
         stack.data_dir / "objects" / document_row(stack, document_id).text_path
     ).read_text()
     assert f"Page {pages}. " in full_text
-    assert stack.workflow_status(workflow_id) == "SUCCESS"
+    assert stack.ended_workflow_status(workflow_id) == "SUCCESS"
     (reservation,) = reservations(stack, killed.tenant_id)
     assert reservation.id == held.id
     assert reservation.amount == ingest_cost(len(big_pdf(pages)))
@@ -297,7 +297,7 @@ def test_a_confirmed_document_whose_workflow_never_started_is_started_by_the_rec
     text_now = api.content(document_id)["content"]
     assert "Beekeeping is the subject" in text_now
     assert "Composting is the subject" not in text_now
-    assert stack.workflow_status(workflow_id) == "SUCCESS"
+    assert stack.ended_workflow_status(workflow_id) == "SUCCESS"
     restarts = f"restarting {workflow_id}: its workflow is missing"
     assert restarts in second.tail(100_000)
 
@@ -359,7 +359,7 @@ def test_a_stalled_ingestion_is_failed_with_its_credits_released_and_a_retry_rec
     assert ready["error"] is None
     assert ready["chunk_count"] > 0
     assert "Beekeeping is the subject" in api.content(document_id)["content"]
-    assert stack.workflow_status(f"ingest:{document_id}:2:1") == "SUCCESS"
+    assert stack.ended_workflow_status(f"ingest:{document_id}:2:1") == "SUCCESS"
     rows = reservations(stack, tenant_id)
     assert [row.status for row in rows] == ["committed", "released", "committed"]
     assert_settled_once(stack, rows[0])

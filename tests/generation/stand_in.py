@@ -385,7 +385,8 @@ def assert_failed_visibly(
     assert hold.status == "released"
     assert hold.committed_amount is None
     assert blog_debits(stack, api.tenant_id) == []
-    assert stack.workflow_status(f"generation:{run['id']}") == "SUCCESS"  # it ended by failing
+    # The workflow ended (by failing the run).
+    assert stack.ended_workflow_status(f"generation:{run['id']}") == "SUCCESS"
     return run
 
 

@@ -181,7 +181,7 @@ def test_an_article_is_written_by_the_model_cited_sanitized_and_charged_what_it_
     assert provenance["usage"] == {"input_tokens": input_tokens, "output_tokens": output_tokens}
     assert run["credits_committed"] == min(HOLD, math.ceil((input_tokens + output_tokens) / 1000))
     assert_charged_once(stack, api.tenant_id, run)
-    assert stack.workflow_status(f"generation:{run['id']}") == "SUCCESS"
+    assert stack.ended_workflow_status(f"generation:{run['id']}") == "SUCCESS"
     assert KEY not in service.tail(1_000_000)
     assert "Traceback" not in service.tail(1_000_000)
 

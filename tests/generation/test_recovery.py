@@ -180,7 +180,7 @@ def test_a_crash_during_a_model_call_resumes_after_restart_without_repeating_fin
     }
     hold = assert_charged_once(stack, tenant_id, run)
     assert hold.id == held.id
-    assert stack.workflow_status(workflow_id(run_id)) == "SUCCESS"
+    assert stack.ended_workflow_status(workflow_id(run_id)) == "SUCCESS"
     log = second.tail(1_000_000)
     assert f"restarting {workflow_id(run_id)}" not in log  # DBOS recovered it, as it was
     assert "Traceback" not in log
@@ -206,7 +206,7 @@ def test_a_run_whose_workflow_never_started_is_started_by_the_reconciler_and_suc
     assert draft["status"] == "reviewing"
     assert draft["provenance"]["run_id"] == lost["run"]
     assert draft["provenance"]["provider"] == "openai"
-    assert stack.workflow_status(workflow_id(lost["run"])) == "SUCCESS"
+    assert stack.ended_workflow_status(workflow_id(lost["run"])) == "SUCCESS"
     restarts = f"restarting {workflow_id(lost['run'])}: its workflow is missing"
     assert restarts in second.tail(1_000_000)
     outline = model.outline_json
@@ -306,7 +306,7 @@ def test_a_run_interrupted_for_longer_than_its_hold_lasts_fails_without_calling_
     assert hold.status == "expired"
     assert hold.committed_amount is None
     assert blog_debits(stack, tenant_id) == []
-    assert stack.workflow_status(workflow_id(run_id)) == "SUCCESS"  # it ended by failing
+    assert stack.ended_workflow_status(workflow_id(run_id)) == "SUCCESS"  # it ended by failing
 
 
 # --- regressions ------------------------------------------------------------------------------

@@ -28,6 +28,9 @@ from dbos import DBOSClient
 from sqlalchemy import Engine, Executable, create_engine
 from sqlalchemy.engine import make_url
 
+from contentplatform.auth import devkeys
+from contentplatform.auth.context import Role
+from tests.support import zygote
 from tests.support.backends import clear_redis, postgres_databases
 
 TIMEOUT = 60.0  # for any one thing to happen; normally it takes a second or two
@@ -87,6 +90,11 @@ class Stack:
         inherited = {k: v for k, v in os.environ.items() if not k.startswith("CONTENTPLATFORM_")}
         return {**inherited, **values}
 
+    def token(self, org: str, user: str, role: str) -> str:
+        """What `contentplatform dev-token --org ORG --user USER --role ROLE` prints for the
+        services of this stack (the same function, on the same data directory)."""
+        return devkeys.mint_token(self.data_dir, org=org, user=user, role=Role(role))
+
     def rows(self, query: Executable) -> list[Any]:
         """What `query` reads from our database, in a connection of its own."""
         with self.engine.connect() as connection:
@@ -96,6 +104,15 @@ class Stack:
         """The one row `query` reads from our database (an error unless exactly one)."""
         with self.engine.connect() as connection:
             return connection.execute(query).one()
+
+    def ended_workflow_status(self, workflow_id: str) -> str | None:
+        """DBOS's status of a workflow once it is no longer PENDING (bounded): DBOS records a
+        workflow's end just after its last step's own transaction commits, so a test that saw
+        that commit may read PENDING for a moment."""
+        return wait_for(
+            f"workflow {workflow_id} to end",
+            lambda: (status := self.workflow_status(workflow_id)) != "PENDING" and status,
+        )
 
     def workflow_status(self, workflow_id: str) -> str | None:
         """DBOS's status of a workflow, read from its system database (None: never started)."""
@@ -147,7 +164,7 @@ def free_port() -> int:
 class Service:
     """One `contentplatform serve` process."""
 
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | zygote.Forked
     url: str
     log: Path
 
@@ -213,32 +230,32 @@ class Services:
         number = len(self.running) + 1
         log = self.stack.dir / f"service{number}.log"
         port = free_port()
-        with log.open("wb") as sink:
-            process = subprocess.Popen(
-                [*CLI, "serve", "--port", str(port)],
-                cwd=self.stack.dir,  # no stray .env file is read
-                env=self.stack.env(**settings),
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                # A process group of its own, so kill() and close() reach its children too.
-                start_new_session=True,
-            )
+        argv = ["serve", "--port", str(port)]
+        env = self.stack.env(**settings)
+        # The stack's directory: no stray .env file is read. A process group of its own, so
+        # kill() and close() reach its children too.
+        process: subprocess.Popen[bytes] | zygote.Forked
+        if zygote.AVAILABLE:
+            # Forked from a process that imported the service once (tests/support/zygote.py).
+            process = zygote.shared().spawn(argv, env, self.stack.dir, log)
+        else:
+            with log.open("wb") as sink:
+                process = subprocess.Popen(
+                    [*CLI, *argv],
+                    cwd=self.stack.dir,
+                    env=env,
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
         service = Service(process, f"http://127.0.0.1:{port}", log)
         self.running.append(service)
         return service
 
     def token(self, org: str, role: str = "editor") -> str:
-        """A token from `contentplatform dev-token`, on the same data directory."""
-        result = subprocess.run(
-            [*CLI, "dev-token", "--org", org, "--user", f"user_{org}", "--role", role],
-            cwd=self.stack.dir,
-            env=self.stack.env(),
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-        )
-        assert result.returncode == 0, result.stderr
-        return result.stdout.strip()
+        """A token for `user_<org>` as `contentplatform dev-token` mints it, on the same data
+        directory (minted here: a process of its own only re-imported the same code)."""
+        return self.stack.token(org, f"user_{org}", role)
 
     def close(self) -> None:
         for service in self.running:

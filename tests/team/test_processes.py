@@ -3,7 +3,6 @@ far within ACCESS_CACHE_SECONDS, which is an hour here."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 import uuid
 
@@ -11,22 +10,9 @@ import httpx
 import pytest
 
 from tests.support.clerk import SECRET_KEY, Clerk
-from tests.support.processes import CLI, LOOPBACK, TIMEOUT, Services, Stack
+from tests.support.processes import LOOPBACK, Services, Stack
 
 CACHE_SECONDS = "3600"
-
-
-def dev_token(stack: Stack, org: str, user: str, role: str) -> str:
-    result = subprocess.run(
-        [*CLI, "dev-token", "--org", org, "--user", user, "--role", role],
-        cwd=stack.dir,
-        env=stack.env(),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip()
 
 
 def test_a_role_change_on_one_process_is_enforced_by_another_at_once(
@@ -45,7 +31,7 @@ def test_a_role_change_on_one_process_is_enforced_by_another_at_once(
     admin, editor = f"admin-{org}", f"editor-{org}"
     clerk.add_member(org, admin, "admin")
     clerk.add_member(org, editor, "admin")
-    tokens = {user: dev_token(stack, org, user, "admin") for user in (admin, editor)}
+    tokens = {user: stack.token(org, user, "admin") for user in (admin, editor)}
 
     def get(service_url: str, user: str, path: str) -> httpx.Response:
         headers = {"Authorization": f"Bearer {tokens[user]}", "x-idp-org-id": org}
