@@ -122,6 +122,10 @@ def main() -> None:
     elif command == "test":
         setup()
         os.chdir(ROOT)
+        # The suite starts hundreds of Python processes (xdist workers, service processes):
+        # without cached bytecode each compiles the package, and pytest rewrites every test
+        # module's asserts, from source again (seconds of CPU a process).
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         run("pytest", *rest)
     else:
         sys.exit(__doc__)
