@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 import openai
 
-from contentplatform.ai.base import ProviderError, ProviderRejected, ProviderUnavailable
-from contentplatform.ai.openai_compatible import NO_API_KEY, _detail, _redact, _safe_url
+from contentplatform.ai.base import ProviderError
+from contentplatform.ai.openai_compatible import NO_API_KEY, _safe_url, provider_error
 from contentplatform.kit.outbound import USER_AGENT
 
 
@@ -85,46 +85,15 @@ class Embeddings:
         await self._client.close()
 
     def _error(self, error: openai.APIError) -> ProviderError:
-        where = self._where
-        retries = f"after {self._max_retries} retries" if self._max_retries else "without retries"
-        if isinstance(error, openai.APITimeoutError):
-            return ProviderUnavailable(
-                f"The embeddings server at {where} did not answer within {self._timeout:g} s "
-                f"({retries})"
-            )
-        if isinstance(error, openai.APIConnectionError):
-            cause = _redact(str(error.__cause__ or error), self._api_key)
-            return ProviderUnavailable(
-                f"The connection to the embeddings server at {where} failed ({retries}): {cause}"
-            )
-        if isinstance(error, openai.APIStatusError):
-            status = error.status_code
-            detail = _detail(error, self._api_key)
-            if status == 429 or status >= 500 or status in (408, 409):
-                return ProviderUnavailable(
-                    f"The embeddings server at {where} is failing ({status}, {retries}){detail}"
-                )
-            if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
-                # No server detail: OpenAI's echoes part of the key it refused.
-                return ProviderRejected(
-                    f"The embeddings server at {where} refused our credentials ({status}); "
-                    "check CONTENTPLATFORM_EMBEDDINGS_API_KEY"
-                )
-            if isinstance(error, openai.NotFoundError):
-                return ProviderRejected(
-                    f"The embeddings server at {where} was not found (404); check "
-                    f"CONTENTPLATFORM_EMBEDDINGS_MODEL and CONTENTPLATFORM_EMBEDDINGS_BASE_URL"
-                    f"{detail}"
-                )
-            return ProviderRejected(
-                f"The embeddings server at {where} rejected the request ({status}){detail}"
-            )
-        message = _redact(error.message, self._api_key)
-        if isinstance(error, openai.APIResponseValidationError):
-            return ProviderError(
-                f"The embeddings server at {where} sent an invalid answer: {message}"
-            )
-        return ProviderUnavailable(f"The embeddings server at {where} failed: {message}")
+        return provider_error(
+            error,
+            what="embeddings server",
+            where=self._where,
+            timeout=self._timeout,
+            max_retries=self._max_retries,
+            api_key=self._api_key,
+            settings="CONTENTPLATFORM_EMBEDDINGS",
+        )
 
 
 __all__ = ["Embeddings"]

@@ -139,48 +139,15 @@ class OpenAICompatible:
         await self._client.close()
 
     def _error(self, error: openai.APIError) -> ProviderError:
-        where = self._where
-        retries = f"after {self._max_retries} retries" if self._max_retries else "without retries"
-        if isinstance(error, openai.APITimeoutError):
-            return ProviderUnavailable(
-                f"The language model at {where} did not answer within {self._timeout:g} s "
-                f"({retries})"
-            )
-        if isinstance(error, openai.APIConnectionError):
-            cause = _redact(str(error.__cause__ or error), self._api_key)
-            return ProviderUnavailable(
-                f"The connection to the language model at {where} failed ({retries}): {cause}"
-            )
-        if isinstance(error, openai.APIStatusError):
-            status = error.status_code
-            detail = _detail(error, self._api_key)
-            if isinstance(error, openai.RateLimitError):
-                return ProviderUnavailable(
-                    f"The language model at {where} is rate limiting us (429, {retries}){detail}"
-                )
-            if status >= 500 or status in (408, 409):
-                return ProviderUnavailable(
-                    f"The language model at {where} is failing ({status}, {retries}){detail}"
-                )
-            if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
-                # No server detail: OpenAI's echoes part of the key it refused.
-                return ProviderRejected(
-                    f"The language model at {where} refused our credentials ({status}); "
-                    "check CONTENTPLATFORM_LLM_API_KEY"
-                )
-            if isinstance(error, openai.NotFoundError):
-                return ProviderRejected(
-                    f"The language model at {where} was not found (404); check "
-                    f"CONTENTPLATFORM_LLM_MODEL and CONTENTPLATFORM_LLM_BASE_URL{detail}"
-                )
-            return ProviderRejected(
-                f"The language model at {where} rejected the request ({status}){detail}"
-            )
-        # An error event in the middle of a stream, or an answer not in the protocol's shape.
-        message = _redact(error.message, self._api_key)
-        if isinstance(error, openai.APIResponseValidationError):
-            return ProviderError(f"The language model at {where} sent an invalid answer: {message}")
-        return ProviderUnavailable(f"The language model at {where} failed: {message}")
+        return provider_error(
+            error,
+            what="language model",
+            where=self._where,
+            timeout=self._timeout,
+            max_retries=self._max_retries,
+            api_key=self._api_key,
+            settings="CONTENTPLATFORM_LLM",
+        )
 
     def _empty(self, finish_reason: str, refusal: str | None) -> ProviderError:
         if refusal or finish_reason == "content_filter":
@@ -225,4 +192,51 @@ def _safe_url(url: httpx.URL) -> str:
     return str(url.copy_with(username=None, password=None, query=None, fragment=None)).rstrip("/")
 
 
-__all__ = ["NO_API_KEY", "OpenAICompatible"]
+__all__ = ["NO_API_KEY", "OpenAICompatible", "provider_error"]
+
+
+def provider_error(
+    error: openai.APIError,
+    *,
+    what: str,
+    where: str,
+    timeout: float,
+    max_retries: int,
+    api_key: str | None,
+    settings: str,
+) -> ProviderError:
+    """What an OpenAI-compatible server's failure means to us: unavailable (worth retrying
+    later) or rejected (our request or configuration is wrong), said of the `what` ("language
+    model") at `where`, with the settings to check (`settings`_API_KEY, _MODEL, _BASE_URL) and
+    never the key."""
+    who = f"The {what} at {where}"
+    retries = f"after {max_retries} retries" if max_retries else "without retries"
+    if isinstance(error, openai.APITimeoutError):
+        return ProviderUnavailable(f"{who} did not answer within {timeout:g} s ({retries})")
+    if isinstance(error, openai.APIConnectionError):
+        cause = _redact(str(error.__cause__ or error), api_key)
+        return ProviderUnavailable(
+            f"The connection to the {what} at {where} failed ({retries}): {cause}"
+        )
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        detail = _detail(error, api_key)
+        if isinstance(error, openai.RateLimitError):
+            return ProviderUnavailable(f"{who} is rate limiting us (429, {retries}){detail}")
+        if status >= 500 or status in (408, 409):
+            return ProviderUnavailable(f"{who} is failing ({status}, {retries}){detail}")
+        if isinstance(error, openai.AuthenticationError | openai.PermissionDeniedError):
+            # No server detail: OpenAI's echoes part of the key it refused.
+            return ProviderRejected(
+                f"{who} refused our credentials ({status}); check {settings}_API_KEY"
+            )
+        if isinstance(error, openai.NotFoundError):
+            return ProviderRejected(
+                f"{who} was not found (404); check {settings}_MODEL and {settings}_BASE_URL{detail}"
+            )
+        return ProviderRejected(f"{who} rejected the request ({status}){detail}")
+    # An error event in the middle of a stream, or an answer not in the protocol's shape.
+    message = _redact(error.message, api_key)
+    if isinstance(error, openai.APIResponseValidationError):
+        return ProviderError(f"{who} sent an invalid answer: {message}")
+    return ProviderUnavailable(f"{who} failed: {message}")
