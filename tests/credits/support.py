@@ -5,9 +5,11 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
+from sqlalchemy import select
+
 from contentplatform.credits import repository, service
-from contentplatform.credits.models import CreditLedgerEntry, EntryType
-from contentplatform.credits.schemas import Balance, Reservation
+from contentplatform.credits.models import CreditBucket, CreditLedgerEntry, EntryType
+from contentplatform.credits.schemas import Balance, Bucket, Reservation
 from contentplatform.kit.db import Database
 from contentplatform.kit.errors import PlatformError
 from tests.support.orgs import new_tenant
@@ -103,14 +105,48 @@ class Credits:
         """(amount, period) of the tenant's ledger rows of one type, oldest first."""
         return [(e.amount, e.period) for e in await self.ledger() if e.entry_type == entry_type]
 
-    async def add(self, entry_type: EntryType, amount: int, now: datetime = JAN) -> None:
-        """A ledger row written by other means (a grant, an adjustment): no service does yet."""
+    async def give(
+        self,
+        amount: int,
+        *,
+        reference: str | None = None,
+        source: str = "admin_grant",
+        expires_at: datetime | None = None,
+        now: datetime = JAN,
+    ) -> Bucket:
+        """Credits granted by other means than the monthly grant (a pack, an admin's grant)."""
         async with self.db.unit_of_work() as session:
-            await repository.add_entry(
+            return await service.grant(
                 session,
                 self.tenant_id,
-                entry_type=entry_type,
+                source=source,
                 amount=amount,
-                reason="test",
-                created_at=now,
+                expires_at=expires_at,
+                reference=reference,
+                description="test",
+                now=now,
             )
+
+    async def revoke(self, reference: str, amount: int | None = None, now: datetime = JAN) -> int:
+        async with self.db.unit_of_work() as session:
+            return await service.revoke_grant(
+                session, self.tenant_id, reference, amount=amount, description="refund", now=now
+            )
+
+    async def buckets(self) -> list[CreditBucket]:
+        async with self.db.unit_of_work() as session:
+            result = await session.execute(
+                select(CreditBucket).where(CreditBucket.tenant_id == self.tenant_id)
+            )
+            return list(result.scalars())
+
+    async def reconciles(self) -> int:
+        """The ledger's sum, once checked equal to what the buckets hold."""
+        total = sum(e.amount for e in await self.ledger())
+        assert total == sum(b.remaining for b in await self.buckets())
+        return total
+
+
+def period(balance: Balance) -> str:
+    """The month a balance covers, as "2090-01"."""
+    return f"{balance.period.start:%Y-%m}"

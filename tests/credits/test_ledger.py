@@ -13,7 +13,7 @@ from sqlalchemy import event
 from contentplatform.credits import repository, service
 from contentplatform.credits.models import EntryType
 from contentplatform.kit.db import Database
-from tests.credits.support import FEB, GRANT, MAR, Credits
+from tests.credits.support import FEB, GRANT, MAR, Credits, period
 from tests.support.orgs import new_tenant
 
 PACKAGE = Path(service.__file__).parent
@@ -24,9 +24,13 @@ def test_the_monthly_grant_is_applied_once(run):
         credits = await Credits.for_new_tenant(db)
         for _ in range(3):
             balance = await credits.balance()
-            assert (balance.period, balance.granted, balance.used) == ("2090-01", GRANT, 0)
-            assert (balance.held, balance.available) == (0, GRANT)
-        assert await credits.entries(EntryType.monthly_grant) == [(GRANT, "2090-01")]
+            assert (period(balance), balance.period.granted, balance.period.used) == (
+                "2090-01",
+                GRANT,
+                0,
+            )
+            assert (balance.reserved, balance.available) == (0, GRANT)
+        assert await credits.entries(EntryType.grant) == [(GRANT, "2090-01")]
 
     run(scenario)
 
@@ -36,7 +40,7 @@ def test_two_sessions_racing_apply_the_grant_once(run):
         credits = await Credits.for_new_tenant(db)
         first, second = await asyncio.gather(credits.balance(), credits.balance())
         assert first.available == second.available == GRANT
-        assert await credits.entries(EntryType.monthly_grant) == [(GRANT, "2090-01")]
+        assert await credits.entries(EntryType.grant) == [(GRANT, "2090-01")]
 
     run(scenario)
 
@@ -46,7 +50,7 @@ def test_the_grant_defaults_to_the_configured_one(run, settings):
         tenant_id = await new_tenant(db)
         async with db.unit_of_work() as session:
             balance = await service.balance(session, tenant_id)
-        assert balance.granted == balance.available == settings.monthly_credit_grant
+        assert balance.period.granted == balance.available == settings.monthly_credit_grant
 
     run(scenario)
 
@@ -58,7 +62,11 @@ def test_a_new_month_expires_what_is_left_of_the_last_grant(run):
         await credits.commit(held.id)
 
         february = await credits.balance(FEB)
-        assert (february.period, february.granted, february.used) == ("2090-02", GRANT, 0)
+        assert (period(february), february.period.granted, february.period.used) == (
+            "2090-02",
+            GRANT,
+            0,
+        )
         assert february.available == GRANT
         assert await credits.entries(EntryType.expiry) == [(-(GRANT - 3), "2090-01")]
 
@@ -69,7 +77,7 @@ def test_a_new_month_expires_what_is_left_of_the_last_grant(run):
             (-(GRANT - 3), "2090-01"),
             (-GRANT, "2090-02"),
         ]
-        assert await credits.entries(EntryType.monthly_grant) == [
+        assert await credits.entries(EntryType.grant) == [
             (GRANT, "2090-01"),
             (GRANT, "2090-02"),
             (GRANT, "2090-03"),
@@ -80,27 +88,33 @@ def test_a_new_month_expires_what_is_left_of_the_last_grant(run):
 
 def test_expiry_leaves_credits_granted_by_other_means(run):
     async def scenario(db: Database) -> None:
-        # Unused: only the monthly part expires.
+        # Unused: only the monthly bucket expires.
         unused = await Credits.for_new_tenant(db)
-        await unused.add(EntryType.grant, 5)
+        await unused.give(5)
         assert (await unused.balance(FEB)).available == 5 + GRANT
 
-        # Used beyond the month's grant: the excess came from the other grant, nothing expires,
-        # and the next month's grant expires whole (it does not pay the other grant back).
+        # Used beyond the month's grant: the month's bucket went first (it expires first), the
+        # excess came from the other grant, nothing is left to expire in January, and the next
+        # month's grant expires whole (it does not pay the other grant back).
         overdrawn = await Credits.for_new_tenant(db)
-        await overdrawn.add(EntryType.grant, 5)
+        await overdrawn.give(5)
         held = await overdrawn.reserve("big", GRANT + 2)
         await overdrawn.commit(held.id)
         assert (await overdrawn.balance(FEB)).available == 3 + GRANT
         assert (await overdrawn.balance(MAR)).available == 3 + GRANT
-        assert await overdrawn.entries(EntryType.expiry) == [(0, "2090-01"), (-GRANT, "2090-02")]
+        assert await overdrawn.entries(EntryType.expiry) == [(-GRANT, "2090-02")]
+        assert await overdrawn.reconciles() == 3 + GRANT
 
-        # A negative adjustment took credits away: expiry never takes the balance below zero.
-        clawed_back = await Credits.for_new_tenant(db)
-        await clawed_back.balance()
-        await clawed_back.add(EntryType.adjustment, -8)
-        assert (await clawed_back.balance(FEB)).available == GRANT
-        assert await clawed_back.entries(EntryType.expiry) == [(-2, "2090-01")]
+        # A refund took credits away: expiry takes only what the month's bucket still holds.
+        refunded = await Credits.for_new_tenant(db)
+        await refunded.balance()
+        await refunded.give(4, reference="pack-1")
+        spent = await refunded.reserve("k", GRANT + 1)
+        await refunded.commit(spent.id)
+        assert await refunded.revoke("pack-1") == 3
+        assert (await refunded.balance(FEB)).available == GRANT
+        assert await refunded.entries(EntryType.expiry) == []
+        assert await refunded.reconciles() == GRANT
 
     run(scenario)
 
@@ -112,7 +126,7 @@ def test_two_sessions_racing_into_a_new_month_expire_once(run):
         first, second = await asyncio.gather(credits.balance(FEB), credits.balance(FEB))
         assert first.available == second.available == GRANT
         assert await credits.entries(EntryType.expiry) == [(-GRANT, "2090-01")]
-        assert len(await credits.entries(EntryType.monthly_grant)) == 2
+        assert len(await credits.entries(EntryType.grant)) == 2
 
     run(scenario)
 
@@ -157,7 +171,7 @@ def test_no_credits_code_updates_or_deletes_the_ledger():
 
 
 def test_every_repository_query_takes_the_tenant_first():
-    sweeps = {"expire_held"}  # the reconciler's, across tenants by design
+    sweeps = {"expire_held", "due_bucket_tenants"}  # the reconciler's, across tenants by design
     for name, function in inspect.getmembers(repository, inspect.iscoroutinefunction):
         if function.__module__ != repository.__name__ or name in sweeps:
             continue

@@ -23,13 +23,13 @@ def test_a_hold_then_a_commit_of_the_actual_amount(run):
         assert (held.status, held.amount, held.committed_amount) == ("held", 4, None)
         assert held.expires_at == JAN + timedelta(seconds=600)
         balance = await credits.balance()
-        assert (balance.held, balance.used, balance.available) == (4, 0, GRANT - 4)
+        assert (balance.reserved, balance.period.used, balance.available) == (4, 0, GRANT - 4)
         assert await credits.entries(EntryType.debit) == []  # a hold writes no ledger row
 
         committed = await credits.commit(held.id, 3)
         assert (committed.status, committed.committed_amount) == ("committed", 3)
         balance = await credits.balance()
-        assert (balance.held, balance.used, balance.available) == (0, 3, GRANT - 3)
+        assert (balance.reserved, balance.period.used, balance.available) == (0, 3, GRANT - 3)
         [debit] = [e for e in await credits.ledger() if e.entry_type == EntryType.debit]
         assert (debit.amount, debit.kind, debit.reservation_id) == (-3, "documents.ingest", held.id)
 
@@ -156,7 +156,7 @@ def test_extend_keeps_a_running_hold(run):
         again = await credits.extend(held.id, 60, now=JAN + timedelta(seconds=40))
         assert again.expires_at == JAN + timedelta(seconds=630)
         later = JAN + timedelta(seconds=300)
-        assert (await credits.balance(later)).held == 4
+        assert (await credits.balance(later)).reserved == 4
         assert (await credits.commit(held.id, now=later)).status == "committed"
         with pytest.raises(Conflict, match="committed"):
             await credits.extend(held.id, 600, now=later)
@@ -170,7 +170,7 @@ def test_the_same_key_returns_the_same_reservation(run):
         first = await credits.reserve("chat:1", 4, kind="chat.message")
         again = await credits.reserve("chat:1", 4, kind="chat.message")
         assert again.id == first.id
-        assert (await credits.balance()).held == 4
+        assert (await credits.balance()).reserved == 4
         assert (await credits.by_key("chat:1", "chat.message")) == first
         assert await credits.by_key("chat:1") is None  # keys are per kind
         other_kind = await credits.reserve("chat:1", 4, kind="generation.blog")
@@ -227,7 +227,7 @@ def test_holds_reserved_together_take_the_credits_in_order_and_refuse_only_what_
         assert one_again == one  # a key given twice is one hold
         assert isinstance(four, PaymentRequired)
         assert four.detail == "This needs 2 credits; 1 is available."
-        assert (await credits.balance()).held == 3 + 4 + 2
+        assert (await credits.balance()).reserved == 3 + 4 + 2
         for key, hold in [("job:1", one), ("job:3", three)]:
             assert await credits.by_key(key, "generation.blog") == hold
         assert await credits.by_key("job:2", "generation.blog") is None
@@ -238,7 +238,7 @@ def test_holds_reserved_together_take_the_credits_in_order_and_refuse_only_what_
         assert replay[0] == one
         assert isinstance(replay[1], Conflict) and "same amount" in replay[1].detail
         assert isinstance(replay[2], PaymentRequired)
-        assert (await credits.balance()).held == 3 + 4 + 2
+        assert (await credits.balance()).reserved == 3 + 4 + 2
 
     run(scenario)
 
@@ -260,7 +260,7 @@ def test_a_bad_reservation_request_is_refused(run, changes, message):
         args = {"key": "k", "amount": 1, "kind": "documents.ingest", "ttl": 60} | changes
         with pytest.raises(BadRequest, match=message):
             await credits.reserve(args.pop("key"), args.pop("amount"), **args)
-        assert await credits.entries(EntryType.monthly_grant) == []  # refused before any write
+        assert await credits.entries(EntryType.grant) == []  # refused before any write
 
     run(scenario)
 
@@ -299,10 +299,10 @@ def test_another_tenant_never_sees_or_touches_the_reservations(run):
 
         # The same kind and key in the other tenant is a hold of its own.
         theirs = await stranger.reserve("shared-key", 4)
-        assert theirs.id != held.id and theirs.tenant_id == stranger.tenant_id
+        assert theirs.id != held.id and (await stranger.get(theirs.id)).id == theirs.id
         assert (await owner.get(held.id)).status == "held"
-        assert (await owner.balance()).held == 4
-        assert (await stranger.balance()).held == 4
+        assert (await owner.balance()).reserved == 4
+        assert (await stranger.balance()).reserved == 4
         assert all(e.tenant_id == owner.tenant_id for e in await owner.ledger())
 
     run(scenario)

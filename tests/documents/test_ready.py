@@ -115,4 +115,4 @@ def test_every_document_of_a_burst_is_written_once(run, count):
 async def credits_used(db: Database, tenant_id: uuid.UUID) -> int:
     async with db.unit_of_work() as session:
         balance = await credits.balance(session, tenant_id)
-        return balance.used
+        return balance.period.used

@@ -253,7 +253,7 @@ async def post_message(
         tenant_id,
         kind=KIND,
         idempotency_key=data.idempotency_key,
-        amount=settings.chat_credit_hold,
+        amount=credits.price(KIND).amount,
         ttl_seconds=settings.credit_reservation_ttl_seconds,
         monthly_grant=settings.monthly_credit_grant,
     )

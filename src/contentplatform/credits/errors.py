@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contentplatform.kit.errors import Conflict, NotFound, PaymentRequired
+from contentplatform.kit.errors import Conflict, Forbidden, NotFound, PaymentRequired
 
 
 class InsufficientCredits(PaymentRequired):
@@ -20,3 +20,24 @@ class ReservationNotFound(NotFound):
 class ReservationSettled(Conflict):
     """The credit hold was already committed, released or expired, or its idempotency key holds
     another amount."""
+
+
+class ReservationAdopted(Conflict):
+    """The metered operation that runs under this hold's key adopted it: it settles the hold
+    itself."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "This hold was adopted by the operation run under its key; it settles itself."
+        )
+
+
+class KindNeedsEditor(Forbidden):
+    """Holding credits for documents.ingest or generation.blog needs the editor role."""
+
+
+class NotHoldCreator(Forbidden):
+    """Only the member who created a hold, or an admin, may release it."""
+
+    def __init__(self) -> None:
+        super().__init__("Only the member who created this hold, or an admin, may release it.")

@@ -1,12 +1,14 @@
-"""Credits: a ledger per tenant and its holds; stale holds are swept on every reconcile pass."""
+"""Credits: buckets, the ledger and holds, the operations on them; stale holds and expired
+buckets are swept on every reconcile pass."""
 
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
-from contentplatform.credits import models, workflows
+from contentplatform.credits import models, procedures, workflows
 
 domain = Domain(
     name="credits",
+    routers=(procedures.router,),
     models=models,
     durable=(workflows,),
 )

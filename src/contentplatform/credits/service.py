@@ -1,56 +1,106 @@
-"""Credit rules: the monthly grant and its expiry, holds, and how holds settle. Never commits.
+"""Credit rules: buckets and their expiry, grants and refunds, holds and how they settle, usage.
+Never commits.
 
-The model, a first cut of the Billing model's buckets that later issues extend:
+The model (the catalog's Billing model):
 
-- Each calendar month (UTC) a tenant gets the monthly grant. The first balance check of the
-  month writes it (a `monthly_grant` row, once per tenant and period).
-- Usage draws on the month's grant first, since it is the first credit to expire. The first
-  balance check after a month ends expires its unused part (an `expiry` row, once per period):
-  the grant less what was debited during that month, and never more than the balance, so
-  credits that came by other means (`grant`, `adjustment`) carry over untouched.
-- A hold (`reserve`) writes no ledger row: available = sum of the ledger - open holds.
-  `commit` writes one `debit` row of the actual amount; `release` gives the hold back.
+- Credits live in buckets (`monthly_grant`, `top_up`, `admin_grant`), each with its expiry or
+  none. Every movement is one ledger row of one bucket with the tenant's balance after it, so
+  the sum of the ledger always equals the sum of the buckets' `remaining`.
+- available = unexpired remainders - open holds. A hold (`reserve`) writes no ledger row;
+  `commit` debits the actual amount from the earliest-expiring buckets first (no expiry last),
+  one `debit` row per bucket it draws on; `release` gives the hold back.
+- The calendar-month grant (free plan) is written lazily, at the tenant's first balance check
+  of the month, as today; billing changes it through `set_grant_policy` (paid plans grant from
+  paid invoices with `grant`; past_due pauses new monthly grants). A bucket past its expiry gets
+  an `expiry` row for what remained at the tenant's next balance check and in the reconciler's
+  pass; a monthly grant carries up to the policy's `rollover_cap` into a new bucket.
 - A hold past its `expires_at` no longer counts and reads as `expired` at once; `expire_stale`
   only records that in its status, for the reconciler.
 
 Decisions callers rely on:
 
 - `reserve` with a (tenant, kind, key) already used returns that reservation, whatever its
-  status; asking for another amount under it is a Conflict. `reserve_many` holds many at once
-  (one balance check, one insert), in order: a hold the credits left cannot cover is refused
-  on its own (PaymentRequired) and the others are held.
+  status; asking for another amount under it is a Conflict. A metered operation (owner
+  `operation`) reserving under the key of a client's hold adopts it. `reserve_many` holds many
+  at once (one balance check, one insert), in order: a hold the credits left cannot cover is
+  refused on its own (PaymentRequired) and the others are held.
 - `commit` twice is a no-op (another explicit amount: Conflict); committing a released or
-  expired hold is a Conflict.
-- `release` twice, or of an expired hold, is a no-op; releasing a committed hold is a Conflict
-  (its credits were spent; giving them back will be a refund).
+  expired hold is a Conflict. Credits that expired while held are not charged: the debit takes
+  what the unexpired buckets still have.
+- `release` twice, or of an expired hold, is a no-op; releasing a committed hold is a Conflict.
 - An id of another tenant's reservation is NotFound, as is an unknown one.
 """
 
 from __future__ import annotations
 
+import math
 import uuid
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
 
-from cachetools import LRUCache
+from cachetools import TTLCache
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.auth.context import Role, TenantAccess
 from contentplatform.core import runtime
-from contentplatform.credits import repository
+from contentplatform.credits import pricing, repository
 from contentplatform.credits.errors import (
     InsufficientCredits,
+    KindNeedsEditor,
+    NotHoldCreator,
+    ReservationAdopted,
     ReservationNotFound,
     ReservationSettled,
 )
-from contentplatform.credits.models import CreditReservation, EntryType, ReservationStatus
-from contentplatform.credits.schemas import Balance, Reservation
+from contentplatform.credits.models import (
+    ActorType,
+    BucketSource,
+    CreditAccount,
+    CreditLedgerEntry,
+    CreditReservation,
+    EntryType,
+    Owner,
+    ReservationStatus,
+)
+from contentplatform.credits.pricing import Price
+from contentplatform.credits.schemas import (
+    Actor,
+    Balance,
+    BalanceBucket,
+    BalancePeriod,
+    Bucket,
+    Committed,
+    Estimate,
+    EstimateInput,
+    LedgerEntry,
+    LedgerPage,
+    ListLedgerInput,
+    ListReservationsInput,
+    Reservation,
+    ReservationPage,
+    ReserveInput,
+    Usage,
+    UsageBucket,
+    UsageResult,
+)
 from contentplatform.kit.db import after_commit, utcnow
 from contentplatform.kit.errors import BadRequest, PlatformError
+from contentplatform.kit.schemas import offset_of
 
-KINDS = ("documents.ingest", "generation.blog", "chat.message")
+KINDS = pricing.KINDS
 MAX_TTL_SECONDS = 24 * 3600
 MAX_KEY_LENGTH = 255
+# Kinds a member may not hold credits for through the API: they spend an editor's budget.
+EDITOR_KINDS = (pricing.INGEST, pricing.GENERATION)
+LOW_BALANCE_SHARE = 0.10
+RESOURCE_OF_KIND = {
+    pricing.INGEST: "document",
+    pricing.GENERATION: "draft",
+    pricing.CHAT: "conversation",
+}
 
 
 def configured_monthly_grant() -> int:
@@ -74,6 +124,354 @@ def month_bounds(period: str) -> tuple[datetime, datetime]:
     return start, end
 
 
+def price(kind: str, *, content_length: int | None = None) -> Price:
+    """The price table's hold for `kind` (see pricing.py): what metered operations hold."""
+    return pricing.price(kind, content_length=content_length)
+
+
+# --- the grant policy ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Policy:
+    monthly_credits: int | None
+    automatic: bool
+    paused: bool
+    rollover_cap: int
+
+
+FREE_POLICY = Policy(monthly_credits=None, automatic=True, paused=False, rollover_cap=0)
+
+
+def _policy_of(row: CreditAccount | None) -> Policy:
+    if row is None:
+        return FREE_POLICY
+    return Policy(row.monthly_credits, row.automatic, row.paused, row.rollover_cap)
+
+
+async def set_grant_policy(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    monthly_credits: int | None,
+    automatic: bool,
+    paused: bool,
+    rollover_cap: int = 0,
+) -> None:
+    """How the tenant gets credits from now on: `automatic` the calendar-month grant of
+    `monthly_credits` (None: the configured one); not automatic, grants come from `grant` (paid
+    invoices); `paused` (past_due) writes no new monthly grant, the balance stays usable. Takes
+    effect at the tenant's next balance check (this month's grant, once written, stays)."""
+    if monthly_credits is not None and monthly_credits < 0:
+        raise BadRequest("Monthly credits are 0 or more.")
+    if rollover_cap < 0:
+        raise BadRequest("The rollover cap is 0 or more.")
+    await repository.save_account(
+        session,
+        tenant_id,
+        monthly_credits=monthly_credits,
+        automatic=automatic,
+        paused=paused,
+        rollover_cap=rollover_cap,
+    )
+    _granted.pop(tenant_id, None)
+
+
+def _monthly_amount(policy: Policy, default: int) -> int:
+    return default if policy.monthly_credits is None else policy.monthly_credits
+
+
+# --- settling: this month's grant in, expired buckets out ---------------------------------------
+
+# Tenant -> the month this process has seen granted in a committed transaction: granting again
+# would change nothing, so a hit skips reading the policy (a confirmed upload or a scheduled run
+# holds credits many times a month). Only a commit records it; `set_grant_policy` forgets it in
+# its own process, and an entry lives a minute, so a policy changed by another process (a
+# subscription ended: the calendar grant again) is read by every process within that minute.
+_granted: TTLCache[uuid.UUID, str] = TTLCache(maxsize=100_000, ttl=60)
+
+
+async def _settle(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    monthly_grant: int | None,
+    now: datetime,
+    *,
+    expire: bool = False,
+) -> None:
+    """Take the tenant's credit lock (until the transaction ends), write this month's grant if
+    the policy gives one, and expire what is due: always with `expire` (a balance check),
+    else on the month's first settling in this process. A hold needs no expiry row: available
+    ignores expired buckets, and the reconciler's pass writes the rows."""
+    await repository.lock_ledger(session, tenant_id)
+    current = period_of(now)
+    policy: Policy | None = None
+    if _granted.get(tenant_id) == current and not expire:
+        return
+    if _granted.get(tenant_id) != current:
+        policy = _policy_of(await repository.account(session, tenant_id))
+        if policy.automatic and not policy.paused:
+            default = configured_monthly_grant() if monthly_grant is None else monthly_grant
+            amount = _monthly_amount(policy, default)
+            if amount > 0:
+                _, end = month_bounds(current)
+                await _add_bucket(
+                    session,
+                    tenant_id,
+                    source=BucketSource.monthly_grant,
+                    amount=amount,
+                    expires_at=end,
+                    period=current,
+                    reference=f"monthly:{current}",
+                    description=f"Monthly credits for {current}",
+                    actor=(ActorType.system, None),
+                    now=now,
+                )
+
+        async def remember() -> None:
+            _granted[tenant_id] = current
+
+        after_commit(session, remember)
+    await _expire_due(session, tenant_id, now, policy)
+
+
+async def _expire_due(
+    session: AsyncSession, tenant_id: uuid.UUID, now: datetime, policy: Policy | None
+) -> int:
+    """An `expiry` row for what each bucket past its expiry still held (under the lock); a
+    monthly grant's rollover carried into a bucket of its own. Credits expired."""
+    due = await repository.due_buckets(session, tenant_id, now)
+    if not due:
+        return 0
+    if policy is None:
+        policy = _policy_of(await repository.account(session, tenant_id))
+    balance = await repository.total_remaining(session, tenant_id)
+    expired = 0
+    for bucket in due:
+        balance -= bucket.remaining
+        expired += bucket.remaining
+        await repository.set_remaining(session, tenant_id, bucket.id, 0, now)
+        await repository.add_entries(
+            session,
+            tenant_id,
+            [
+                _entry(
+                    tenant_id,
+                    EntryType.expiry,
+                    -bucket.remaining,
+                    balance,
+                    bucket_id=bucket.id,
+                    period=bucket.period,
+                    description=f"Unused credits of “{bucket.description}” expired",
+                    now=now,
+                )
+            ],
+        )
+        carried = min(bucket.remaining, policy.rollover_cap)
+        if bucket.source == BucketSource.monthly_grant and carried > 0:
+            assert bucket.expires_at is not None  # due buckets have an expiry
+            _, until = month_bounds(period_of(bucket.expires_at))
+            bucket_made = await _add_bucket(
+                session,
+                tenant_id,
+                source=BucketSource.monthly_grant,
+                amount=carried,
+                expires_at=until,
+                period=period_of(bucket.expires_at),
+                reference=f"rollover:{bucket.id}",
+                description=f"Rolled over from “{bucket.description}”",
+                actor=(ActorType.system, None),
+                now=now,
+            )
+            if bucket_made:
+                balance += carried
+    return expired
+
+
+async def expire_due_buckets(session: AsyncSession, now: datetime | None = None) -> int:
+    """The reconciler's pass: expire every tenant's buckets past their expiry; credits expired."""
+    now = now or utcnow()
+    expired = 0
+    for tenant_id in await repository.due_bucket_tenants(session, now):
+        await repository.lock_ledger(session, tenant_id)
+        expired += await _expire_due(session, tenant_id, now, None)
+    return expired
+
+
+async def _add_bucket(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    source: BucketSource,
+    amount: int,
+    expires_at: datetime | None,
+    period: str | None,
+    reference: str | None,
+    description: str,
+    actor: tuple[ActorType, str | None],
+    now: datetime,
+) -> bool:
+    """A bucket and its `grant` row, once per reference; whether it was added. Under the lock."""
+    bucket_id = uuid.uuid4()
+    added = await repository.add_bucket_once(
+        session,
+        tenant_id,
+        id=bucket_id,
+        source=source.value,
+        granted=amount,
+        remaining=amount,
+        expires_at=expires_at,
+        period=period,
+        reference=reference,
+        description=description,
+        created_at=now,
+        updated_at=now,
+    )
+    if added:
+        balance = await repository.total_remaining(session, tenant_id)
+        await repository.add_entries(
+            session,
+            tenant_id,
+            [
+                _entry(
+                    tenant_id,
+                    EntryType.grant,
+                    amount,
+                    balance,
+                    bucket_id=bucket_id,
+                    period=period,
+                    actor=actor,
+                    description=description,
+                    now=now,
+                )
+            ],
+        )
+    return added
+
+
+def _entry(
+    tenant_id: uuid.UUID,
+    entry_type: EntryType,
+    amount: int,
+    balance_after: int,
+    *,
+    description: str,
+    now: datetime,
+    bucket_id: uuid.UUID | None = None,
+    period: str | None = None,
+    kind: str | None = None,
+    reservation_id: uuid.UUID | None = None,
+    actor: tuple[ActorType, str | None] = (ActorType.system, None),
+    resource: tuple[str | None, str | None] = (None, None),
+) -> dict[str, Any]:
+    return {
+        "id": uuid.uuid4(),
+        "tenant_id": tenant_id,
+        "entry_type": entry_type.value,
+        "amount": amount,
+        "balance_after": balance_after,
+        "kind": kind,
+        "bucket_id": bucket_id,
+        "reservation_id": reservation_id,
+        "period": period,
+        "actor_type": actor[0].value,
+        "actor_id": actor[1],
+        "resource_type": resource[0],
+        "resource_id": resource[1],
+        "description": description[:500],
+        "created_at": now,
+    }
+
+
+# --- grants and refunds (billing's) -------------------------------------------------------------
+
+
+async def grant(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    source: str,
+    amount: int,
+    expires_at: datetime | None,
+    reference: str | None,
+    description: str,
+    actor_type: str = "system",
+    actor_id: str | None = None,
+    now: datetime | None = None,
+) -> Bucket:
+    """Add a bucket of `amount` credits with its `grant` row. Idempotent by (tenant,
+    reference): a repeat returns the bucket already there and writes nothing."""
+    if amount < 1:
+        raise BadRequest("A grant adds at least 1 credit.")
+    now = now or utcnow()
+    await repository.lock_ledger(session, tenant_id)
+    if reference is not None:
+        found = await repository.bucket_by_reference(session, tenant_id, reference)
+        if found is not None:
+            return Bucket.model_validate(found)
+    bucket_source = BucketSource(source)
+    await _add_bucket(
+        session,
+        tenant_id,
+        source=bucket_source,
+        amount=amount,
+        expires_at=expires_at,
+        period=period_of(now) if bucket_source == BucketSource.monthly_grant else None,
+        reference=reference,
+        description=description,
+        actor=(ActorType(actor_type), actor_id),
+        now=now,
+    )
+    if reference is None:
+        latest = await repository.latest_bucket(session, tenant_id)
+        return Bucket.model_validate(latest)
+    made = await repository.bucket_by_reference(session, tenant_id, reference)
+    return Bucket.model_validate(made)
+
+
+async def revoke_grant(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    reference: str,
+    *,
+    amount: int | None = None,
+    description: str,
+    now: datetime | None = None,
+) -> int:
+    """Remove the unspent credits of the bucket granted under `reference` (at most `amount`)
+    with one `refund` row; credits removed. Once per bucket: a second call removes nothing, as
+    does an unknown reference. Holds open on the tenant stay; they may leave it short."""
+    now = now or utcnow()
+    await repository.lock_ledger(session, tenant_id)
+    bucket = await repository.bucket_by_reference(session, tenant_id, reference)
+    if bucket is None or await repository.refunded(session, tenant_id, bucket.id):
+        return 0
+    removed = bucket.remaining if amount is None else max(0, min(amount, bucket.remaining))
+    if removed == 0:
+        return 0
+    balance = await repository.total_remaining(session, tenant_id) - removed
+    await repository.set_remaining(session, tenant_id, bucket.id, bucket.remaining - removed, now)
+    await repository.add_entries(
+        session,
+        tenant_id,
+        [
+            _entry(
+                tenant_id,
+                EntryType.refund,
+                -removed,
+                balance,
+                bucket_id=bucket.id,
+                description=description,
+                now=now,
+            )
+        ],
+    )
+    return removed
+
+
+# --- the balance --------------------------------------------------------------------------------
+
+
 async def balance(
     session: AsyncSession,
     tenant_id: uuid.UUID,
@@ -81,83 +479,60 @@ async def balance(
     monthly_grant: int | None = None,
     now: datetime | None = None,
 ) -> Balance:
-    """The tenant's credits, once this month's grant is in and past months' leftovers expired.
+    """The tenant's credits, once this month's grant is in and expired buckets expired.
 
-    `monthly_grant` defaults to the configured one. Holds the tenant's credit lock until the
-    transaction ends (see `repository.lock_ledger`).
+    `monthly_grant` is the default for the calendar grant (the configured one when None).
+    Holds the tenant's credit lock until the transaction ends.
     """
     now = now or utcnow()
-    grant = configured_monthly_grant() if monthly_grant is None else monthly_grant
-    await _settle_months(session, tenant_id, grant, now)
-    period = period_of(now)
-    start, end = month_bounds(period)
-    total = await repository.ledger_total(session, tenant_id)
-    held = await repository.held(session, tenant_id, now)
+    await _settle(session, tenant_id, monthly_grant, now, expire=True)
+    start, end = month_bounds(period_of(now))
+    buckets = await repository.spendable_buckets(session, tenant_id, now)
+    total = sum(bucket.remaining for bucket in buckets)
+    reserved = await repository.held(session, tenant_id, now)
+    policy = _policy_of(await repository.account(session, tenant_id))
+    default = configured_monthly_grant() if monthly_grant is None else monthly_grant
+    monthly = _monthly_amount(policy, default) if policy.automatic else policy.monthly_credits or 0
+    granted = await repository.ledger_sum(session, tenant_id, [EntryType.grant], start, end)
+    used = -await repository.ledger_sum(session, tenant_id, [EntryType.debit], start, end)
     return Balance(
-        period=period,
-        granted=await repository.added(session, tenant_id, start, end),
-        used=await repository.debited(session, tenant_id, start, end),
-        held=held,
-        available=total - held,
+        available=total - reserved,
+        reserved=reserved,
+        total=total,
+        period=BalancePeriod(start=start, end=end, granted=granted, used=used),
+        buckets=[BalanceBucket.model_validate(bucket) for bucket in buckets],
+        low_balance_threshold=math.ceil(monthly * LOW_BALANCE_SHARE),
     )
 
 
 async def _available(
     session: AsyncSession, tenant_id: uuid.UUID, *, monthly_grant: int | None, now: datetime
 ) -> int:
-    """`balance(...).available` without the month's figures a hold does not need (the
-    scheduler holds credits for thousands of runs in one tick)."""
-    grant = configured_monthly_grant() if monthly_grant is None else monthly_grant
-    await _settle_months(session, tenant_id, grant, now)
+    """`balance(...).available` in one query after settling (the scheduler holds credits for
+    thousands of runs in one tick)."""
+    await _settle(session, tenant_id, monthly_grant, now)
     return await repository.available(session, tenant_id, now)
 
 
-# (tenant, month) this process has seen settled in a committed transaction: the month's grant
-# written, earlier months' grants expired. Settling again would change nothing, so a hit skips
-# it (a confirmed upload or a scheduled run holds credits many times a month), unless its first
-# write is what takes SQLite's lock. Only a commit records it: a settling rolled back is done
-# again.
-_settled: LRUCache[tuple[uuid.UUID, str], bool] = LRUCache(maxsize=100_000)
+@dataclass(frozen=True)
+class MonthUsage:
+    """Credits debited in the current calendar month (UTC), [start, end)."""
+
+    start: datetime
+    end: datetime
+    used: int
 
 
-async def _settle_months(
-    session: AsyncSession, tenant_id: uuid.UUID, monthly_grant: int, now: datetime
-) -> None:
-    locked = await repository.lock_ledger(session, tenant_id)
-    current = period_of(now)
-    if locked and (tenant_id, current) in _settled:
-        return
-    # A repeat is ignored by the unique constraint; on SQLite, a first write takes the write
-    # lock that serializes everything after it.
-    await repository.add_entry(
-        session,
-        tenant_id,
-        entry_type=EntryType.monthly_grant,
-        amount=monthly_grant,
-        period=current,
-        reason=f"Monthly credits for {current}",
-        created_at=now,
-    )
-    if (tenant_id, current) in _settled:
-        return
+async def month_usage(
+    session: AsyncSession, tenant_id: uuid.UUID, *, now: datetime | None = None
+) -> MonthUsage:
+    """This calendar month's debits, for billing.getQuota's `credits` item. Reads only."""
+    start, end = month_bounds(period_of(now or utcnow()))
+    used = -await repository.ledger_sum(session, tenant_id, [EntryType.debit], start, end)
+    return MonthUsage(start=start, end=end, used=used)
 
-    async def remember() -> None:
-        _settled[tenant_id, current] = True
 
-    after_commit(session, remember)
-    for period, granted in await repository.grants_to_expire(session, tenant_id, current):
-        start, end = month_bounds(period)
-        unused = granted - await repository.debited(session, tenant_id, start, end)
-        left = await repository.ledger_total(session, tenant_id, through_period=period)
-        await repository.add_entry(
-            session,
-            tenant_id,
-            entry_type=EntryType.expiry,
-            amount=-max(0, min(unused, left)),
-            period=period,
-            reason=f"Unused monthly credits of {period} expired",
-            created_at=now,
-        )
+# --- holds --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -166,6 +541,21 @@ class Hold:
 
     idempotency_key: str
     amount: int
+
+
+@dataclass(frozen=True)
+class Creator:
+    """Who takes a hold and whose debit it becomes: the metered operation (system) by default;
+    through the API, the member or API key that asked (owner `client`)."""
+
+    owner: Owner = Owner.operation
+    actor_type: ActorType = ActorType.system
+    actor_id: str | None = None
+    resource_type: str | None = None
+    resource_id: str | None = None
+
+
+OPERATION = Creator()
 
 
 async def reserve(
@@ -178,6 +568,7 @@ async def reserve(
     ttl_seconds: int | None = None,
     monthly_grant: int | None = None,
     now: datetime | None = None,
+    creator: Creator = OPERATION,
 ) -> Reservation:
     """Hold `amount` credits for `kind` under `idempotency_key`, or return the hold already there.
 
@@ -191,6 +582,7 @@ async def reserve(
         ttl_seconds=ttl_seconds,
         monthly_grant=monthly_grant,
         now=now,
+        creator=creator,
     )
     if isinstance(outcome, PlatformError):
         raise outcome
@@ -206,13 +598,15 @@ async def reserve_many(
     ttl_seconds: int | None = None,
     monthly_grant: int | None = None,
     now: datetime | None = None,
+    creator: Creator = OPERATION,
 ) -> list[Reservation | PlatformError]:
     """`reserve` for many holds of one tenant at once, in their order: for each, its hold (new,
     or the one already under its key), or why it was refused (InsufficientCredits once the holds
     before it took what was available; ReservationSettled for a key holding another amount).
 
     One balance check and one insert for them all (the scheduler holds credits for a tenant's
-    due jobs together). A key given twice is one hold.
+    due jobs together). A key given twice is one hold. An operation reserving under the key of
+    a client's open hold adopts it.
     """
     if kind not in KINDS:
         raise BadRequest(f"Unknown credit kind {kind!r}; one of {', '.join(KINDS)}.")
@@ -230,6 +624,20 @@ async def reserve_many(
     found = await repository.reservations_by_keys(session, tenant_id, kind, keys)
     made: dict[str, Reservation] = {}
     refused: dict[str, PlatformError] = {}
+    if creator.owner == Owner.operation:
+        # Only a hold of the amount the operation asks for: another is refused below, and
+        # stays the client's to release.
+        asked = {hold.idempotency_key: hold.amount for hold in holds}
+        adopted = [
+            row
+            for key, row in found.items()
+            if row.owner == Owner.client
+            and row.amount == asked[key]
+            and _status(row, now) == ReservationStatus.held
+        ]
+        await repository.adopt(session, tenant_id, [row.id for row in adopted], now)
+        for row in adopted:
+            row.owner = Owner.operation.value
     if len(found) < len(keys):
         wanted: dict[str, int] = {}  # key -> amount, of the holds to make
         for hold in holds:
@@ -250,11 +658,22 @@ async def reserve_many(
             holds=list(wanted.items()),
             expires_at=now + timedelta(seconds=ttl),
             now=now,
+            owner=creator.owner.value,
+            created_by=creator.actor_id,
+            creator_type=creator.actor_type.value,
+            resource_type=creator.resource_type,
+            resource_id=creator.resource_id,
         )
         for values in inserted:
             # Built from the values just written: a scheduler tick holds thousands.
             made[values["idempotency_key"]] = Reservation.model_construct(
-                **{**values, "status": ReservationStatus.held}
+                amount_held=values["amount"],
+                amount_committed=None,
+                **{
+                    name: values[name]
+                    for name in Reservation.model_fields
+                    if name in values and name not in ("amount_held", "amount_committed")
+                },
             )
     outcomes: list[Reservation | PlatformError] = []
     for hold in holds:
@@ -295,10 +714,30 @@ async def commit(
     amount: int | None = None,
     *,
     now: datetime | None = None,
+    description: str | None = None,
+    actor: tuple[ActorType, str | None] | None = None,
 ) -> Reservation:
-    """Settle a hold at `amount` (default: all of it) with one debit; the rest is free again."""
-    now = now or utcnow()
-    # The hold moved first, read only when it did not move: a commit is two statements.
+    """Settle a hold at `amount` (default: all of it) with its debit rows; the rest is free
+    again. `actor` defaults to whoever created the hold."""
+    reservation, _ = await _commit(
+        session, tenant_id, reservation_id, amount, now or utcnow(), description, actor
+    )
+    return reservation
+
+
+async def _commit(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    reservation_id: uuid.UUID,
+    amount: int | None,
+    now: datetime,
+    description: str | None,
+    actor: tuple[ActorType, str | None] | None,
+) -> tuple[Reservation, list[dict[str, Any]] | None]:
+    """The committed hold and the debit rows written (None when it was committed before)."""
+    # The lock before the hold's row: the order `reserve` takes them in, so the two never
+    # wait for each other crosswise.
+    await repository.lock_ledger(session, tenant_id)
     moved = None
     if amount is None or amount >= 0:
         moved = await repository.update_open_hold(
@@ -309,20 +748,23 @@ async def commit(
             holding_at_least=amount or 0,
             status=ReservationStatus.committed.value,
             committed_amount=CreditReservation.amount if amount is None else amount,
+            settled_at=now,
         )
     if moved is not None:
-        spent = moved.committed_amount or 0
-        await repository.add_entry(
+        by = actor or (
+            ActorType(moved.creator_type or ActorType.system.value),
+            moved.created_by,
+        )
+        rows = await _debit(
             session,
             tenant_id,
-            entry_type=EntryType.debit,
-            amount=-spent,
-            kind=moved.kind,
-            reservation_id=moved.id,
-            reason=f"{moved.kind} ({moved.idempotency_key})",
-            created_at=now,
+            moved,
+            moved.committed_amount or 0,
+            now=now,
+            actor=by,
+            description=description or f"{moved.kind} ({moved.idempotency_key})",
         )
-        return _view(moved, now)
+        return _view(moved, now), rows
     row = await _row(session, tenant_id, reservation_id)
     out_of_range = amount is not None and not 0 <= amount <= row.amount
     if row.status != ReservationStatus.committed and out_of_range:
@@ -336,7 +778,49 @@ async def commit(
         raise ReservationSettled(
             f"This reservation was already committed at {row.committed_amount}."
         )
-    return _view(row, now)
+    return _view(row, now), None
+
+
+async def _debit(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    hold: CreditReservation,
+    amount: int,
+    *,
+    now: datetime,
+    actor: tuple[ActorType, str | None],
+    description: str,
+) -> list[dict[str, Any]]:
+    """Draw `amount` from the earliest-expiring buckets (under the lock): one row per bucket."""
+    if amount <= 0:
+        return []
+    balance = await repository.total_remaining(session, tenant_id)
+    rows: list[dict[str, Any]] = []
+    left = amount
+    for bucket in await repository.spendable_buckets(session, tenant_id, now):
+        take = min(left, bucket.remaining)
+        await repository.set_remaining(session, tenant_id, bucket.id, bucket.remaining - take, now)
+        balance -= take
+        left -= take
+        rows.append(
+            _entry(
+                tenant_id,
+                EntryType.debit,
+                -take,
+                balance,
+                bucket_id=bucket.id,
+                kind=hold.kind,
+                reservation_id=hold.id,
+                actor=actor,
+                resource=(hold.resource_type, hold.resource_id),
+                description=description,
+                now=now,
+            )
+        )
+        if left == 0:
+            break
+    await repository.add_entries(session, tenant_id, rows)
+    return rows
 
 
 async def release(
@@ -351,7 +835,12 @@ async def release(
     row = await _row(session, tenant_id, reservation_id)
     if _status(row, now) == ReservationStatus.held:
         moved = await repository.update_open_hold(
-            session, tenant_id, reservation_id, now, status=ReservationStatus.released.value
+            session,
+            tenant_id,
+            reservation_id,
+            now,
+            status=ReservationStatus.released.value,
+            settled_at=now,
         )
         if moved is not None:
             return _view(moved, now)
@@ -437,3 +926,235 @@ def _status(row: CreditReservation, now: datetime) -> ReservationStatus:
 
 def _view(row: CreditReservation, now: datetime) -> Reservation:
     return Reservation.model_validate(row).model_copy(update={"status": _status(row, now)})
+
+
+# --- the API's operations -----------------------------------------------------------------------
+
+
+def caller(tenant: TenantAccess, api_key_subject: str | None) -> tuple[ActorType, str]:
+    """The actor a request acts as: its API key, else its member (by user id)."""
+    if api_key_subject is not None:
+        return ActorType.api_key, api_key_subject
+    return ActorType.user, str(tenant.user_id)
+
+
+async def estimate(session: AsyncSession, tenant_id: uuid.UUID, data: EstimateInput) -> Estimate:
+    """The price table's amount for the kind, against what is available now."""
+    quoted = price(data.kind, content_length=data.content_length)
+    available = await _available(session, tenant_id, monthly_grant=None, now=utcnow())
+    return Estimate(
+        kind=quoted.kind,
+        amount=quoted.amount,
+        price_basis=quoted.basis,
+        available=available,
+        sufficient=available >= quoted.amount,
+    )
+
+
+async def reserve_for_client(
+    session: AsyncSession,
+    tenant: TenantAccess,
+    actor: tuple[ActorType, str],
+    data: ReserveInput,
+) -> Reservation:
+    """A client-owned hold (pre-flight) under the key the client will send the operation."""
+    if data.kind in EDITOR_KINDS and not tenant.role.includes(Role.editor):
+        raise KindNeedsEditor(f"Holding credits for {data.kind} needs the editor role.")
+    amount = data.amount or price(data.kind, content_length=data.content_length).amount
+    return await reserve(
+        session,
+        tenant.tenant_id,
+        kind=data.kind,
+        idempotency_key=data.idempotency_key,
+        amount=amount,
+        ttl_seconds=data.ttl_seconds,
+        creator=Creator(
+            owner=Owner.client,
+            actor_type=actor[0],
+            actor_id=actor[1],
+            resource_type=RESOURCE_OF_KIND[data.kind] if data.resource_id else None,
+            resource_id=str(data.resource_id) if data.resource_id else None,
+        ),
+    )
+
+
+async def commit_for_client(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    actor: tuple[ActorType, str],
+    reservation_id: uuid.UUID,
+    amount: int,
+    description: str | None,
+) -> Committed:
+    """Settle a client-owned hold at `amount`; the same amount again answers the same."""
+    row = await _row(session, tenant_id, reservation_id)
+    if row.owner == Owner.operation:
+        raise ReservationAdopted()
+    reservation, rows = await _commit(
+        session, tenant_id, reservation_id, amount, utcnow(), description, actor
+    )
+    if rows is None:
+        entries = [
+            _ledger_entry(entry)
+            for entry in await repository.entries_of_reservation(session, tenant_id, reservation_id)
+        ]
+    else:
+        entries = [_ledger_entry(CreditLedgerEntry(**values)) for values in rows]
+    return Committed(
+        reservation=reservation,
+        ledger_entry=entries[-1] if entries else None,
+        ledger_entries=entries,
+    )
+
+
+async def release_for_client(
+    session: AsyncSession,
+    tenant: TenantAccess,
+    actor: tuple[ActorType, str],
+    reservation_id: uuid.UUID,
+) -> Reservation:
+    """Give back a client-owned hold: its creator's or an admin's to release."""
+    row = await _row(session, tenant.tenant_id, reservation_id)
+    if row.created_by != actor[1] and not tenant.role.includes(Role.admin):
+        raise NotHoldCreator()
+    if row.owner == Owner.operation:
+        raise ReservationAdopted()
+    return await release(session, tenant.tenant_id, reservation_id)
+
+
+async def list_reservations(
+    session: AsyncSession, tenant_id: uuid.UUID, data: ListReservationsInput
+) -> ReservationPage:
+    now = utcnow()
+    rows, total = await repository.reservations_page(
+        session,
+        tenant_id,
+        status=data.status,
+        kind=data.kind,
+        now=now,
+        limit=data.limit,
+        offset=offset_of(data.page, data.limit),
+    )
+    return ReservationPage(
+        data=[_view(row, now) for row in rows], total=total, page=data.page, limit=data.limit
+    )
+
+
+async def list_ledger(
+    session: AsyncSession, tenant_id: uuid.UUID, data: ListLedgerInput
+) -> LedgerPage:
+    """The ledger as the balance sees it: this month's grant and due expiries written first."""
+    await _settle(session, tenant_id, None, utcnow(), expire=True)
+    rows, total = await repository.ledger_page(
+        session,
+        tenant_id,
+        entry_type=data.type,
+        kind=data.kind,
+        start=data.start_date,
+        end=data.end_date,
+        limit=data.limit,
+        offset=offset_of(data.page, data.limit),
+    )
+    return LedgerPage(
+        data=[_ledger_entry(row) for row in rows], total=total, page=data.page, limit=data.limit
+    )
+
+
+def _ledger_entry(row: CreditLedgerEntry) -> LedgerEntry:
+    return LedgerEntry(
+        id=row.id,
+        type=EntryType(row.entry_type),
+        kind=row.kind,
+        amount=row.amount,
+        balance_after=row.balance_after,
+        bucket_id=row.bucket_id,
+        reservation_id=row.reservation_id,
+        resource_type=row.resource_type,
+        resource_id=row.resource_id,
+        actor=Actor(type=ActorType(row.actor_type or ActorType.system.value), id=row.actor_id),
+        description=row.description,
+        created_at=row.created_at,
+    )
+
+
+# --- usage (billing.getUsage) -------------------------------------------------------------------
+
+BucketWidth = Literal["1h", "1d", "1mo"]
+GroupBy = Literal["kind", "user", "job"]
+
+
+def _bucket_start(moment: datetime, width: BucketWidth) -> datetime:
+    moment = moment.astimezone(UTC)
+    if width == "1h":
+        return moment.replace(minute=0, second=0, microsecond=0)
+    if width == "1d":
+        return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    return month_bounds(period_of(moment))[0]
+
+
+def _bucket_end(start: datetime, width: BucketWidth) -> datetime:
+    if width == "1h":
+        return start + timedelta(hours=1)
+    if width == "1d":
+        return start + timedelta(days=1)
+    return month_bounds(period_of(start))[1]
+
+
+def _uuid_or_none(value: str | None) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(value) if value else None
+    except ValueError:
+        return None
+
+
+async def usage(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    start: datetime,
+    end: datetime,
+    bucket_width: BucketWidth,
+    group_by: GroupBy | None,
+    kind: str | None,
+) -> Usage:
+    """Committed debits in [start, end) in time buckets aligned to UTC hours, days or months
+    (every bucket of the window, empty ones too), one result per group. `operations` counts
+    commits (a commit spanning buckets is one); tokens are not recorded on debits: 0."""
+    rows = await repository.debits(session, tenant_id, start, end, kind)
+    credits: defaultdict[tuple[datetime, Any], int] = defaultdict(int)
+    operations: defaultdict[tuple[datetime, Any], set[uuid.UUID]] = defaultdict(set)
+    for row in rows:
+        if group_by == "kind":
+            group: Any = row.kind
+        elif group_by == "user":
+            is_user = row.actor_type == ActorType.user.value
+            group = _uuid_or_none(row.actor_id) if is_user else None
+        elif group_by == "job":
+            group = _uuid_or_none(row.resource_id) if row.resource_type == "job" else None
+        else:
+            group = None
+        slot = (_bucket_start(row.created_at, bucket_width), group)
+        credits[slot] -= row.amount
+        operations[slot].add(row.reservation_id or row.id)
+    buckets: list[UsageBucket] = []
+    cursor = _bucket_start(start, bucket_width)
+    while cursor < end:
+        results = [
+            UsageResult(
+                kind=group if group_by == "kind" else None,
+                user_id=group if group_by == "user" else None,
+                job_id=group if group_by == "job" else None,
+                credits=amount,
+                operations=len(operations[slot_start, group]),
+                input_tokens=0,
+                output_tokens=0,
+            )
+            for (slot_start, group), amount in sorted(
+                credits.items(), key=lambda item: str(item[0][1])
+            )
+            if slot_start == cursor
+        ]
+        following = _bucket_end(cursor, bucket_width)
+        buckets.append(UsageBucket(start_time=cursor, end_time=following, results=results))
+        cursor = following
+    return Usage(data=buckets, total=len(buckets))

@@ -1,8 +1,9 @@
-"""Background upkeep of credits: the sweep of stale holds.
+"""Background upkeep of credits: the sweep of stale holds and of expired buckets.
 
-Not a DBOS workflow or a reconcile source: it is one idempotent UPDATE, safe to run from every
-worker process at once, and correctness never waits for it (balances ignore expired holds
-already). It runs on every reconcile pass.
+Not DBOS workflows or reconcile sources: each is idempotent, safe to run from every worker
+process at once, and correctness never waits for them (balances ignore expired holds and
+buckets already; a bucket's `expiry` row is also written at the tenant's next balance check).
+They run on every reconcile pass.
 """
 
 from __future__ import annotations
@@ -23,4 +24,14 @@ async def expire_stale_holds(db: Database) -> int:
         expired = await service.expire_stale(session)
     if expired:
         log.info("expired %d stale credit holds", expired)
+    return expired
+
+
+@durable.maintenance("credits.expire_buckets")
+async def expire_buckets(db: Database) -> int:
+    """Write the `expiry` rows of every bucket past its expiry; how many credits expired."""
+    async with db.unit_of_work() as session:
+        expired = await service.expire_due_buckets(session)
+    if expired:
+        log.info("expired %d credits of past buckets", expired)
     return expired

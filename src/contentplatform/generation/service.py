@@ -143,7 +143,7 @@ async def start_blogs(
         session,
         tenant_id,
         kind=BLOG_KIND,
-        holds=[credits.Hold(key, runtime.settings.generation_credit_hold) for key in fresh],
+        holds=[credits.Hold(key, credits.price(BLOG_KIND).amount) for key in fresh],
         ttl_seconds=runtime.settings.credit_reservation_ttl_seconds,
         monthly_grant=runtime.settings.monthly_credit_grant,
     )
@@ -427,7 +427,7 @@ async def _start_again(
         tenant_id,
         kind=BLOG_KIND,
         idempotency_key=key,
-        amount=runtime.settings.generation_credit_hold,
+        amount=credits.price(BLOG_KIND).amount,
         ttl_seconds=runtime.settings.credit_reservation_ttl_seconds,
         monthly_grant=runtime.settings.monthly_credit_grant,
     )

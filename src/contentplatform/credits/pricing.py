@@ -1,0 +1,70 @@
+"""The one price table: what a metered operation holds before it runs.
+
+`credits.estimate` answers with it, and the metered operations size their holds with it, so a
+client that reserves the estimate under the key it will send holds exactly what the operation
+would have taken. A hold is the most the operation can cost; it commits what it actually used:
+
+| kind               | hold                                   | committed                          |
+|--------------------|----------------------------------------|------------------------------------|
+| documents.ingest   | 1 credit per started megabyte (min 1)  | the hold                           |
+| generation.blog    | GENERATION_CREDIT_HOLD (40)            | 1 per started 1,000 model tokens   |
+|                    |                                        | (regenerate: 1 per started         |
+|                    |                                        | GENERATION_REGENERATE_WORDS_PER_   |
+|                    |                                        | CREDIT words), at most the hold    |
+| chat.message       | CHAT_CREDIT_HOLD (10)                  | 1 per started 1,000 model tokens,  |
+|                    |                                        | at least 1, at most the hold       |
+
+An article's and an answer's hold do not depend on their length or history: the hold is
+already the most one can cost, and a price that moved with history would make a client's
+pre-reservation miss the operation's by a credit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from contentplatform.core import runtime
+
+INGEST = "documents.ingest"
+GENERATION = "generation.blog"
+CHAT = "chat.message"
+KINDS = (INGEST, GENERATION, CHAT)
+
+BYTES_PER_CREDIT = 1_000_000
+
+
+@dataclass(frozen=True)
+class Price:
+    kind: str
+    amount: int
+    basis: str
+
+
+def price(kind: str, *, content_length: int | None = None) -> Price:
+    """The credits an operation of `kind` holds; `content_length` (bytes) prices an ingest.
+
+    Deterministic for the same inputs and settings. Unknown kinds are the caller's error
+    (ValueError): the API checks the kind before it asks.
+    """
+    if kind == INGEST:
+        size = max(0, content_length or 0)
+        amount = max(1, math.ceil(size / BYTES_PER_CREDIT))
+        return Price(kind, amount, f"1 credit per started megabyte: {size} bytes")
+    if kind == GENERATION:
+        hold = runtime.current().settings.generation_credit_hold
+        return Price(
+            kind,
+            hold,
+            f"{hold} credits per article, the most one can cost; it commits 1 per started "
+            "1,000 model tokens",
+        )
+    if kind == CHAT:
+        hold = runtime.current().settings.chat_credit_hold
+        return Price(
+            kind,
+            hold,
+            f"{hold} credits per answer, the most one can cost; it commits 1 per started "
+            "1,000 model tokens, at least 1",
+        )
+    raise ValueError(f"No price for {kind!r}.")
