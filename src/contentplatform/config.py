@@ -195,6 +195,24 @@ class Settings(BaseSettings):
     # How often an admin may run team.sync per tenant.
     team_sync_rate_limit: str = "1/minute"
 
+    # Billing on Stripe (billing/): the secret API key (unset: billing is not configured, every
+    # tenant is on the free plan and checkout/portal answer 503), the webhook endpoint's signing
+    # secret (`whsec_...`; unset: every payment event is refused), the API base the `stripe`
+    # library calls (unset: Stripe's own; the tests point it at a stand-in), and the mode whose
+    # events are accepted (an event's `livemode` must match).
+    stripe_secret_key: SecretStr | None = None
+    stripe_webhook_secret: SecretStr | None = None
+    stripe_api_base: str | None = None
+    stripe_livemode: bool = False
+    stripe_timeout_seconds: float = Field(20, gt=0, le=120)
+    # Origins a checkout's or portal's return URL may point to (empty: those of
+    # team_redirect_origins; both empty: any https URL).
+    billing_redirect_origins: list[str] = Field(default_factory=list)
+    # The free plan's limits, as JSON: a limit's key (members, documents, storage_bytes,
+    # active_jobs, publishers, webhook_endpoints, api_keys) -> a number, or null for unlimited.
+    # A key left out is unlimited, e.g. {"members": 3, "active_jobs": 2}.
+    free_plan_limits: dict[str, Annotated[int, Field(ge=0)] | None] = Field(default_factory=dict)
+
     # Feature flags (features/flags.py) as the operator sets them for every organization, as
     # JSON: a flag's key -> true/false (on/off for all) or a percentage 0-100 (on for that share
     # of organizations, chosen by a stable hash), e.g. {"chat": false, "topic_suggestions": 25}.
@@ -228,10 +246,28 @@ class Settings(BaseSettings):
                 "CONTENTPLATFORM_EMBEDDINGS_MODEL is required with "
                 "CONTENTPLATFORM_EMBEDDINGS_BASE_URL"
             )
+        limit_keys = {
+            "members",
+            "documents",
+            "storage_bytes",
+            "active_jobs",
+            "publishers",
+            "webhook_endpoints",
+            "api_keys",
+        }
+        if unknown := set(self.free_plan_limits) - limit_keys:
+            raise ValueError(
+                f"CONTENTPLATFORM_FREE_PLAN_LIMITS names unknown limits {sorted(unknown)}; "
+                f"known: {sorted(limit_keys)}"
+            )
         allowed = {"RS256", "ES256", "EdDSA"}
         if not set(self.jwt_algorithms) <= allowed:
             raise ValueError(f"jwt_algorithms must be a subset of {sorted(allowed)}")
         return self
+
+    @property
+    def billing_configured(self) -> bool:
+        return self.stripe_secret_key is not None
 
     @property
     def monthly_credit_grant(self) -> int:

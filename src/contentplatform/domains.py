@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from sqlalchemy import MetaData
 
+from contentplatform.billing.manifest import domain as billing
 from contentplatform.chat.manifest import domain as chat
 from contentplatform.core.manifest import Domain
 from contentplatform.core.procedures import ProcedureRouter
@@ -34,6 +35,7 @@ DOMAINS: tuple[Domain, ...] = (
     system,
     tenants,
     credits,
+    billing,
     documents,
     jobs,
     job_instances,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
+from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.core.procedures import Cached, Context, ProcedureRouter
 from contentplatform.credits.errors import InsufficientCredits
 from contentplatform.documents import schemas, service
@@ -41,7 +42,9 @@ async def list_documents(ctx: Context, data: schemas.ListDocumentsInput) -> sche
     return await service.list_documents(ctx.session, ctx.tenant, data)
 
 
-@router.post("create", "/v1/documents", access=Access.editor, errors=[StoragePathTaken])
+@router.post(
+    "create", "/v1/documents", access=Access.editor, errors=[StoragePathTaken, PlanLimitReached]
+)
 async def create(ctx: Context, data: schemas.CreateDocumentInput) -> schemas.Document:
     """Register a pending document for an object path.
 
@@ -81,6 +84,7 @@ async def get_stats(ctx: Context, _: Empty) -> schemas.DocumentStats:
         InsufficientCredits,
         StoragePathTaken,
         UploadExpired,
+        PlanLimitReached,
     ],
 )
 async def confirm_upload(

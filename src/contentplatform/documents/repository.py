@@ -95,6 +95,18 @@ def _matches(session: AsyncSession, search: str) -> ColumnElement[bool]:
     )
 
 
+async def footprint(session: AsyncSession, tenant_id: uuid.UUID) -> tuple[int, int]:
+    """How many live documents the tenant has (archived ones too), and their bytes."""
+    row = (
+        await session.execute(
+            select(func.count(), func.coalesce(func.sum(Document.size_bytes), 0)).where(
+                Document.tenant_id == tenant_id, Document.deleted_at.is_(None)
+            )
+        )
+    ).one()
+    return int(row[0]), int(row[1] or 0)
+
+
 async def count_by_status(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, int]:
     return await counts_by(
         session,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import uuid
 
@@ -11,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import TenantAccess
+from contentplatform.billing import service as billing
 from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
 from contentplatform.documents import index as search
@@ -60,8 +60,8 @@ EXTENSIONS = {
 
 
 def ingest_cost(size_bytes: int) -> int:
-    """Credits to ingest a file: one per started megabyte."""
-    return max(1, math.ceil(size_bytes / 1_000_000))
+    """Credits to ingest a file, from the one price table (one per started megabyte)."""
+    return credits.price(INGEST_KIND, content_length=size_bytes).amount
 
 
 def _confirmed(document: Document, *, unchanged: bool) -> schemas.ConfirmedDocument:
@@ -97,6 +97,35 @@ async def list_documents(
 ) -> schemas.DocumentPage:
     rows, total = await repository.page(session, tenant.tenant_id, query)
     return schemas.DocumentPage(data=rows, total=total, limit=query.limit, offset=query.offset)
+
+
+async def footprint(session: AsyncSession, tenant_id: uuid.UUID) -> tuple[int, int]:
+    """How many documents the tenant keeps (archived ones too), and their bytes: what the plan's
+    `documents` and `storage_bytes` limits count."""
+    return await repository.footprint(session, tenant_id)
+
+
+async def _room_for(
+    session: AsyncSession, tenant_id: uuid.UUID, *, documents: int, size_bytes: int
+) -> None:
+    """Refuse a write that takes the tenant past its plan's documents or storage (403).
+
+    Counted once, and only when the plan has such a limit."""
+    counted: list[tuple[int, int]] = []
+
+    async def count(index: int) -> int:
+        if not counted:
+            counted.append(await footprint(session, tenant_id))
+        return counted[0][index]
+
+    if documents:
+        await billing.check_limit(
+            session, tenant_id, "documents", used=lambda: count(0), adding=documents
+        )
+    if size_bytes > 0:
+        await billing.check_limit(
+            session, tenant_id, "storage_bytes", used=lambda: count(1), adding=size_bytes
+        )
 
 
 async def stats(session: AsyncSession, tenant: TenantAccess) -> schemas.DocumentStats:
@@ -149,6 +178,7 @@ async def create(
     existing = await repository.by_storage_path(session, tenant.tenant_id, storage_path)
     if existing is not None:
         raise StoragePathTaken(f"Document {existing.id} already uses this storagePath.")
+    await _room_for(session, tenant.tenant_id, documents=1, size_bytes=0)
     document = Document(
         id=uuid.uuid4(),
         tenant_id=tenant.tenant_id,
@@ -208,6 +238,13 @@ async def confirm_upload(
     if duplicate is not None:
         return _confirmed(duplicate, unchanged=True)
 
+    stored_before = (document.size_bytes or 0) if document is not None else 0
+    await _room_for(
+        session,
+        tenant.tenant_id,
+        documents=1 if document is None else 0,
+        size_bytes=len(content) - stored_before,
+    )
     if document is None:
         document = Document(
             id=uuid.uuid4(),

@@ -13,6 +13,7 @@ domain = Domain(
         procedures.jobs_router,
         procedures.instances_router,
         procedures.generation_router,
+        procedures.billing_router,
     ),
     durable=(
         job_runs,

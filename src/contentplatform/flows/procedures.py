@@ -13,7 +13,7 @@ from contentplatform.documents.errors import DocumentNotFound, DocumentNotReady
 from contentplatform.drafts import schemas as draft_schemas
 from contentplatform.drafts.errors import DraftNotFound, IllegalDraftTransition
 from contentplatform.drafts.procedures import author_of
-from contentplatform.flows import drafting, job_actions, publishing, topics
+from contentplatform.flows import drafting, job_actions, publishing, quota, topics
 from contentplatform.generation import schemas as generation_schemas
 from contentplatform.job_instances import schemas as instance_schemas
 from contentplatform.job_instances.errors import (
@@ -25,6 +25,7 @@ from contentplatform.job_instances.errors import (
 )
 from contentplatform.jobs import schemas as job_schemas
 from contentplatform.jobs.errors import JobBusy, JobNotFound, NoTopic
+from contentplatform.kit.schemas import Empty
 from contentplatform.publishers import attempts
 from contentplatform.publishers import schemas as publishing_schemas
 from contentplatform.publishers.errors import (
@@ -40,6 +41,7 @@ drafts_router = ProcedureRouter("drafts", tag="Drafts")
 generation_router = ProcedureRouter("generation", tag="Generation")
 jobs_router = ProcedureRouter("jobs", tag="Jobs")
 instances_router = ProcedureRouter("jobInstances", tag="Job instances")
+billing_router = ProcedureRouter("billing", tag="Billing and Credits")
 
 
 # --- Drafts -------------------------------------------------------------------------------------
@@ -223,3 +225,18 @@ async def suggest_topics(
     they are listed too, with `covered_by_draft_id` naming the covering draft. No model is
     called and no credits are used; 20 calls an hour per organization (429 past them)."""
     return await topics.suggest_topics(ctx.session, ctx.runtime, ctx.tenant, data)
+
+
+# --- Billing ------------------------------------------------------------------------------------
+
+
+@billing_router.get("getQuota", "/v1/billing/quota", access=Access.member)
+async def get_quota(ctx: Context, _: Empty) -> quota.Quota:
+    """Plan limits against current usage.
+
+    Items: credits (this period's debits against the plan's monthly credits), members (active
+    members and pending invitations), documents, storage_bytes, active_jobs (active or running),
+    publishers, webhook_endpoints and api_keys (live keys). `limit` null is unlimited. The same
+    counts guard the writes: a create past a count limit is 403 naming the limit; credits short
+    are 402 PAYMENT_REQUIRED."""
+    return await quota.quota(ctx.session, ctx.tenant.tenant_id)

@@ -7,6 +7,7 @@ jobs.trigger and jobs.bulk start runs, so they are declared with the flow that r
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
+from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.documents.errors import DocumentNotFound, DocumentNotReady
 from contentplatform.drafts.schemas import Draft
@@ -44,7 +45,7 @@ async def list_jobs(ctx: Context, data: schemas.ListJobsInput) -> list[schemas.J
     "/v1/jobs",
     access=Access.editor,
     description=SCHEDULES + " documentIds must be ready documents of the organization.",
-    errors=[BadSchedule, DocumentNotReady, DocumentNotFound, ConnectionNotFound],
+    errors=[BadSchedule, DocumentNotReady, DocumentNotFound, ConnectionNotFound, PlanLimitReached],
 )
 async def create(ctx: Context, data: schemas.CreateJobInput) -> schemas.Job:
     """Create a job: what to write and when."""
@@ -111,7 +112,14 @@ async def get_by_id(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     "/v1/jobs/{id}",
     access=Access.editor,
     description=SCHEDULES,
-    errors=[BadSchedule, DocumentNotReady, JobNotFound, DocumentNotFound, ConnectionNotFound],
+    errors=[
+        BadSchedule,
+        DocumentNotReady,
+        JobNotFound,
+        DocumentNotFound,
+        ConnectionNotFound,
+        PlanLimitReached,
+    ],
 )
 async def update(ctx: Context, data: schemas.UpdateJobInput) -> schemas.Job:
     """Change a job; returns it. A changed schedule recomputes its next run."""
@@ -145,7 +153,7 @@ async def pause(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     "resume",
     "/v1/jobs/{id}/resume",
     access=Access.admin,
-    errors=[JobNotFound, IllegalJobTransition],
+    errors=[JobNotFound, IllegalJobTransition, PlanLimitReached],
 )
 async def resume(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
     """Schedule a paused or failed job again from now; returns it with its next run.

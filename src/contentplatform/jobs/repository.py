@@ -14,6 +14,7 @@ from contentplatform.jobs.models import Job
 from contentplatform.kit.db import Owned, counts_by, lock_rows, page_of
 
 NEWEST_FIRST = (Job.created_at.desc(), Job.id)
+RUNNING_STATUSES = ("active", "processing")
 
 
 def _live(tenant_id: uuid.UUID, status: str | None = None) -> Select[Job]:
@@ -44,6 +45,20 @@ async def page(
     if search:
         statement = statement.where(func.lower(Job.name).contains(search.lower(), autoescape=True))
     return await page_of(session, statement, *NEWEST_FIRST, limit=limit, offset=offset)
+
+
+async def running_jobs(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    """Live jobs the scheduler runs: neither paused, completed nor stopped by an error."""
+    statement = (
+        select(func.count())
+        .select_from(Job)
+        .where(
+            Job.tenant_id == tenant_id,
+            Job.deleted_at.is_(None),
+            Job.status.in_(RUNNING_STATUSES),
+        )
+    )
+    return int(await session.scalar(statement) or 0)
 
 
 async def count_by_status(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, int]:

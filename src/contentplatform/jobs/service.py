@@ -11,6 +11,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.billing import service as billing
 from contentplatform.documents import service as documents
 from contentplatform.job_instances import service as instances
 from contentplatform.job_instances.schemas import JobInstance
@@ -97,6 +98,8 @@ async def create(
     session: AsyncSession, tenant_id: uuid.UUID, created_by: str, data: schemas.CreateJobInput
 ) -> schemas.Job:
     timezone = await tenants.timezone_of(session, tenant_id)
+    if data.status == "active":
+        await _room_for_a_running_job(session, tenant_id)
     job = Job(
         id=uuid.uuid4(),
         tenant_id=tenant_id,
@@ -132,10 +135,24 @@ async def update(
     _check_schedule(job)
     if (job.cron_expression, job.scheduled_dates) != before:
         if job.status == "completed":
+            await _room_for_a_running_job(session, tenant_id)
             job.status = "active"  # new dates or a new schedule: there is something to run
         plan_next_run(job, timezone, utcnow())
     job.updated_at = utcnow()
     return schemas.Job.model_validate(job)
+
+
+async def running_count(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    """Jobs the plan's `active_jobs` limit counts: active or running now."""
+    return await repository.running_jobs(session, tenant_id)
+
+
+async def _room_for_a_running_job(session: AsyncSession, tenant_id: uuid.UUID) -> None:
+    # One count per tenant at a time, so two creates cannot both take the last place.
+    await tenants.lock_tenant(session, tenant_id)
+    await billing.check_limit(
+        session, tenant_id, "active_jobs", used=lambda: running_count(session, tenant_id)
+    )
 
 
 async def _apply(session: AsyncSession, job: Job, data: schemas.JobFields, timezone: str) -> None:
@@ -274,6 +291,7 @@ async def resume(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID)
     job = await require(session, tenant_id, job_id, for_update=True)
     if job.status not in ("paused", "error"):
         raise IllegalJobTransition(f"The job is {job.status}; it cannot be resumed.")
+    await _room_for_a_running_job(session, tenant_id)
     in_flight = await instances.in_flight(session, tenant_id, job.id)
     job.status = "processing" if in_flight else "active"
     job.last_error = None

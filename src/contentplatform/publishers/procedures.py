@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
+from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.kit.schemas import SUCCESS, Success
 from contentplatform.publishers import attempts, schemas, service
@@ -30,7 +31,7 @@ async def list_connections(
     "link-local, CGNAT, metadata addresses are refused before anything is stored). A webhook "
     "connection answers its `whsec_` signing secret this once. The first connection of an "
     "organization, or one created with `isDefault`, becomes its default. " + CREDENTIALS,
-    errors=[ConnectionConfigRefused],
+    errors=[ConnectionConfigRefused, PlanLimitReached],
 )
 async def create(ctx: Context, data: schemas.CreateConnectionInput) -> schemas.CreatedConnection:
     """Connect a CMS (WordPress, Ghost, Shopify, Webflow) or a signed webhook."""

@@ -27,6 +27,11 @@ def _connections(tenant_id: uuid.UUID) -> Select[PublisherConnection]:
 connection = Owned(PublisherConnection)
 
 
+async def connection_count(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    statement = select(func.count()).select_from(_connections(tenant_id).subquery())
+    return int(await session.scalar(statement) or 0)
+
+
 async def connections(
     session: AsyncSession, tenant_id: uuid.UUID, type: str | None, status: str | None
 ) -> list[PublisherConnection]:

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.billing import service as billing
 from contentplatform.config import Settings
 from contentplatform.kit import errors, outbound
 from contentplatform.kit.db import utcnow
@@ -67,6 +68,10 @@ async def list_connections(
     return schemas.ConnectionPage(data=rows, total=len(rows))
 
 
+async def connection_count(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    return await repository.connection_count(session, tenant_id)
+
+
 async def create(
     session: AsyncSession,
     settings: Settings,
@@ -93,8 +98,12 @@ async def create(
     if data.type == "webhook":
         signing_secret = webhook.new_signing_secret()
         connection.signing_secret_sealed = vault(settings).seal(signing_secret)
-    # Who is the default is decided one transaction at a time per tenant.
+    # Who is the default, and whether the plan has room, are decided one transaction at a time
+    # per tenant.
     await tenants.lock_tenant(session, tenant_id)
+    await billing.check_limit(
+        session, tenant_id, "publishers", used=lambda: connection_count(session, tenant_id)
+    )
     if data.is_default or await repository.default_connection(session, tenant_id) is None:
         await repository.clear_default(session, tenant_id, keep=connection.id)
         connection.is_default = True

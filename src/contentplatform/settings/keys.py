@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth import api_keys
 from contentplatform.auth.context import Identity, KeyAccess, Role, TenantAccess
+from contentplatform.billing import service as billing
 from contentplatform.kit.db import after_commit, utcnow
 from contentplatform.kit.invalidation import Invalidations
 from contentplatform.kit.schemas import Success
@@ -66,6 +67,11 @@ def announce_after_commit(session: AsyncSession, bus: Invalidations, org_id: str
     after_commit(session, publish)
 
 
+async def live_count(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    now = utcnow()
+    return sum(_live(key, now) for key in await repository.api_keys(session, tenant_id))
+
+
 async def list_keys(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.ApiKeyList:
     found = await repository.api_keys(session, tenant_id)
     return schemas.ApiKeyList(data=[_record(key) for key in found], total=len(found))
@@ -86,6 +92,7 @@ async def create_key(
             f"This organization has {MAX_LIVE_KEYS} live API keys, the most it may have: "
             "revoke one first."
         )
+    await billing.check_limit(session, tenant.tenant_id, "api_keys", used=len(live))
     key_id = uuid.uuid4()
     secret, prefix = api_keys.new_key()
     key = ApiKey(

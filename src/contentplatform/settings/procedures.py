@@ -8,6 +8,7 @@ is the admin's. No API key reaches any of them.
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
+from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.drafts.errors import DraftNotFound
 from contentplatform.kit.schemas import Empty, Success
@@ -169,7 +170,7 @@ async def list_api_keys(ctx: Context, _: Empty) -> schemas.ApiKeyList:
     "createApiKey",
     "/v1/settings/api-keys",
     access=Access.admin,
-    errors=[ApiKeysDisabled, TooManyApiKeys],
+    errors=[ApiKeysDisabled, TooManyApiKeys, PlanLimitReached],
 )
 async def create_api_key(ctx: Context, data: schemas.CreateApiKeyInput) -> schemas.CreatedApiKey:
     """Create an API key for server-to-server use.

@@ -10,6 +10,7 @@ from typing import Any
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from contentplatform.auth.context import Access
+from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.config import Settings
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.kit import durable
@@ -104,6 +105,7 @@ async def list_invitations(
         RedirectNotAllowed,
         ProviderRefused,
         ProviderUnavailable,
+        PlanLimitReached,
     ],
 )
 async def invite(ctx: Context, data: schemas.InviteInput) -> schemas.Invitation:

@@ -7,7 +7,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.kit.db import Owned, insert_ignoring_conflicts, page_of, plain
@@ -29,6 +29,12 @@ def _with_status(statement: Any, status: str, now: datetime) -> Any:
             )
         )
     return statement.where(Invitation.status == status)
+
+
+async def pending_invitations(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> int:
+    statement = select(func.count()).select_from(Invitation)
+    statement = statement.where(Invitation.tenant_id == tenant_id)
+    return int(await session.scalar(_with_status(statement, "pending", now)) or 0)
 
 
 async def invitations_page(

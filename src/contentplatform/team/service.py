@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Role, TenantAccess
+from contentplatform.billing import service as billing
 from contentplatform.config import Settings
 from contentplatform.drafts import service as drafts
 from contentplatform.kit.db import after_commit, utcnow
@@ -227,6 +228,12 @@ def check_redirect(settings: Settings, url: str | None) -> None:
         )
 
 
+async def seats_taken(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> int:
+    """What the plan's `members` limit counts: active members and pending invitations."""
+    members = await tenants.active_members(session, tenant_id)
+    return members + await repository.pending_invitations(session, tenant_id, now)
+
+
 async def invite(
     session: AsyncSession,
     directory: Directory,
@@ -243,6 +250,12 @@ async def invite(
         raise AlreadyMember(f"{email} is a member of this organization already.")
     if await repository.pending_for_email(session, tenant.tenant_id, email, now) is not None:
         raise AlreadyInvited(f"{email} has a pending invitation already.")
+    await billing.check_limit(
+        session,
+        tenant.tenant_id,
+        "members",
+        used=lambda: seats_taken(session, tenant.tenant_id, now),
+    )
     role = Role(data.role)
     remote = await directory.invite(tenant.org_id, email, role, inviter, data.redirect_url)
     invitation = await repository.invitation_by_idp_id(session, tenant.tenant_id, remote.id)

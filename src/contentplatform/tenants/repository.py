@@ -181,6 +181,15 @@ async def membership_for_update(
     return result.scalar_one_or_none()
 
 
+async def active_members(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    result = await session.scalar(
+        select(func.count())
+        .select_from(Membership)
+        .where(Membership.tenant_id == tenant_id, Membership.status == "active")
+    )
+    return int(result or 0)
+
+
 async def active_admins(session: AsyncSession, tenant_id: uuid.UUID) -> int:
     result = await session.scalar(
         select(func.count())

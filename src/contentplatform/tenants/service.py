@@ -225,6 +225,10 @@ async def team_member(
     return None if row is None else TeamMember.model_validate(dict(row))
 
 
+async def active_members(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    return await repository.active_members(session, tenant_id)
+
+
 async def active_admins(session: AsyncSession, tenant_id: uuid.UUID) -> int:
     return await repository.active_admins(session, tenant_id)
 

@@ -1,0 +1,13 @@
+"""Billing: plans, the subscription, invoices and plan limits on Stripe, and its events."""
+
+from __future__ import annotations
+
+from contentplatform.billing import models, procedures, workflows
+from contentplatform.core.manifest import Domain
+
+domain = Domain(
+    name="billing",
+    routers=(procedures.router, procedures.webhooks),
+    models=models,
+    durable=(workflows,),
+)
