@@ -15,6 +15,7 @@ from tests.billing.conftest import PATH, Billing, event_status, granted, key_of,
 from tests.support.processes import Stack
 from tests.support.stripe_standin import (
     PACK_METADATA,
+    PLAN_METADATA,
     StripeStandIn,
     charge,
     invoice,
@@ -255,3 +256,79 @@ def test_a_product_event_mirrors_the_catalogue_again(
     send("price.created", price, event_id=event_id)
     assert settled(billing_stack, event_id) == "processed"
     assert key in billing.plans()
+
+
+def test_stripe_failing_while_an_event_is_applied_is_tried_again(
+    send, billing: Billing, stripe_standin: StripeStandIn, billing_stack: Stack
+):
+    """A passing failure does not lose the event: it is applied once Stripe answers again."""
+    key = f"pack-{uuid.uuid4().hex[:6]}"
+    price = stripe_standin.add_product("Even more credits", {**PACK_METADATA, "plan_key": key},
+                                       amount=2900)  # fmt: skip
+    stripe_standin.fail_with(500)
+    stripe_standin.fail_with(503)
+    event_id = f"evt_{uuid.uuid4().hex}"
+    send("price.created", price, event_id=event_id)
+    assert settled(billing_stack, event_id) == "processed"
+    assert key in billing.plans()
+
+
+def test_of_two_subscription_events_in_one_second_the_earlier_in_its_life_never_wins(
+    send, billing: Billing, stripe_standin: StripeStandIn, billing_stack: Stack
+):
+    """Stripe's `created` is in seconds: `created` (incomplete) and `updated` (active) often
+    share one, and may arrive the other way round."""
+    done = stripe_standin.completed(billing.checkout("pro")["id"])
+    opened = f"evt_{uuid.uuid4().hex}"
+    send("checkout.session.completed", done, event_id=opened)
+    assert settled(billing_stack, opened) == "processed"
+    second = int(time.time())
+    found = subscription(done["customer"], _price_id(stripe_standin, "pro"), "active",
+                         subscription_id=done["subscription"],
+                         tenant_id=str(billing.tenant_id))  # fmt: skip
+
+    def deliver(type: str, status: str) -> str:
+        event_id = f"evt_{uuid.uuid4().hex}"
+        send(type, {**found, "status": status}, event_id=event_id, created=second)
+        return settled(billing_stack, event_id)
+
+    assert deliver("customer.subscription.updated", "active") == "processed"
+    assert deliver("customer.subscription.created", "incomplete") == "ignored"
+    assert billing.ok("billing.getSubscription")["status"] == "active"
+    assert billing.plan("pro")["is_current"] is True
+    # Later in its life, in the same second: applied.
+    assert deliver("customer.subscription.updated", "past_due") == "processed"
+    assert billing.ok("billing.getSubscription")["status"] == "past_due"
+
+
+def test_an_invoice_finalized_after_it_was_paid_in_the_same_second_stays_paid(
+    send, billing: Billing, stripe_standin: StripeStandIn, billing_stack: Stack
+):
+    found = subscribe(send, billing, stripe_standin, billing_stack)
+    paid = invoice(found["customer"], found["id"], _price_id(stripe_standin, "pro"))
+    second = int(time.time())
+    for type, status in (("invoice.paid", "paid"), ("invoice.finalized", "open")):
+        event_id = f"evt_{uuid.uuid4().hex}"
+        send(type, {**paid, "status": status}, event_id=event_id, created=second)
+        assert settled(billing_stack, event_id) == "processed"
+    listed = billing.ok("billing.listInvoices")["data"]
+    assert [(i["provider_invoice_id"], i["status"]) for i in listed] == [(paid["id"], "paid")]
+    assert grants(billing_stack, billing.tenant_id)[paid["id"]] == (5000, False)
+
+
+def test_a_subscription_on_a_price_not_mirrored_yet_reads_the_catalogue_first(
+    send, billing: Billing, stripe_standin: StripeStandIn, billing_stack: Stack
+):
+    """A price made and sold before its price.created arrived: the subscription is on it."""
+    key = f"team-{uuid.uuid4().hex[:6]}"
+    price = stripe_standin.add_product("Team", {**PLAN_METADATA, "plan_key": key}, amount=9900,
+                                       interval="month")  # fmt: skip
+    assert key not in billing.plans()
+    found = subscription(f"cus_{uuid.uuid4().hex[:14]}", price["id"], "active",
+                         tenant_id=str(billing.tenant_id))  # fmt: skip
+    event_id = f"evt_{uuid.uuid4().hex}"
+    send("customer.subscription.created", found, event_id=event_id)
+    assert settled(billing_stack, event_id) == "processed"
+    shown = billing.ok("billing.getSubscription")
+    assert shown["status"] == "active" and shown["plan_key"] == key
+    assert billing.plans()[key]["is_current"] is True

@@ -108,6 +108,18 @@ def test_checkout_refusals_write_nothing_at_stripe(billing: Billing, stripe_stan
     assert stripe_standin.writes[before:] == []
 
 
+def test_a_return_url_may_be_on_an_origin_the_organization_allows(billing: Billing):
+    pack = billing.plan("pack-1000")["id"]
+    shop = {"planId": pack, **URLS, "successUrl": "https://shop.example.test/thanks"}
+    assert billing.request("billing.createCheckoutSession", shop).status_code == 400
+    billing.ok(
+        "settings.update", {"security": {"allowedRedirectOrigins": ["https://shop.example.test"]}}
+    )
+    assert billing.ok("billing.createCheckoutSession", shop)["id"].startswith("cs_test_")
+    other = billing.request("billing.createPortalSession", {"returnUrl": "https://x.example.test"})
+    assert other.status_code == 400 and other.json()["errors"][0]["path"] == "returnUrl"
+
+
 def test_stripe_failing_is_503_retryable(billing: Billing, stripe_standin):
     billing.plan("pack-1000")
     stripe_standin.fail_with(500)

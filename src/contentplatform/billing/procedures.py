@@ -12,15 +12,8 @@ import stripe
 from contentplatform.auth.context import Access, Role
 from contentplatform.billing import schemas, service, workflows
 from contentplatform.billing.errors import (
-    AlreadySubscribed,
-    BillingUnavailable,
     EventRefused,
-    NoCustomer,
-    NotForSale,
-    PlanNotFound,
-    RedirectNotAllowed,
 )
-from contentplatform.billing.provider import Stripe
 from contentplatform.config import Settings
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.kit import durable
@@ -76,48 +69,6 @@ async def list_invoices(ctx: Context, data: schemas.ListInvoicesInput) -> schema
     A local copy kept from invoice.* events, so paging never calls the provider; the URLs are
     the provider's hosted pages."""
     return await service.list_invoices(ctx.session, ctx.tenant.tenant_id, data)
-
-
-@router.post(
-    "createCheckoutSession",
-    "/v1/billing/checkout-sessions",
-    access=Access.admin,
-    api_keys=False,
-    description=(
-        "A Stripe Checkout Session: subscription mode for a plan, one-time payment for a credit "
-        "pack (`quantity` 1-10, packs only). The tenant id goes as `client_reference_id` and "
-        "metadata; its Stripe customer is made on first need. Already subscribed and asking for "
-        "a plan: 409 (change plans in the portal). An unknown or retired plan: 404; the free "
-        "plan: 409." + PROVIDER
-    ),
-    errors=[PlanNotFound, AlreadySubscribed, NotForSale, RedirectNotAllowed, BillingUnavailable],
-)
-async def create_checkout_session(
-    ctx: Context, data: schemas.CheckoutInput
-) -> schemas.CheckoutSession:
-    """Start a hosted checkout for a plan or a credit pack."""
-    return await service.create_checkout(
-        ctx.session, Stripe(ctx.settings), ctx.settings, ctx.tenant.tenant_id, data
-    )
-
-
-@router.post(
-    "createPortalSession",
-    "/v1/billing/portal-sessions",
-    access=Access.admin,
-    api_keys=False,
-    description=(
-        "A Stripe Customer Portal session (payment method, plan change, cancel, invoices), "
-        "optionally deep-linked to a `flow`. No customer at the provider yet: 409. The URL is a "
-        "single-use bearer credential: never logged or cached." + PROVIDER
-    ),
-    errors=[NoCustomer, RedirectNotAllowed, BillingUnavailable],
-)
-async def create_portal_session(ctx: Context, data: schemas.PortalInput) -> schemas.PortalSession:
-    """Open the provider's customer portal."""
-    return await service.create_portal(
-        ctx.session, Stripe(ctx.settings), ctx.settings, ctx.tenant.tenant_id, data
-    )
 
 
 # --- the provider's events ----------------------------------------------------------------------

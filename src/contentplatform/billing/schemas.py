@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contentplatform.credits.schemas import UsageBucket
 from contentplatform.kit.schemas import MAX_PAGE, Input, Listing, Page, Record
 from contentplatform.kit.text import Identifier
 
@@ -164,24 +165,8 @@ class UsageInput(Input):
     kind: UsageKind | None = None
 
 
-class UsageResult(BaseModel):
-    kind: str | None = None
-    user_id: uuid.UUID | None = None
-    job_id: uuid.UUID | None = None
-    credits: int
-    operations: int
-    input_tokens: int
-    output_tokens: int
-
-
-class UsageBucket(BaseModel):
-    start_time: datetime
-    end_time: datetime
-    results: list[UsageResult]
-
-
 class UsageListing(Listing[UsageBucket]):
-    pass
+    """credits.usage's buckets, as billing.getUsage lists them."""
 
 
 class PaymentEventInput(Input):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -259,12 +259,15 @@ def _bad(field: str, reason: str) -> BadRequest:
 # --- checkout and portal ------------------------------------------------------------------------
 
 
-def check_return_url(settings: Settings, field: str, url: str) -> None:
-    """An https URL on an allowed origin (billing's, else the team's; none set: any https)."""
+def check_return_url(
+    settings: Settings, field: str, url: str, tenant_origins: Sequence[str] = ()
+) -> None:
+    """An https URL on an allowed origin: the operator's (billing's, else the team's) or the
+    tenant's own (settings: security.allowedRedirectOrigins); none set at all: any https URL."""
     parts = urlsplit(url)
     origin = f"{parts.scheme}://{parts.netloc}".lower()
-    listed = settings.billing_redirect_origins or settings.team_redirect_origins
-    allowed = {o.rstrip("/").lower() for o in listed}
+    listed = [*(settings.billing_redirect_origins or settings.team_redirect_origins)]
+    allowed = {o.rstrip("/").lower() for o in [*listed, *tenant_origins]}
     if parts.scheme != "https" or not parts.hostname or (allowed and origin not in allowed):
         raise RedirectNotAllowed(
             f"{field} must be an https URL on an allowed origin.",
@@ -298,9 +301,11 @@ async def create_checkout(
     settings: Settings,
     tenant_id: uuid.UUID,
     data: schemas.CheckoutInput,
+    *,
+    tenant_origins: Sequence[str] = (),
 ) -> schemas.CheckoutSession:
-    check_return_url(settings, "successUrl", data.success_url)
-    check_return_url(settings, "cancelUrl", data.cancel_url)
+    check_return_url(settings, "successUrl", data.success_url, tenant_origins)
+    check_return_url(settings, "cancelUrl", data.cancel_url, tenant_origins)
     plan = await repository.plan_by_id(session, data.plan_id)
     if plan is None or not plan.active:
         raise PlanNotFound(f"There is no plan or credit pack {data.plan_id} for sale.")
@@ -342,8 +347,10 @@ async def create_portal(
     settings: Settings,
     tenant_id: uuid.UUID,
     data: schemas.PortalInput,
+    *,
+    tenant_origins: Sequence[str] = (),
 ) -> schemas.PortalSession:
-    check_return_url(settings, "returnUrl", data.return_url)
+    check_return_url(settings, "returnUrl", data.return_url, tenant_origins)
     row = await repository.subscription_of(session, tenant_id)
     if row is None or row.customer_id is None:
         raise NoCustomer(
@@ -390,16 +397,35 @@ async def receive_event(
     return await repository.record_event(session, SOURCE, event_id, type, payload)
 
 
-def needs_catalog(type: str) -> bool:
-    """Whether the event changes the catalogue (then it is re-read from Stripe first)."""
+def changes_catalog(type: str) -> bool:
+    """Whether the event is about the catalogue (a product or a price)."""
     return type.startswith(("product.", "price."))
+
+
+async def needs_catalog(session: AsyncSession, event_id: uuid.UUID) -> str | None:
+    """Whether Stripe's catalogue is read before the event is applied: "required" when a
+    product or price changed; "wanted" when a subscription names a price not mirrored yet (its
+    price.created is late, or a price was made and sold within the hour), which would otherwise
+    leave the subscription on no plan; None when not."""
+    event = await repository.event_for_update(session, event_id)
+    if event is None or event.status != "received":
+        return None
+    if changes_catalog(event.type):
+        return "required"
+    if not event.type.startswith("customer.subscription."):
+        return None
+    data = _dict(event.payload.get("data"))
+    item = _first_item(_dict(data.get("object")))
+    price_id = ref_id(item.get("price")) if item else None
+    unknown = price_id is not None and await repository.plan_by_price(session, price_id) is None
+    return "wanted" if unknown else None
 
 
 async def process_event(
     session: AsyncSession, event_id: uuid.UUID, catalog: list[CatalogPrice] | None = None
 ) -> str:
     """Apply a stored event, once: its new status, or the status it had when handled before.
-    `catalog` is Stripe's catalogue as just read, for product and price events."""
+    `catalog` is Stripe's catalogue as just read, when the event needs it (needs_catalog)."""
     event = await repository.event_for_update(session, event_id)
     if event is None:
         return "missing"
@@ -409,8 +435,9 @@ async def process_event(
     obj = data.get("object") if isinstance(data, dict) else None
     created = instant(event.payload.get("created")) or event.created_at
     handler = HANDLERS.get(event.type)
-    if needs_catalog(event.type) and catalog is not None:
+    if catalog is not None:
         await mirror_catalog(session, catalog)
+    if changes_catalog(event.type) and catalog is not None:
         event.status = PROCESSED
     elif handler is None or not isinstance(obj, dict):
         event.status = IGNORED
@@ -429,11 +456,6 @@ async def fail_event(session: AsyncSession, event_id: uuid.UUID, reason: str) ->
 
 async def unprocessed_events(session: AsyncSession, before: datetime) -> list[uuid.UUID]:
     return [event.id for event in await repository.unprocessed_events(session, before)]
-
-
-async def event_type(session: AsyncSession, event_id: uuid.UUID) -> str | None:
-    event = await repository.event_for_update(session, event_id)
-    return event.type if event is not None else None
 
 
 # Each handler applies one type of event's object; it returns None when applied, or why it was
@@ -513,15 +535,24 @@ async def _subscription_changed(
     if tenant_id is None:
         return "names no tenant of ours"
     row = await repository.subscription_for_update(session, tenant_id)
+    subscription_id = text(obj.get("id"))
+    status = obj.get("status")
+    status = "canceled" if deleted else status if status in STATUSES else "incomplete"
     if row.provider_updated_at is not None and created < row.provider_updated_at:
         return "older than the subscription's state already applied"
-    subscription_id = text(obj.get("id"))
+    # Stripe's `created` is in whole seconds, and a subscription often changes twice in one
+    # (created incomplete, then active): of two events of the same second, the one earlier in
+    # the subscription's life is the older, whichever arrives last.
+    if (
+        created == row.provider_updated_at
+        and subscription_id == row.subscription_id
+        and _lifecycle(status) < _lifecycle(row.status)
+    ):
+        return "as old as the subscription's state applied, and earlier in its life"
     # Another subscription of the tenant is the live one: this one's end is history.
     replaced = row.subscription_id not in (None, subscription_id) and row.status in PAID_STATUSES
     if replaced and (deleted or obj.get("status") not in PAID_STATUSES):
         return "about a subscription that is not the tenant's current one"
-    status = obj.get("status")
-    status = "canceled" if deleted else status if status in STATUSES else "incomplete"
     item = _first_item(obj)
     price_id = ref_id(item.get("price")) if item else None
     plan = await repository.plan_by_price(session, price_id) if price_id else None
@@ -541,6 +572,14 @@ async def _subscription_changed(
     _payment_method(row, obj.get("default_payment_method"))
     await _apply_grant_policy(session, tenant_id, row, plan)
     return None
+
+
+# The order a subscription's statuses come in (a tie-break for events of the same second).
+SUBSCRIPTION_LIFE = ("incomplete", "trialing", "active", "past_due", "unpaid", "canceled")
+
+
+def _lifecycle(status: str) -> int:
+    return SUBSCRIPTION_LIFE.index(status) if status in SUBSCRIPTION_LIFE else -1
 
 
 def _first_item(obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -597,11 +636,25 @@ async def _invoice_event(
     invoice = await repository.invoice_for_update(
         session, tenant_id, invoice_id, text(obj.get("currency"), 3) or "usd"
     )
-    if invoice.provider_updated_at is None or created >= invoice.provider_updated_at:
+    if _newer_invoice(invoice, obj.get("status"), created):
         _copy_invoice(invoice, obj, created)
     if obj.get("status") == "paid":
         await _grant_period(session, tenant_id, invoice_id, obj)
     return None
+
+
+# An invoice's statuses in the order they come (draft, open, then one of the last three).
+INVOICE_LIFE = {"draft": 0, "open": 1, "paid": 2, "uncollectible": 2, "void": 2}
+
+
+def _newer_invoice(invoice: Invoice, status: object, created: datetime) -> bool:
+    """Whether the event's invoice is newer than the one kept: a later `created`, or the same
+    second (finalized and paid often share one) and not earlier in the invoice's life."""
+    if invoice.provider_updated_at is None or created > invoice.provider_updated_at:
+        return True
+    if created < invoice.provider_updated_at:
+        return False
+    return INVOICE_LIFE.get(str(status), -1) >= INVOICE_LIFE.get(invoice.status, -1)
 
 
 def _copy_invoice(invoice: Invoice, obj: dict[str, Any], created: datetime) -> None:

@@ -8,7 +8,8 @@ its status first, and every grant is recorded per reference in the same transact
 restarted workflow grants nothing twice.
 
 The catalogue is read from Stripe by each process's maintenance pass when billing is configured:
-at start-up (the first pass) and then hourly; product.* and price.* events re-read it at once.
+at start-up (the first pass) and then hourly; product.* and price.* events re-read it at once,
+and so does a subscription event naming a price not mirrored yet.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dbos import DBOS
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.billing import service
-from contentplatform.billing.provider import Stripe
+from contentplatform.billing.provider import CatalogPrice, Stripe
 from contentplatform.core import runtime
 from contentplatform.kit import durable
 from contentplatform.kit.db import Database, utcnow
@@ -32,6 +33,7 @@ from contentplatform.kit.errors import PlatformError
 log = logging.getLogger(__name__)
 
 RESTART_AFTER = timedelta(seconds=30)
+APPLY_ATTEMPTS = 5
 CATALOG_EVERY_SECONDS = 3600.0
 
 
@@ -41,26 +43,62 @@ def event_workflow_id(event_id: uuid.UUID) -> str:
 
 @DBOS.workflow(name="billing.process_event")
 async def process_event(event_id: str) -> str:
-    return await apply_event(event_id)
+    try:
+        return await apply_event(event_id)
+    except Exception as error:
+        # Every attempt failed: the event is marked failed (and logged) for an operator, rather
+        # than left to look unapplied forever.
+        return await give_up_event(event_id, repr(error))
 
 
-@DBOS.step(name="billing.apply_event")
+# An event is money: a passing failure (the database busy, Stripe unreachable while re-reading
+# the catalogue) is tried again, about 15 s in all, before the event is given up. Applying is
+# idempotent (the event's status and the grants per reference), so a retry never grants twice.
+@DBOS.step(
+    name="billing.apply_event",
+    retries_allowed=True,
+    max_attempts=APPLY_ATTEMPTS,
+    interval_seconds=1.0,
+    backoff_rate=2.0,
+)
 async def apply_event(event_id: str) -> str:
     current = runtime.current()
     stored = uuid.UUID(event_id)
     try:
-        async with current.db.unit_of_work() as session:
-            type = await service.event_type(session, stored)
-        catalog = None
-        if type is not None and service.needs_catalog(type) and current.settings.billing_configured:
-            catalog = await Stripe(current.settings).catalog()
+        catalog = await _catalog_for(stored)
         async with current.db.unit_of_work() as session:
             return await service.process_event(session, stored, catalog)
-    except Exception as error:
-        log.exception("payment event %s failed", event_id)
-        async with current.db.unit_of_work() as session:
-            await service.fail_event(session, stored, repr(error))
-        return "failed"
+    except Exception:
+        log.warning("payment event %s not applied yet (tried again)", event_id, exc_info=True)
+        raise
+
+
+async def _catalog_for(event_id: uuid.UUID) -> list[CatalogPrice] | None:
+    """Stripe's catalogue when the event needs it (service.needs_catalog). Only a product or
+    price event fails (and is tried again) when Stripe does not answer: a subscription's state
+    is applied without it rather than lost, and the hourly pass mirrors the price later."""
+    current = runtime.current()
+    if not current.settings.billing_configured:
+        return None
+    async with current.db.unit_of_work() as session:
+        needed = await service.needs_catalog(session, event_id)
+    if needed is None:
+        return None
+    try:
+        return await Stripe(current.settings).catalog()
+    except PlatformError as error:
+        if needed == "required":
+            raise
+        log.warning("payment event %s applied without the catalogue: %s", event_id, error.detail)
+        return None
+
+
+@DBOS.step(name="billing.give_up_event")
+async def give_up_event(event_id: str, reason: str) -> str:
+    log.error("payment event %s failed on every attempt: %s", event_id, reason)
+    async with runtime.current().db.unit_of_work() as session:
+        await service.fail_event(session, uuid.UUID(event_id), reason)
+    return "failed"
 
 
 @durable.reconcile_source("billing.process_event")

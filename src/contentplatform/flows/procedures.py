@@ -7,6 +7,17 @@ operation), and mounted beside that group's own.
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
+from contentplatform.billing import schemas as billing_schemas
+from contentplatform.billing import service as billing
+from contentplatform.billing.errors import (
+    AlreadySubscribed,
+    BillingUnavailable,
+    NoCustomer,
+    NotForSale,
+    PlanNotFound,
+    RedirectNotAllowed,
+)
+from contentplatform.billing.provider import Stripe
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.credits.errors import InsufficientCredits
 from contentplatform.documents.errors import DocumentNotFound, DocumentNotReady
@@ -36,6 +47,7 @@ from contentplatform.publishers.errors import (
     PublishedAsDraft,
     PublisherDisabled,
 )
+from contentplatform.settings import service as settings
 
 drafts_router = ProcedureRouter("drafts", tag="Drafts")
 generation_router = ProcedureRouter("generation", tag="Generation")
@@ -240,3 +252,72 @@ async def get_quota(ctx: Context, _: Empty) -> quota.Quota:
     counts guard the writes: a create past a count limit is 403 naming the limit; credits short
     are 402 PAYMENT_REQUIRED."""
     return await quota.quota(ctx.session, ctx.tenant.tenant_id)
+
+
+BILLING_PROVIDER = (
+    " Billing not configured (CONTENTPLATFORM_STRIPE_SECRET_KEY: no plan is for sale, so an "
+    "unknown plan is 404 and a tenant without a customer 409 first), or Stripe unreachable or "
+    "failing: 503 with `retryable`, and nothing changed. Return URLs must be https URLs on an "
+    "allowed origin, the operator's (CONTENTPLATFORM_BILLING_REDIRECT_ORIGINS) or the "
+    "organization's (settings: security.allowedRedirectOrigins): else 400."
+)
+
+
+@billing_router.post(
+    "createCheckoutSession",
+    "/v1/billing/checkout-sessions",
+    access=Access.admin,
+    api_keys=False,
+    description=(
+        "A Stripe Checkout Session: subscription mode for a plan, one-time payment for a credit "
+        "pack (`quantity` 1-10, packs only). The tenant id goes as `client_reference_id` and "
+        "metadata; its Stripe customer is made on first need. Already subscribed and asking for "
+        "a plan: 409 (change plans in the portal). An unknown or retired plan: 404; the free "
+        "plan: 409." + BILLING_PROVIDER
+    ),
+    errors=[
+        PlanNotFound,
+        AlreadySubscribed,
+        NotForSale,
+        RedirectNotAllowed,
+        BillingUnavailable,
+    ],
+)
+async def create_checkout_session(
+    ctx: Context, data: billing_schemas.CheckoutInput
+) -> billing_schemas.CheckoutSession:
+    """Start a hosted checkout for a plan or a credit pack."""
+    return await billing.create_checkout(
+        ctx.session,
+        Stripe(ctx.settings),
+        ctx.settings,
+        ctx.tenant.tenant_id,
+        data,
+        tenant_origins=await settings.redirect_origins(ctx.session, ctx.tenant.tenant_id),
+    )
+
+
+@billing_router.post(
+    "createPortalSession",
+    "/v1/billing/portal-sessions",
+    access=Access.admin,
+    api_keys=False,
+    description=(
+        "A Stripe Customer Portal session (payment method, plan change, cancel, invoices), "
+        "optionally deep-linked to a `flow`. No customer at the provider yet: 409. The URL is a "
+        "single-use bearer credential: never logged or cached." + BILLING_PROVIDER
+    ),
+    errors=[NoCustomer, RedirectNotAllowed, BillingUnavailable],
+)
+async def create_portal_session(
+    ctx: Context, data: billing_schemas.PortalInput
+) -> billing_schemas.PortalSession:
+    """Open the provider's customer portal."""
+    return await billing.create_portal(
+        ctx.session,
+        Stripe(ctx.settings),
+        ctx.settings,
+        ctx.tenant.tenant_id,
+        data,
+        tenant_origins=await settings.redirect_origins(ctx.session, ctx.tenant.tenant_id),
+    )

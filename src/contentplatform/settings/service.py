@@ -83,6 +83,11 @@ async def get_settings(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.T
     return _settings_of(tenant_id, await tenants.name_of(session, tenant_id), row)
 
 
+async def redirect_origins(session: AsyncSession, tenant_id: uuid.UUID) -> list[str]:
+    """The origins the organization allows return URLs on (security.allowedRedirectOrigins)."""
+    return (await get_settings(session, tenant_id)).security.allowed_redirect_origins
+
+
 async def update_settings(
     session: AsyncSession, tenant: TenantAccess, by: str, data: schemas.UpdateSettingsInput
 ) -> schemas.TenantSettings:
