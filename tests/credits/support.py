@@ -74,10 +74,16 @@ class Credits:
             )
 
     async def commit(
-        self, reservation_id: uuid.UUID, amount: int | None = None, now: datetime = JAN
+        self,
+        reservation_id: uuid.UUID,
+        amount: int | None = None,
+        now: datetime = JAN,
+        spent: service.Spent | None = None,
     ) -> Reservation:
         async with self.db.unit_of_work() as session:
-            return await service.commit(session, self.tenant_id, reservation_id, amount, now=now)
+            return await service.commit(
+                session, self.tenant_id, reservation_id, amount, now=now, spent=spent
+            )
 
     async def release(self, reservation_id: uuid.UUID, now: datetime = JAN) -> Reservation:
         async with self.db.unit_of_work() as session:

@@ -5,6 +5,7 @@ reconciles to the credit."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from datetime import timedelta
 
 from contentplatform.credits import service
@@ -257,5 +258,46 @@ def test_usage_buckets_committed_debits_by_day_and_kind(run):
         assert third.results == []
         assert second.start_time == JAN.replace(hour=0) + timedelta(days=1)
         assert month.used == 12 and month.start.month == 1
+
+    run(scenario)
+
+
+def test_usage_by_job_counts_the_tokens_a_commit_recorded_once(run):
+    async def scenario(db: Database) -> None:
+        credits = await Credits.for_new_tenant(db, grant=3)
+        await credits.give(50, reference="pack", source="top_up", expires_at=MAR)
+        job = uuid.uuid4()
+        # 8 credits: 3 from January's grant, 5 from the pack; two debit rows, tokens once.
+        spans = await credits.reserve("run-1", 8, kind="generation.blog")
+        await credits.commit(spans.id, spent=service.Spent(5_000, 2_100, "job", str(job)))
+        other = await credits.reserve("run-2", 4, kind="generation.blog")
+        await credits.commit(other.id, spent=service.Spent(900, 100, "draft", str(uuid.uuid4())))
+        debits = [e for e in await credits.ledger() if e.entry_type == EntryType.debit]
+        assert sorted(e.amount for e in debits) == [-5, -4, -3]
+        async with db.unit_of_work() as session:
+            usage = await service.usage(
+                session,
+                credits.tenant_id,
+                start=JAN.replace(day=1, hour=0),
+                end=FEB.replace(day=1, hour=0),
+                bucket_width="1mo",
+                group_by="job",
+                kind="generation.blog",
+            )
+        [month] = usage.data
+        by_job = {
+            r.job_id: (r.credits, r.operations, r.input_tokens, r.output_tokens)
+            for r in month.results
+        }
+        assert by_job == {job: (8, 1, 5_000, 2_100), None: (4, 1, 900, 100)}
+
+    run(scenario)
+
+
+def test_the_price_table_charges_started_thousands_of_tokens_and_hundreds_of_words(run):
+    async def scenario(db: Database) -> None:
+        assert [service.tokens_charge(t) for t in (0, 1, 1_000, 1_001)] == [0, 1, 1, 2]
+        # GENERATION_REGENERATE_WORDS_PER_CREDIT: 100 by default.
+        assert [service.words_charge(w) for w in (0, 100, 101)] == [0, 1, 2]
 
     run(scenario)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import re
 import time
 import uuid
@@ -60,7 +59,6 @@ from contentplatform.kit.streams import Append, StreamClosed, StreamLog
 
 log = logging.getLogger(__name__)
 
-TOKENS_PER_CREDIT = 1000
 SEARCH_LIMIT = 8
 HISTORY_LIMIT = prompts.HISTORY_MESSAGES
 # Tokens are appended in batches: the first at once, then when this many wait or the oldest
@@ -83,7 +81,8 @@ def stream_id(message_id: uuid.UUID) -> str:
 
 
 def cost_of(tokens: int) -> int:
-    return max(1, math.ceil(tokens / TOKENS_PER_CREDIT))
+    """The credits' price table for the answer's tokens, at least 1."""
+    return max(1, credits.tokens_charge(tokens))
 
 
 def now_text() -> str:
@@ -415,7 +414,15 @@ async def settle(tenant_id: uuid.UUID, message_id: uuid.UUID, outcome: dict[str,
                 held = await credits.get_reservation(session, tenant_id, message.reservation_id)
                 charged = min(cost_of(tokens), held.amount)
                 try:
-                    await credits.commit(session, tenant_id, message.reservation_id, charged)
+                    spent = credits.Spent(
+                        outcome["input_tokens"],
+                        outcome["output_tokens"],
+                        "conversation",
+                        str(message.conversation_id),
+                    )
+                    await credits.commit(
+                        session, tenant_id, message.reservation_id, charged, spent=spent
+                    )
                 except Conflict:
                     log.warning("chat answer %s outlived its credit hold", message_id)
                     charged = 0

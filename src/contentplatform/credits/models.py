@@ -101,6 +101,9 @@ class CreditLedgerEntry(TenantMixin, Base):
     resource_type: Mapped[str | None] = mapped_column(String(40))
     resource_id: Mapped[str | None] = mapped_column(String(255))
     description: Mapped[str] = mapped_column(String(500), nullable=False)
+    # The model tokens a metered operation's commit used, on its first debit row (usage).
+    input_tokens: Mapped[int | None] = mapped_column(Integer)
+    output_tokens: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
 
 

@@ -14,6 +14,9 @@ would have taken. A hold is the most the operation can cost; it commits what it 
 | chat.message       | CHAT_CREDIT_HOLD (10)                  | 1 per started 1,000 model tokens,  |
 |                    |                                        | at least 1, at most the hold       |
 
+The committed column is `tokens_charge` and `words_charge` below: generation's and chat's
+workflows price what they used with them, so no other module knows a rate.
+
 An article's and an answer's hold do not depend on their length or history: the hold is
 already the most one can cost, and a price that moved with history would make a client's
 pre-reservation miss the operation's by a credit.
@@ -32,6 +35,7 @@ CHAT = "chat.message"
 KINDS = (INGEST, GENERATION, CHAT)
 
 BYTES_PER_CREDIT = 1_000_000
+TOKENS_PER_CREDIT = 1_000
 
 
 @dataclass(frozen=True)
@@ -68,3 +72,16 @@ def price(kind: str, *, content_length: int | None = None) -> Price:
             "1,000 model tokens, at least 1",
         )
     raise ValueError(f"No price for {kind!r}.")
+
+
+def tokens_charge(tokens: int) -> int:
+    """What model tokens (prompts and answers) cost: 1 credit per started 1,000; 0 for none.
+    generation.blog and chat.message commit this, at least 1 and at most their hold."""
+    return math.ceil(max(0, tokens) / TOKENS_PER_CREDIT)
+
+
+def words_charge(words: int) -> int:
+    """What a regenerated draft costs: 1 credit per started
+    GENERATION_REGENERATE_WORDS_PER_CREDIT words written; 0 for none."""
+    per_credit = runtime.current().settings.generation_regenerate_words_per_credit
+    return math.ceil(max(0, words) / per_credit)

@@ -129,6 +129,28 @@ def price(kind: str, *, content_length: int | None = None) -> Price:
     return pricing.price(kind, content_length=content_length)
 
 
+def tokens_charge(tokens: int) -> int:
+    """The price table's charge for model tokens (see pricing.py): what metered operations
+    commit, before their floor of 1 and the hold cap it."""
+    return pricing.tokens_charge(tokens)
+
+
+def words_charge(words: int) -> int:
+    """The price table's charge for a regenerated draft's words (see pricing.py)."""
+    return pricing.words_charge(words)
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What a metered operation's commit records on its debit: the model tokens it used, and
+    the resource it was for when the hold did not name one (a job's run, a conversation)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    resource_type: str | None = None
+    resource_id: str | None = None
+
+
 # --- the grant policy ---------------------------------------------------------------------------
 
 
@@ -363,6 +385,7 @@ def _entry(
     reservation_id: uuid.UUID | None = None,
     actor: tuple[ActorType, str | None] = (ActorType.system, None),
     resource: tuple[str | None, str | None] = (None, None),
+    tokens: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     return {
         "id": uuid.uuid4(),
@@ -379,6 +402,8 @@ def _entry(
         "resource_type": resource[0],
         "resource_id": resource[1],
         "description": description[:500],
+        "input_tokens": None if tokens is None else tokens[0],
+        "output_tokens": None if tokens is None else tokens[1],
         "created_at": now,
     }
 
@@ -716,11 +741,12 @@ async def commit(
     now: datetime | None = None,
     description: str | None = None,
     actor: tuple[ActorType, str | None] | None = None,
+    spent: Spent | None = None,
 ) -> Reservation:
     """Settle a hold at `amount` (default: all of it) with its debit rows; the rest is free
-    again. `actor` defaults to whoever created the hold."""
+    again. `actor` defaults to whoever created the hold; `spent` is recorded on the debit."""
     reservation, _ = await _commit(
-        session, tenant_id, reservation_id, amount, now or utcnow(), description, actor
+        session, tenant_id, reservation_id, amount, now or utcnow(), description, actor, spent
     )
     return reservation
 
@@ -733,6 +759,7 @@ async def _commit(
     now: datetime,
     description: str | None,
     actor: tuple[ActorType, str | None] | None,
+    spent: Spent | None = None,
 ) -> tuple[Reservation, list[dict[str, Any]] | None]:
     """The committed hold and the debit rows written (None when it was committed before)."""
     # The lock before the hold's row: the order `reserve` takes them in, so the two never
@@ -763,6 +790,7 @@ async def _commit(
             now=now,
             actor=by,
             description=description or f"{moved.kind} ({moved.idempotency_key})",
+            spent=spent or Spent(),
         )
         return _view(moved, now), rows
     row = await _row(session, tenant_id, reservation_id)
@@ -790,10 +818,16 @@ async def _debit(
     now: datetime,
     actor: tuple[ActorType, str | None],
     description: str,
+    spent: Spent,
 ) -> list[dict[str, Any]]:
-    """Draw `amount` from the earliest-expiring buckets (under the lock): one row per bucket."""
+    """Draw `amount` from the earliest-expiring buckets (under the lock): one row per bucket.
+    The tokens go on the first row only, so summing rows counts them once."""
     if amount <= 0:
         return []
+    resource = (hold.resource_type, hold.resource_id)
+    if resource == (None, None):
+        resource = (spent.resource_type, spent.resource_id)
+    tokens: tuple[int, int] | None = (spent.input_tokens, spent.output_tokens)
     balance = await repository.total_remaining(session, tenant_id)
     rows: list[dict[str, Any]] = []
     left = amount
@@ -812,11 +846,13 @@ async def _debit(
                 kind=hold.kind,
                 reservation_id=hold.id,
                 actor=actor,
-                resource=(hold.resource_type, hold.resource_id),
+                resource=resource,
                 description=description,
                 now=now,
+                tokens=tokens,
             )
         )
+        tokens = None
         if left == 0:
             break
     await repository.add_entries(session, tenant_id, rows)
@@ -991,7 +1027,7 @@ async def commit_for_client(
     if row.owner == Owner.operation:
         raise ReservationAdopted()
     reservation, rows = await _commit(
-        session, tenant_id, reservation_id, amount, utcnow(), description, actor
+        session, tenant_id, reservation_id, amount, utcnow(), description, actor, None
     )
     if rows is None:
         entries = [
@@ -1119,10 +1155,13 @@ async def usage(
 ) -> Usage:
     """Committed debits in [start, end) in time buckets aligned to UTC hours, days or months
     (every bucket of the window, empty ones too), one result per group. `operations` counts
-    commits (a commit spanning buckets is one); tokens are not recorded on debits: 0."""
+    commits (a commit spanning buckets is one); tokens are the model tokens the metered
+    operations recorded on their debits (0 for ingests and client-committed holds)."""
     rows = await repository.debits(session, tenant_id, start, end, kind)
     credits: defaultdict[tuple[datetime, Any], int] = defaultdict(int)
     operations: defaultdict[tuple[datetime, Any], set[uuid.UUID]] = defaultdict(set)
+    input_tokens: defaultdict[tuple[datetime, Any], int] = defaultdict(int)
+    output_tokens: defaultdict[tuple[datetime, Any], int] = defaultdict(int)
     for row in rows:
         if group_by == "kind":
             group: Any = row.kind
@@ -1136,6 +1175,8 @@ async def usage(
         slot = (_bucket_start(row.created_at, bucket_width), group)
         credits[slot] -= row.amount
         operations[slot].add(row.reservation_id or row.id)
+        input_tokens[slot] += row.input_tokens or 0
+        output_tokens[slot] += row.output_tokens or 0
     buckets: list[UsageBucket] = []
     cursor = _bucket_start(start, bucket_width)
     while cursor < end:
@@ -1146,8 +1187,8 @@ async def usage(
                 job_id=group if group_by == "job" else None,
                 credits=amount,
                 operations=len(operations[slot_start, group]),
-                input_tokens=0,
-                output_tokens=0,
+                input_tokens=input_tokens[slot_start, group],
+                output_tokens=output_tokens[slot_start, group],
             )
             for (slot_start, group), amount in sorted(
                 credits.items(), key=lambda item: str(item[0][1])

@@ -118,7 +118,14 @@ async def _write_together(db: Database, batch: list[Ready]) -> list[bool]:
             ],
         )
         for document in written:
-            await credits.commit(session, document.tenant_id, document.reservation)
+            await credits.commit(
+                session,
+                document.tenant_id,
+                document.reservation,
+                spent=credits.Spent(
+                    resource_type="document", resource_id=str(document.document_id)
+                ),
+            )
     return ready
 
 

@@ -272,10 +272,12 @@ async def cancel_run(
     charged = None
     if run.reservation_id is not None:
         held = await credits.get_reservation(session, tenant_id, run.reservation_id)
-        cost = workflows.charge_of(run, runtime.settings.generation_regenerate_words_per_credit)
+        cost = workflows.charge_of(run)
         if held.status == "held" and cost > 0:
             charged = min(cost, held.amount)
-            await credits.commit(session, tenant_id, run.reservation_id, charged)
+            await credits.commit(
+                session, tenant_id, run.reservation_id, charged, spent=workflows.spent_of(run)
+            )
         elif held.status == "held":
             await credits.release(session, tenant_id, run.reservation_id)
     run.status = "cancelled"

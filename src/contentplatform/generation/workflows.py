@@ -46,7 +46,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import uuid
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -101,7 +100,6 @@ from contentplatform.settings import service as settings
 
 log = logging.getLogger(__name__)
 
-TOKENS_PER_CREDIT = 1000
 SEARCH_LIMIT = 10
 PRIMARY_LIMIT = 3
 MAX_SOURCES = 16
@@ -120,15 +118,20 @@ QUEUE = durable.declare_queue("generation", worker_concurrency=WORKER_CONCURRENC
 UNFINISHED = repository.UNFINISHED
 
 
-def charge_of(run: GenerationRun, words_per_credit: int) -> int:
-    """Credits for the model calls recorded on the run (0 for none; see the module)."""
+def charge_of(run: GenerationRun) -> int:
+    """Credits for the model calls recorded on the run, by the credits' price table (0 for
+    none; see the module)."""
     calls = [call for call in (run.usage or {}).values() if isinstance(call, dict)]
     if run.kind == "regenerate":
-        return math.ceil(sum(int(call.get("words", 0)) for call in calls) / words_per_credit)
-    tokens = sum(
-        int(call.get("input_tokens", 0)) + int(call.get("output_tokens", 0)) for call in calls
-    )
-    return math.ceil(tokens / TOKENS_PER_CREDIT)
+        return credits.words_charge(sum(int(call.get("words", 0)) for call in calls))
+    return credits.tokens_charge(sum(tokens_of(run)))
+
+
+def spent_of(run: GenerationRun) -> credits.Spent:
+    """What the run's debit records: its tokens, and the job it ran for, else its draft."""
+    input_tokens, output_tokens = tokens_of(run)
+    resource = ("job", run.job_id) if run.job_id is not None else ("draft", run.draft_id)
+    return credits.Spent(input_tokens, output_tokens, resource[0], str(resource[1]))
 
 
 def tokens_of(run: GenerationRun) -> list[int]:
@@ -791,12 +794,13 @@ async def finalize(
         charged = None
         if run.reservation_id is not None:
             held = await credits.get_reservation(session, tenant_id, run.reservation_id)
-            per_credit = current.settings.generation_regenerate_words_per_credit
-            cost = charge_of(run, per_credit)
+            cost = charge_of(run)
             if words is not None:
-                cost = min(cost, math.ceil(words / per_credit))
+                cost = min(cost, credits.words_charge(words))
             charged = min(max(1, cost), held.amount)
-            await credits.commit(session, tenant_id, run.reservation_id, charged)
+            await credits.commit(
+                session, tenant_id, run.reservation_id, charged, spent=spent_of(run)
+            )
         run.status = "succeeded"
         run.percent = 100
         run.error = None

@@ -73,6 +73,8 @@ def upgrade() -> None:
         ledger.add_column(sa.Column("actor_id", sa.String(255), nullable=True))
         ledger.add_column(sa.Column("resource_type", sa.String(40), nullable=True))
         ledger.add_column(sa.Column("resource_id", sa.String(255), nullable=True))
+        ledger.add_column(sa.Column("input_tokens", sa.Integer(), nullable=True))
+        ledger.add_column(sa.Column("output_tokens", sa.Integer(), nullable=True))
         ledger.create_foreign_key(
             op.f("fk_credit_ledger_bucket_id_credit_buckets"),
             "credit_buckets",
@@ -199,6 +201,8 @@ def downgrade() -> None:
             op.f("fk_credit_ledger_bucket_id_credit_buckets"), type_="foreignkey"
         )
         for column in (
+            "output_tokens",
+            "input_tokens",
             "resource_id",
             "resource_type",
             "actor_id",
