@@ -69,6 +69,7 @@ def make_settings(
         # connections. One test's requests come one at a time.
         "database_pool_size": 5,
         "database_max_overflow": 5,
+        "dbos_pool_size": 10,
         "reconcile_interval_seconds": 1,
         # Tests tick the scheduler themselves, at the instants they choose.
         "scheduler_interval_seconds": 0,

@@ -75,6 +75,8 @@ class Settings(BaseSettings):
     # open (and close again).
     database_pool_size: int = Field(20, ge=1, le=1000)
     database_max_overflow: int = Field(10, ge=0, le=1000)
+    # Connections DBOS keeps to its system database (its `sys_db_pool_size`; DBOS's own default).
+    dbos_pool_size: int = Field(20, ge=2, le=1000)
 
     # Identity provider. Required outside `local`.
     jwks_url: str | None = None

@@ -82,6 +82,7 @@ class Stack:
             # Small pools, as the suite's own service (tests/conftest.py make_settings).
             "CONTENTPLATFORM_DATABASE_POOL_SIZE": "5",
             "CONTENTPLATFORM_DATABASE_MAX_OVERFLOW": "5",
+            "CONTENTPLATFORM_DBOS_POOL_SIZE": "10",
             "CONTENTPLATFORM_REDIS_PREFIX": self.redis_prefix,
         }
         if self.redis_url:

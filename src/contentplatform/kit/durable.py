@@ -46,6 +46,7 @@ def dbos_config(settings: Settings) -> DBOSConfig:
         "application_version": __version__,
         "log_level": settings.log_level.upper(),
         "executor_id": settings.executor_id,
+        "sys_db_pool_size": settings.dbos_pool_size,
     }
 
 
