@@ -75,7 +75,7 @@ def billing_settings(standin: StripeStandIn, secret: str) -> dict[str, str]:
         "stripe_api_base": standin.url,
         "stripe_webhook_secret": secret,
         "billing_redirect_origins": f'["{ALLOWED_ORIGIN}"]',
-        "free_plan_limits": '{"members": 5, "active_jobs": 1}',
+        "free_plan_limits": '{"members": 5, "active_jobs": 1, "documents": 2, "api_keys": 1}',
         "reconcile_interval_seconds": "1",
     }
 

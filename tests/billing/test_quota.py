@@ -1,5 +1,6 @@
 """billing.getQuota and the writes its limits guard, over REST and RPC, on the billing process,
-whose free plan allows 5 members and 1 active job (tests/billing/conftest.py)."""
+whose free plan allows 5 members, 1 active job, 2 documents and 1 API key
+(tests/billing/conftest.py)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def test_a_new_tenant_sees_the_free_plan_s_limits_and_nothing_used(billing: Bill
         "key": "active_jobs", "limit": 1, "used": 0, "remaining": 1, "resets_at": None,
     }  # fmt: skip
     assert quota["members"]["limit"] == 5 and quota["members"]["used"] >= 1  # the caller
-    assert quota["documents"]["limit"] is None and quota["documents"]["remaining"] is None
+    assert quota["documents"]["limit"] == 2 and quota["documents"]["remaining"] == 2
+    assert quota["storage_bytes"]["limit"] is None and quota["storage_bytes"]["remaining"] is None
     assert quota["credits"]["limit"] > 0 and quota["credits"]["used"] == 0
     assert quota["credits"]["resets_at"] == found["period_end"]
     assert quota["webhook_endpoints"]["used"] == 0
@@ -75,6 +77,30 @@ def test_pending_invitations_count_as_members(billing: Billing):
     }  # fmt: skip
     refused(billing.request("team.invite", {"emailAddress": "one-more@example.test"}), "members", 5)
     assert billing.ok("team.listInvitations")["total"] == 5 - used
+
+
+def registered(org: Org, name: str):
+    target = org.ok(
+        "documents.createUploadUrl", {"filename": name, "fileType": "md", "contentLength": 10}
+    )
+    data = {"filename": name, "fileType": "md", "storagePath": target["storagePath"]}
+    return org.request("documents.create", data)
+
+
+def test_a_document_past_the_plan_is_refused(billing: Billing):
+    assert registered(billing, "one.md").status_code == 200
+    assert registered(billing, "two.md").status_code == 200
+    refused(registered(billing, "three.md"), "documents", 2)
+    assert billing.ok("documents.list")["total"] == 2
+    assert items(billing)["documents"]["used"] == 2
+
+
+def test_an_api_key_past_the_plan_is_refused_and_a_revoked_one_frees_its_place(billing: Billing):
+    first = billing.ok("settings.createApiKey", {"name": "CI"})
+    refused(billing.request("settings.createApiKey", {"name": "Second"}), "api_keys", 1)
+    billing.ok("settings.revokeApiKey", {"id": first["id"]})
+    billing.ok("settings.createApiKey", {"name": "Second"})
+    assert items(billing)["api_keys"]["used"] == 1
 
 
 def test_another_tenant_s_usage_is_its_own(billing: Billing, other_billing: Billing):

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import TenantAccess
 from contentplatform.billing import service as billing
+from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
 from contentplatform.documents import index as search
@@ -110,22 +111,16 @@ async def _room_for(
 ) -> None:
     """Refuse a write that takes the tenant past its plan's documents or storage (403).
 
-    Counted once, and only when the plan has such a limit."""
-    counted: list[tuple[int, int]] = []
-
-    async def count(index: int) -> int:
-        if not counted:
-            counted.append(await footprint(session, tenant_id))
-        return counted[0][index]
-
-    if documents:
-        await billing.check_limit(
-            session, tenant_id, "documents", used=lambda: count(0), adding=documents
-        )
-    if size_bytes > 0:
-        await billing.check_limit(
-            session, tenant_id, "storage_bytes", used=lambda: count(1), adding=size_bytes
-        )
+    The plan read once, the documents counted only when it has such a limit."""
+    limits = await billing.plan_limits(session, tenant_id)
+    if limits.documents is None and limits.storage_bytes is None:
+        return
+    count, stored = await footprint(session, tenant_id)
+    if documents and limits.documents is not None and count + documents > limits.documents:
+        raise PlanLimitReached("documents", limits.documents)
+    storage = limits.storage_bytes
+    if size_bytes > 0 and storage is not None and stored + size_bytes > storage:
+        raise PlanLimitReached("storage_bytes", storage)
 
 
 async def stats(session: AsyncSession, tenant: TenantAccess) -> schemas.DocumentStats:
