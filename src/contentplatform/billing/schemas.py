@@ -32,24 +32,6 @@ LIMIT_KEYS = (
 )
 
 
-class PlanLimits(BaseModel):
-    """What the tenant's current plan allows; None is unlimited. What quota and the guarded
-    writes read (`billing.service.plan_limits`)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    plan_key: str
-    plan_name: str
-    members: int | None = None
-    documents: int | None = None
-    storage_bytes: int | None = None
-    active_jobs: int | None = None
-    publishers: int | None = None
-    webhook_endpoints: int | None = None
-    api_keys: int | None = None
-    monthly_credits: int | None = None
-
-
 class Limits(BaseModel):
     members: int | None = None
     documents: int | None = None
@@ -58,6 +40,17 @@ class Limits(BaseModel):
     publishers: int | None = None
     webhook_endpoints: int | None = None
     api_keys: int | None = None
+
+
+class PlanLimits(Limits):
+    """What the tenant's current plan allows; None is unlimited. What quota and the guarded
+    writes read (`billing.service.plan_limits`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan_key: str
+    plan_name: str
+    monthly_credits: int | None = None
 
 
 class Plan(BaseModel):

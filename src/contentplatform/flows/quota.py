@@ -13,6 +13,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.billing import schemas as billing_schemas
 from contentplatform.billing import service as billing
 from contentplatform.credits import service as credits
 from contentplatform.documents import service as documents
@@ -57,18 +58,8 @@ async def quota(session: AsyncSession, tenant_id: uuid.UUID) -> Quota:
         "webhook_endpoints": 0,
         "api_keys": await keys.live_count(session, tenant_id),
     }
-    limit_of = {
-        "credits": limits.monthly_credits,
-        "members": limits.members,
-        "documents": limits.documents,
-        "storage_bytes": limits.storage_bytes,
-        "active_jobs": limits.active_jobs,
-        "publishers": limits.publishers,
-        "webhook_endpoints": limits.webhook_endpoints,
-        "api_keys": limits.api_keys,
-    }
     items = [
-        _item(key, limit_of[key], count, month.end if key == "credits" else None)
+        _item(key, _limit_of(limits, key), count, month.end if key == "credits" else None)
         for key, count in used.items()
     ]
     return Quota(
@@ -83,3 +74,8 @@ async def quota(session: AsyncSession, tenant_id: uuid.UUID) -> Quota:
 def _item(key: str, limit: int | None, used: int, resets_at: datetime | None) -> QuotaItem:
     remaining = None if limit is None else max(0, limit - used)
     return QuotaItem(key=key, limit=limit, used=used, remaining=remaining, resets_at=resets_at)
+
+
+def _limit_of(limits: billing_schemas.PlanLimits, key: str) -> int | None:
+    limit: int | None = limits.monthly_credits if key == "credits" else getattr(limits, key)
+    return limit
