@@ -121,9 +121,7 @@ def create_app(
             runtime.install(current)
             durable.launch(settings)
             await durable.configure(settings)
-            reconciler = asyncio.create_task(
-                durable.reconcile_forever(current.db, settings.reconcile_interval_seconds)
-            )
+            reconciler = asyncio.create_task(durable.run_forever(current.db, settings))
         if gc.get_freeze_count() == 0:
             # What start-up made lives as long as the process: out of the cycle collector's way,
             # so its full collections stop walking it under load (they took 150-450 ms each).

@@ -126,9 +126,7 @@ async def run_worker(settings: Settings) -> None:
         loop.add_signal_handler(signum, stop.set)
     durable.launch(settings)
     await durable.configure(settings)
-    reconciler = asyncio.create_task(
-        durable.reconcile_forever(current.db, settings.reconcile_interval_seconds)
-    )
+    reconciler = asyncio.create_task(durable.run_forever(current.db, settings))
     print("contentplatform worker running; SIGTERM stops it", flush=True)
     try:
         await stop.wait()

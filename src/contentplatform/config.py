@@ -95,6 +95,9 @@ class Settings(BaseSettings):
     rate_limit_public: str = "120/minute"
 
     reconcile_interval_seconds: float = 30
+    # The events' dispatcher wakes at once for events this process commits, and looks for other
+    # processes' this often (seconds).
+    events_poll_seconds: float = Field(1.0, gt=0, le=60)
     # The job scheduler ticks this often (seconds, 1-59; 0 turns it off in this deployment).
     scheduler_interval_seconds: int = Field(5, ge=0, le=59)
     # The most jobs one tick starts; the rest wait for the next tick.

@@ -18,6 +18,7 @@ from contentplatform.core.procedures import ProcedureRouter
 from contentplatform.credits.manifest import domain as credits
 from contentplatform.documents.manifest import domain as documents
 from contentplatform.drafts.manifest import domain as drafts
+from contentplatform.events.manifest import domain as events
 from contentplatform.features.manifest import domain as features
 from contentplatform.flows.manifest import domain as flows
 from contentplatform.generation.manifest import domain as generation
@@ -46,6 +47,7 @@ DOMAINS: tuple[Domain, ...] = (
     team,
     settings,
     features,
+    events,
     public,
     flows,
 )

@@ -65,6 +65,7 @@ from starlette.routing import BaseRoute
 
 from contentplatform.auth.context import Access, Identity, Principal, TenantAccess
 from contentplatform.config import Settings
+from contentplatform.core import actors
 from contentplatform.core.runtime import Runtime
 from contentplatform.kit import logs
 from contentplatform.kit.errors import (
@@ -519,15 +520,41 @@ async def invoke(
 ) -> Any:
     """Run the handler on its validated input, in one unit of work."""
     runtime: Runtime = request.app.state.runtime
-    async with runtime.db.unit_of_work() as session:
-        ctx = Context(
-            session=session,
-            principal=principal,
-            request_id=logs.request_id(),
-            runtime=runtime,
-            request=request,
+    request_id = logs.request_id()
+    with actors.acting(_actor_of(principal, request, request_id)):
+        async with runtime.db.unit_of_work() as session:
+            ctx = Context(
+                session=session,
+                principal=principal,
+                request_id=request_id,
+                runtime=runtime,
+                request=request,
+            )
+            return await procedure.handler(ctx, data)
+
+
+def _actor_of(principal: Principal, request: Request, request_id: str) -> actors.Actor:
+    """The caller as the events of this request name them."""
+    identity = principal.identity
+    if identity is None:
+        return actors.Actor(
+            type="system",
+            id=None,
+            display_name="System",
+            ip=principal.client_address,
+            request_id=request_id,
         )
-        return await procedure.handler(ctx, data)
+    acting_for = identity.claims.get("act")
+    impersonator = acting_for.get("sub") if isinstance(acting_for, dict) else None
+    return actors.Actor(
+        type="api_key" if identity.auth == "api_key" else "user",
+        id=identity.subject,
+        display_name=identity.name or identity.email or identity.subject,
+        impersonated_by=impersonator if isinstance(impersonator, str) else None,
+        ip=principal.client_address,
+        user_agent=(request.headers.get("user-agent") or "")[:500] or None,
+        request_id=request_id,
+    )
 
 
 def _parameter(

@@ -392,6 +392,29 @@ async def _reconcile(db: Database, work: Unfinished, report: ReconcileReport) ->
     report.failed.append(work.workflow_id)
 
 
+Background = Callable[[Database, Settings], Awaitable[None]]
+_background: dict[str, Background] = {}
+
+
+def background(name: str) -> Callable[[Background], Background]:
+    """Register work every worker process runs for as long as it lives (the events' dispatcher):
+    it must loop on its own, catch its own failures, and be safe to run in many processes."""
+
+    def register(task: Background) -> Background:
+        _background[name] = task
+        return task
+
+    return register
+
+
+async def run_forever(db: Database, settings: Settings) -> None:
+    """The reconciler and every registered background task, until cancelled."""
+    await asyncio.gather(
+        reconcile_forever(db, settings.reconcile_interval_seconds),
+        *(task(db, settings) for task in _background.values()),
+    )
+
+
 async def reconcile_forever(db: Database, interval_seconds: float) -> None:
     """Reconcile now and then every `interval_seconds` until cancelled.
 
