@@ -27,14 +27,19 @@ ALLOWED = {
     (S.approved, S.archived),
     (S.rejected, S.archived),
     (S.published, S.archived),
+    # drafts.unarchive
+    (S.archived, S.reviewing),
+    # drafts.unpublish alone
+    (S.published, S.approved),
 }
 ALL_PAIRS = list(itertools.product(Status, Status))
 
 
 PIPELINE = {(S.generating, S.reviewing), (S.generating, S.rejected)}
+UNPUBLISH = {(S.published, S.approved)}
 
 
-@pytest.mark.parametrize(("current", "target"), sorted(ALLOWED - PIPELINE))
+@pytest.mark.parametrize(("current", "target"), sorted(ALLOWED - PIPELINE - UNPUBLISH))
 def test_an_allowed_move_returns_its_target(current: Status, target: Status) -> None:
     assert states.check_move(current, target) is target
 
@@ -44,6 +49,12 @@ def test_only_the_pipeline_moves_a_draft_out_of_generating(current: Status, targ
     assert states.check_move(current, target, by_pipeline=True) is target
     with pytest.raises(Conflict, match="The draft is generating;"):
         states.check_move(current, target)
+
+
+def test_only_unpublishing_takes_a_published_draft_back_to_approved() -> None:
+    assert states.check_move(S.published, S.approved, unpublishing=True) is S.approved
+    with pytest.raises(Conflict, match="The draft is published; it cannot be approved"):
+        states.check_move(S.published, S.approved, by_pipeline=True)
 
 
 @pytest.mark.parametrize(("current", "target"), [p for p in ALL_PAIRS if p not in ALLOWED])

@@ -10,6 +10,8 @@
     rejected   -> reviewing        an edit
     approved   -> reviewing        an edit of its content (it needs approving again)
     approved   -> published        publishing (the publishers issue)
+    published  -> approved         drafts.unpublish, once no target keeps it live
+    archived   -> reviewing        drafts.unarchive (it needs approving again)
     any but generating -> archived
 
 Editing a published draft keeps it published: it is live on the target, the edit is a new
@@ -46,6 +48,8 @@ MOVES: frozenset[tuple[Status, Status]] = frozenset(
         (S.rejected, S.reviewing),
         (S.approved, S.reviewing),
         (S.approved, S.published),
+        (S.published, S.approved),
+        (S.archived, S.reviewing),
         (S.rejected, S.generating),
         (S.reviewing, S.generating),
         (S.approved, S.generating),
@@ -57,6 +61,9 @@ MOVES: frozenset[tuple[Status, Status]] = frozenset(
 PIPELINE_MOVES: frozenset[tuple[Status, Status]] = frozenset(
     {(S.generating, S.reviewing), (S.generating, S.rejected)}
 )
+
+# The move only drafts.unpublish makes (a person cannot "approve" a live draft back).
+UNPUBLISH_MOVES: frozenset[tuple[Status, Status]] = frozenset({(S.published, S.approved)})
 
 # Where an edit of the content takes a draft; statuses missing here cannot be edited.
 AFTER_EDIT: dict[Status, Status] = {
@@ -76,15 +83,31 @@ _VERBS = {
 }
 
 
-def allowed(current: Status | str, target: Status | str, *, by_pipeline: bool = False) -> bool:
+def allowed(
+    current: Status | str,
+    target: Status | str,
+    *,
+    by_pipeline: bool = False,
+    unpublishing: bool = False,
+) -> bool:
     move = (Status(current), Status(target))
-    return move in MOVES and (by_pipeline or move not in PIPELINE_MOVES)
+    return (
+        move in MOVES
+        and (by_pipeline or move not in PIPELINE_MOVES)
+        and (unpublishing or move not in UNPUBLISH_MOVES)
+    )
 
 
-def check_move(current: Status | str, target: Status | str, *, by_pipeline: bool = False) -> Status:
+def check_move(
+    current: Status | str,
+    target: Status | str,
+    *,
+    by_pipeline: bool = False,
+    unpublishing: bool = False,
+) -> Status:
     """The target status; IllegalDraftTransition when the table has no such move (for this
     mover)."""
-    if not allowed(current, target, by_pipeline=by_pipeline):
+    if not allowed(current, target, by_pipeline=by_pipeline, unpublishing=unpublishing):
         raise IllegalDraftTransition(
             f"The draft is {current}; it cannot be {_VERBS[Status(target)]}."
         )
