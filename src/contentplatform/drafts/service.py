@@ -25,6 +25,7 @@ from contentplatform.drafts.errors import (
 from contentplatform.drafts.html import slugify
 from contentplatform.drafts.models import Draft, DraftRevision
 from contentplatform.drafts.states import Status
+from contentplatform.events import service as events
 from contentplatform.kit import errors, text
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import FieldError
@@ -559,3 +560,64 @@ async def published_page(
 
 async def published_by_slug(session: AsyncSession, tenant_id: uuid.UUID, slug: str) -> Draft | None:
     return await repository.published_by_slug(session, tenant_id, slug)
+
+
+# --- moves that tell (issue 20) ---------------------------------------------------------------
+
+
+def announce_move(session: AsyncSession, draft: Draft, before: str, **extra: Any) -> None:
+    """Emit `draft.status_changed` when the draft's status is no longer `before`: every move of
+    the state machine calls this, so watchers and webhooks hear of each one."""
+    if draft.status == before:
+        return
+    events.emit(
+        session,
+        draft.tenant_id,
+        "draft.status_changed",
+        resource_id=draft.id,
+        payload={**event_payload(draft), "from": before, "to": draft.status, **extra},
+    )
+
+
+def event_payload(draft: Draft) -> dict[str, Any]:
+    """What every draft event carries about its draft."""
+    return {
+        "draft_id": draft.id,
+        "title": draft.title,
+        "status": draft.status,
+        "job_id": draft.job_id,
+        "assignee_id": draft.assignee_id,
+    }
+
+
+async def archive(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, reason: str | None
+) -> Draft:
+    """Any status but generating (409, as archived is). It leaves the public blog at once."""
+    draft = await require(session, tenant_id, draft_id, for_update=True)
+    before = draft.status
+    draft.status = states.check_move(draft.status, Status.archived).value
+    draft.updated_at = utcnow()
+    announce_move(session, draft, before, reason=reason)
+    return draft
+
+
+async def unarchive(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID
+) -> schemas.Draft:
+    """Archived drafts only (409 otherwise); back to review, to be approved again."""
+    draft = await require(session, tenant_id, draft_id, for_update=True)
+    before = draft.status
+    draft.status = states.check_move(draft.status, Status.reviewing).value
+    draft.approved_at = draft.approved_by = None
+    draft.updated_at = utcnow()
+    announce_move(session, draft, before)
+    return schemas.Draft.model_validate(draft)
+
+
+def mark_unpublished(session: AsyncSession, draft: Draft) -> None:
+    """No target keeps the draft live any more: published -> approved (drafts.unpublish)."""
+    before = draft.status
+    draft.status = states.check_move(draft.status, Status.approved, unpublishing=True).value
+    draft.updated_at = utcnow()
+    announce_move(session, draft, before)
