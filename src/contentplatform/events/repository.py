@@ -15,13 +15,32 @@ from contentplatform.events.models import Event
 from contentplatform.kit.db import page_of, utcnow
 
 
-async def claim_undispatched(session: AsyncSession, limit: int) -> list[Event]:
-    """Up to `limit` events no listener has taken yet, oldest first, stamped dispatched in this
-    transaction: if it rolls back they are taken again, if it commits never again. Rows another
-    process is claiming are skipped (PostgreSQL); SQLite has one writer at a time anyway."""
+async def undispatched_ids(session: AsyncSession, limit: int) -> list[uuid.UUID]:
+    """The oldest events not yet taken, without claiming them."""
     oldest = (
         select(Event.id)
         .where(Event.dispatched_at.is_(None))
+        .order_by(Event.created_at)
+        .limit(limit)
+    )
+    return list((await session.execute(oldest)).scalars())
+
+
+async def claim_undispatched(
+    session: AsyncSession, limit: int, only: uuid.UUID | None = None
+) -> list[Event]:
+    """Up to `limit` events no listener has taken yet, oldest first, stamped dispatched in this
+    transaction: if it rolls back they are taken again, if it commits never again. Rows another
+    process is claiming are skipped (PostgreSQL); SQLite has one writer at a time anyway.
+
+    Looked for first with a read of the partial index: on SQLite the claim is a write, and an
+    idle poll must not take the one write turn from requests."""
+    waiting = await session.scalar(select(Event.id).where(Event.dispatched_at.is_(None)).limit(1))
+    if waiting is None:
+        return []
+    oldest = (
+        select(Event.id)
+        .where(Event.dispatched_at.is_(None), *([Event.id == only] if only else []))
         .order_by(Event.created_at)
         .limit(limit)
         .with_for_update(skip_locked=True)

@@ -31,6 +31,7 @@ from contentplatform.kit.schemas import offset_of
 log = logging.getLogger(__name__)
 
 _WOKEN = "events.woken"
+COALESCE_SECONDS = 0.02
 # Wakes this process's dispatcher when a transaction that emitted commits (set by the loop).
 _wake: asyncio.Event | None = None
 
@@ -115,18 +116,17 @@ async def dispatch_once(db: Database, batch: int = 200) -> int:
         return len(events)
     except Exception:
         log.exception("dispatching a batch of events failed; retrying them one by one")
+    async with db.unit_of_work() as session:
+        waiting = await repository.undispatched_ids(session, batch)
     taken = 0
-    for _ in range(batch):
+    for event_id in waiting:
         try:
             async with db.unit_of_work() as session:
-                events = await repository.claim_undispatched(session, 1)
-                if not events:
-                    break
+                events = await repository.claim_undispatched(session, 1, only=event_id)
                 await _hand_out(session, events)
-            taken += 1
+            taken += len(events)
         except Exception:
-            log.exception("an event could not be dispatched; it is tried again later")
-            break
+            log.exception("event %s could not be dispatched; it is tried again later", event_id)
     return taken
 
 
@@ -149,6 +149,11 @@ async def dispatch_forever(db: Database, poll_seconds: float, batch: int = 200) 
             log.exception("event dispatch pass failed")
             taken = 0
         if taken >= batch:
+            continue
+        if taken:
+            # Events come in bursts (a tick's runs, a bulk action): a moment's wait lets the
+            # next pass take the rest of the burst in one transaction instead of one each.
+            await asyncio.sleep(COALESCE_SECONDS)
             continue
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(wake.wait(), poll_seconds)
