@@ -11,7 +11,8 @@ Which plan applies (its limits and its grants):
 
 Every event is applied once (stored by its id); grants are recorded per reference (a checkout
 session, an invoice) so two events naming the same payment grant once; a subscription event
-older (`created`) than the last one applied changes nothing.
+older (`created`) than the last one applied changes nothing. One that changes the plan or the
+status writes `subscription.updated` to the outbox.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from contentplatform.billing.provider import (
 from contentplatform.config import Settings
 from contentplatform.core import runtime
 from contentplatform.credits import service as credits
+from contentplatform.events import service as events
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import BadRequest, FieldError
 from contentplatform.kit.schemas import offset_of
@@ -556,6 +558,7 @@ async def _subscription_changed(
     item = _first_item(obj)
     price_id = ref_id(item.get("price")) if item else None
     plan = await repository.plan_by_price(session, price_id) if price_id else None
+    before = (row.plan_id, row.status)
     row.provider_updated_at = created
     row.subscription_id = subscription_id
     row.customer_id = ref_id(obj.get("customer")) or row.customer_id
@@ -571,7 +574,41 @@ async def _subscription_changed(
     row.trial_end = instant(obj.get("trial_end"))
     _payment_method(row, obj.get("default_payment_method"))
     await _apply_grant_policy(session, tenant_id, row, plan)
+    if (row.plan_id, row.status) != before:
+        await _announce_subscription(session, tenant_id, row, plan, *before)
     return None
+
+
+async def _announce_subscription(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    row: Subscription,
+    plan: Plan | None,
+    previous_plan_id: uuid.UUID | None,
+    previous_status: str,
+) -> None:
+    """`subscription.updated`: the plan or the status changed (plans by key; none: no plan)."""
+
+    async def key_of(plan_id: uuid.UUID | None) -> str | None:
+        if plan_id is None:
+            return None
+        if plan is not None and plan.id == plan_id:
+            return plan.key
+        found = await repository.plan_by_id(session, plan_id)
+        return found.key if found is not None else None
+
+    events.emit(
+        session,
+        tenant_id,
+        "subscription.updated",
+        resource_id=tenant_id,
+        payload={
+            "plan": await key_of(row.plan_id),
+            "status": row.status,
+            "previous_plan": await key_of(previous_plan_id),
+            "previous_status": previous_status,
+        },
+    )
 
 
 # The order a subscription's statuses come in (a tie-break for events of the same second).

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from contentplatform.auth.context import Identity
+
 ActorType = Literal["user", "system", "api_key"]
 
 
@@ -26,6 +28,19 @@ class Actor:
     ip: str | None = None
     user_agent: str | None = None
     request_id: str | None = None
+
+
+def of_identity(identity: Identity, **where: str | None) -> Actor:
+    """The verified caller as events name it; `where` adds ip, user_agent, request_id."""
+    acting_for = identity.claims.get("act")
+    impersonator = acting_for.get("sub") if isinstance(acting_for, dict) else None
+    return Actor(
+        type="api_key" if identity.auth == "api_key" else "user",
+        id=identity.subject,
+        display_name=identity.name or identity.email or identity.subject,
+        impersonated_by=impersonator if isinstance(impersonator, str) else None,
+        **where,
+    )
 
 
 SYSTEM = Actor(type="system", id=None, display_name="System")

@@ -544,13 +544,8 @@ def _actor_of(principal: Principal, request: Request, request_id: str) -> actors
             ip=principal.client_address,
             request_id=request_id,
         )
-    acting_for = identity.claims.get("act")
-    impersonator = acting_for.get("sub") if isinstance(acting_for, dict) else None
-    return actors.Actor(
-        type="api_key" if identity.auth == "api_key" else "user",
-        id=identity.subject,
-        display_name=identity.name or identity.email or identity.subject,
-        impersonated_by=impersonator if isinstance(impersonator, str) else None,
+    return actors.of_identity(
+        identity,
         ip=principal.client_address,
         user_agent=(request.headers.get("user-agent") or "")[:500] or None,
         request_id=request_id,

@@ -29,6 +29,8 @@ Decisions callers rely on:
   what the unexpired buckets still have.
 - `release` twice, or of an expired hold, is a no-op; releasing a committed hold is a Conflict.
 - An id of another tenant's reservation is NotFound, as is an unknown one.
+- A debit that takes the balance down to the low-balance line (10 % of the monthly credits) or
+  to zero writes `credits.low_balance` in its transaction, once per crossing.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ from contentplatform.credits.schemas import (
     UsageBucket,
     UsageResult,
 )
+from contentplatform.events import service as events
 from contentplatform.kit.db import after_commit, utcnow
 from contentplatform.kit.errors import BadRequest, PlatformError
 from contentplatform.kit.schemas import offset_of
@@ -197,10 +200,24 @@ async def set_grant_policy(
         rollover_cap=rollover_cap,
     )
     _granted.pop(tenant_id, None)
+    _low_lines.pop(tenant_id, None)
 
 
 def _monthly_amount(policy: Policy, default: int) -> int:
     return default if policy.monthly_credits is None else policy.monthly_credits
+
+
+def _low_line(policy: Policy, monthly_grant: int | None) -> int:
+    """The balance at or under which the tenant runs low: 10 % of its monthly credits (the
+    calendar grant on an automatic policy, `monthly_grant` or the configured one; the plan's
+    credits on a paid one). The balance's `low_balance_threshold`."""
+    if not policy.automatic:
+        monthly = policy.monthly_credits or 0
+    elif policy.monthly_credits is not None:
+        monthly = policy.monthly_credits
+    else:
+        monthly = configured_monthly_grant() if monthly_grant is None else monthly_grant
+    return math.ceil(monthly * LOW_BALANCE_SHARE)
 
 
 # --- settling: this month's grant in, expired buckets out ---------------------------------------
@@ -211,6 +228,10 @@ def _monthly_amount(policy: Policy, default: int) -> int:
 # its own process, and an entry lives a minute, so a policy changed by another process (a
 # subscription ended: the calendar grant again) is read by every process within that minute.
 _granted: TTLCache[uuid.UUID, str] = TTLCache(maxsize=100_000, ttl=60)
+# Tenant -> its low-balance line (`_low_line`), kept wherever the policy is read anyway, so a
+# debit decides whether it crossed the line without a query of its own; a miss reads the policy
+# once. Forgotten as `_granted` is, on the same terms.
+_low_lines: TTLCache[uuid.UUID, int] = TTLCache(maxsize=100_000, ttl=60)
 
 
 async def _settle(
@@ -232,6 +253,7 @@ async def _settle(
         return
     if _granted.get(tenant_id) != current:
         policy = _policy_of(await repository.account(session, tenant_id))
+        _low_lines[tenant_id] = _low_line(policy, monthly_grant)
         if policy.automatic and not policy.paused:
             default = configured_monthly_grant() if monthly_grant is None else monthly_grant
             amount = _monthly_amount(policy, default)
@@ -516,8 +538,7 @@ async def balance(
     total = sum(bucket.remaining for bucket in buckets)
     reserved = await repository.held(session, tenant_id, now)
     policy = _policy_of(await repository.account(session, tenant_id))
-    default = configured_monthly_grant() if monthly_grant is None else monthly_grant
-    monthly = _monthly_amount(policy, default) if policy.automatic else policy.monthly_credits or 0
+    low_line = _low_lines[tenant_id] = _low_line(policy, monthly_grant)
     granted = await repository.ledger_sum(session, tenant_id, [EntryType.grant], start, end)
     used = -await repository.ledger_sum(session, tenant_id, [EntryType.debit], start, end)
     return Balance(
@@ -526,7 +547,7 @@ async def balance(
         total=total,
         period=BalancePeriod(start=start, end=end, granted=granted, used=used),
         buckets=[BalanceBucket.model_validate(bucket) for bucket in buckets],
-        low_balance_threshold=math.ceil(monthly * LOW_BALANCE_SHARE),
+        low_balance_threshold=low_line,
     )
 
 
@@ -828,7 +849,7 @@ async def _debit(
     if resource == (None, None):
         resource = (spent.resource_type, spent.resource_id)
     tokens: tuple[int, int] | None = (spent.input_tokens, spent.output_tokens)
-    balance = await repository.total_remaining(session, tenant_id)
+    balance = before = await repository.total_remaining(session, tenant_id)
     rows: list[dict[str, Any]] = []
     left = amount
     for bucket in await repository.spendable_buckets(session, tenant_id, now):
@@ -856,7 +877,49 @@ async def _debit(
         if left == 0:
             break
     await repository.add_entries(session, tenant_id, rows)
+    await _announce_low_balance(session, tenant_id, before, balance, now)
     return rows
+
+
+async def _announce_low_balance(
+    session: AsyncSession, tenant_id: uuid.UUID, before: int, after: int, now: datetime
+) -> None:
+    """`credits.low_balance` when a debit took the balance (the ledger's: credits left in the
+    buckets) across the low-balance line, or to zero: once per crossing, since a debit that
+    starts under the line crosses nothing (a grant that lifts the balance over it arms it
+    again). A debit crossing both is told once, as `zero`. The line comes from the cache the
+    policy's readers fill: no query per debit."""
+    if after >= before:
+        return
+    line = _low_lines.get(tenant_id)
+    if line is None:
+        line = _low_lines[tenant_id] = await _stored_low_line(session, tenant_id, now)
+    if after <= 0 < before:
+        threshold = "zero"
+    elif after <= line < before:
+        threshold = "10_percent"
+    else:
+        return
+    events.emit(
+        session,
+        tenant_id,
+        "credits.low_balance",
+        resource_id=tenant_id,
+        payload={"balance": after, "threshold": threshold, "low_balance_threshold": line},
+    )
+
+
+async def _stored_low_line(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> int:
+    """The low-balance line from what is stored (a cache miss): the policy, and on the calendar
+    grant this month's grant, as written. No configuration is read: a commit needs none (it
+    runs where no runtime is installed, bench/credits.py)."""
+    policy = _policy_of(await repository.account(session, tenant_id))
+    if policy.automatic and policy.monthly_credits is None:
+        granted = await repository.bucket_by_reference(
+            session, tenant_id, f"monthly:{period_of(now)}"
+        )
+        return _low_line(policy, granted.granted if granted is not None else 0)
+    return _low_line(policy, None)
 
 
 async def release(

@@ -1,5 +1,5 @@
-"""Ingestion's last write, for many documents at once: marked ready, chunks indexed, credits
-committed.
+"""Ingestion's last write, for many documents at once: marked ready (and `document.ready`
+emitted), chunks indexed, credits committed.
 
 On SQLite every write waits its turn for the one writer, and documents finish extracting while
 the writer is busy with others (confirms, earlier documents). So the documents that finished
@@ -24,6 +24,7 @@ from contentplatform.credits import service as credits
 from contentplatform.documents import index as search
 from contentplatform.documents import repository
 from contentplatform.documents.chunking import Chunk
+from contentplatform.events import service as events
 from contentplatform.kit.db import Database
 
 
@@ -91,7 +92,7 @@ async def _write_together(db: Database, batch: list[Ready]) -> list[bool]:
     async with db.unit_of_work() as session:
         # Each document first: only one still processing its version and attempt becomes ready
         # (one failed as stalled meanwhile stays failed, its credits released).
-        ready = [
+        filenames = [
             await repository.mark_ready(
                 session,
                 document.tenant_id,
@@ -103,7 +104,22 @@ async def _write_together(db: Database, batch: list[Ready]) -> list[bool]:
             )
             for document in batch
         ]
+        ready = [filename is not None for filename in filenames]
         written = [document for document, ok in zip(batch, ready, strict=True) if ok]
+        for document, filename in zip(batch, filenames, strict=True):
+            if filename is not None:
+                events.emit(
+                    session,
+                    document.tenant_id,
+                    "document.ready",
+                    resource_id=document.document_id,
+                    payload={
+                        "document_id": document.document_id,
+                        "filename": filename,
+                        "version": document.version,
+                        "chunk_count": len(document.chunks),
+                    },
+                )
         await search.replace_chunks_of(
             session,
             [

@@ -199,17 +199,19 @@ async def mark_ready(
     *,
     chunk_count: int,
     text_path: str,
-) -> bool:
-    """The document, still processing at this version and attempt, is ready; whether it was."""
+) -> str | None:
+    """The document, still processing at this version and attempt, is ready: its filename (for
+    the event that says so), or None when it was not processing (nothing was written)."""
     result = await session.execute(
         update(Document)
         .where(
             *_ingesting(tenant_id, document_id, version, attempt), Document.status == "processing"
         )
         .values(status="ready", error=None, chunk_count=chunk_count, text_path=text_path)
+        .returning(Document.filename)
         .execution_options(synchronize_session=False)
     )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    return result.scalar_one_or_none()
 
 
 async def unfinished_ingestions(session: AsyncSession) -> list[Document]:
@@ -238,10 +240,10 @@ async def record_use(
 
 async def fail_never_uploaded(
     session: AsyncSession, registered_before: datetime, reason: str, now: datetime
-) -> list[uuid.UUID]:
+) -> list[tuple[uuid.UUID, uuid.UUID, str]]:
     """Across tenants: fail with `reason` the live documents registered before
-    `registered_before` whose upload was never confirmed (pending, no content). The tenants of
-    those failed, one entry per document."""
+    `registered_before` whose upload was never confirmed (pending, no content). (tenant id,
+    document id, filename) of each one failed."""
     result = await session.execute(
         update(Document)
         .where(
@@ -251,7 +253,7 @@ async def fail_never_uploaded(
             Document.created_at < registered_before,
         )
         .values(status="error", error=reason, updated_at=now)
-        .returning(Document.tenant_id)
+        .returning(Document.tenant_id, Document.id, Document.filename)
         .execution_options(synchronize_session=False)
     )
-    return list(result.scalars())
+    return [(tenant_id, document_id, filename) for tenant_id, document_id, filename in result]

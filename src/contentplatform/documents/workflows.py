@@ -6,7 +6,8 @@ one transaction, marks the document ready, indexes the chunks and commits the cr
 per document: every write waits its turn for SQLite's one writer. Each checks the document first
 and stops quietly when it was deleted, superseded by a newer version or retry, or failed
 meanwhile (stalled), so late work never overwrites newer work. A failure puts the document in
-`error` with a reason a person can act on, and releases the credits held for it.
+`error` with a reason a person can act on, and releases the credits held for it. Either end is
+told as an event (`document.ready`, `document.failed`) in the transaction that writes it.
 
 Up to `ready` the workflow has no DBOS steps. Every part is idempotent, so a workflow that DBOS
 recovers after a crash simply runs again from the start; a step would checkpoint only what is cheap
@@ -40,6 +41,7 @@ from contentplatform.core import runtime
 from contentplatform.credits import service as credits
 from contentplatform.documents import parsing, pipeline, ready, repository, vectors
 from contentplatform.documents.models import Document
+from contentplatform.events import service as events
 from contentplatform.kit import durable
 from contentplatform.kit.db import Database, utcnow
 from contentplatform.storage import paths
@@ -320,8 +322,27 @@ async def mark_failed(
         return  # it got there (what failed came after): its credits are spent
     await credits.release(session, tenant_id, uuid.UUID(reservation))
     if document is not None:
+        # Told once: a run failed as stalled that fails again later changes only the reason.
+        if document.status != "error":
+            announce_failed(session, tenant_id, document.id, document.filename, reason)
         document.status = "error"
         document.error = reason
+
+
+def announce_failed(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    document_id: uuid.UUID,
+    filename: str,
+    reason: str,
+) -> None:
+    events.emit(
+        session,
+        tenant_id,
+        "document.failed",
+        resource_id=document_id,
+        payload={"document_id": document_id, "filename": filename, "error": reason},
+    )
 
 
 @durable.reconcile_source("documents.ingest")
@@ -357,12 +378,14 @@ async def fail_missing_uploads(db: Database) -> int:
     lifetime = timedelta(seconds=runtime.current().settings.upload_url_ttl_seconds)
     now = utcnow()
     async with db.unit_of_work() as session:
-        tenants = await repository.fail_never_uploaded(session, now - lifetime, UPLOAD_MISSING, now)
-    for tenant_id in set(tenants):
+        failed = await repository.fail_never_uploaded(session, now - lifetime, UPLOAD_MISSING, now)
+        for tenant_id, document_id, filename in failed:
+            announce_failed(session, tenant_id, document_id, filename, UPLOAD_MISSING)
+    for tenant_id in {tenant_id for tenant_id, _, _ in failed}:
         await _invalidate(tenant_id)
-    if tenants:
-        log.info("failed %d documents whose upload never came", len(tenants))
-    return len(tenants)
+    if failed:
+        log.info("failed %d documents whose upload never came", len(failed))
+    return len(failed)
 
 
 def _restarter(workflow_id: str, args: tuple[Any, ...]) -> Any:

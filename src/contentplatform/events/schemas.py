@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AwareDatetime, BaseModel, Field
 
 from contentplatform.kit.schemas import MAX_PAGE, Input, Page
 from contentplatform.kit.text import Identifier
@@ -20,8 +20,8 @@ class ListActivityInput(Input):
     resource_id: uuid.UUID | None = None
     actor_id: Identifier | None = Field(None, max_length=255)
     action: Identifier | None = Field(None, max_length=60, description="e.g. `draft.published`")
-    start_date: datetime | None = None
-    end_date: datetime | None = None
+    start_date: AwareDatetime | None = None
+    end_date: AwareDatetime | None = None
     page: int = Field(1, ge=1, le=MAX_PAGE)
     limit: int = Field(50, ge=1, le=100)
 

@@ -3,7 +3,7 @@ and the tenant's stored choices, kept 30 seconds per tenant in the runtime's cac
 
 `require` is what the guard calls for an operation declared behind a flag: on a cache hit it
 reads the tenant's evaluation without touching the database. Below tenants, above core: it
-imports no domain.
+imports no domain but the outbox (an opt-in or out is audited as `feature.opt_in_changed`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.config import Settings
 from contentplatform.core.runtime import Runtime
+from contentplatform.events import service as events
 from contentplatform.features import flags, repository, schemas
 from contentplatform.features.errors import (
     FeatureDisabled,
@@ -122,6 +123,7 @@ async def set_opt_in(
         raise FeatureNotFound(key)
     if not flag.opt_in_allowed:
         raise FeatureNotOptional(key)
+    before = (await evaluate(session, runtime.settings, tenant_id))[key]
     stored = await repository.set_opt_in(
         session, tenant_id, key, enabled=enabled, set_by=subject, set_at=utcnow()
     )
@@ -133,4 +135,18 @@ async def set_opt_in(
 
     after_commit(session, invalidate)
     evaluation = (await evaluate(session, runtime.settings, tenant_id))[key]
+    # Audited when it changed what applies (opting in twice is no change).
+    changes = events.changes_between(
+        {"enabled": before.enabled, "source": before.source},
+        {"enabled": evaluation.enabled, "source": evaluation.source},
+    )
+    if changes:
+        events.emit(
+            session,
+            tenant_id,
+            "feature.opt_in_changed",
+            resource_id=None,
+            payload={"key": key, "enabled": evaluation.enabled},
+            changes=changes,
+        )
     return _feature(flag, evaluation.enabled, evaluation.source)

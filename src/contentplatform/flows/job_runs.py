@@ -1,6 +1,7 @@
 """Running a job: an instance's run, started by the scheduler or as a person asks
 (job_actions.py), followed as the generation pipeline writes, and settled on the job when it
-ends (auto-publishing what it wrote when the job says so). Never commits.
+ends (auto-publishing what it wrote when the job says so; the end told as `job.run_completed`
+or `job.run_failed`, job_instances.run_ended). Never commits.
 
 A job has at most one run in flight. Whoever locks both a tenant and one of its jobs locks the
 tenant first, as the pipeline already holds the tenant (credits) when it reports a finished run.
@@ -111,7 +112,7 @@ async def start_many(
         except PlatformError as error:
             if by_hand:
                 raise
-            _fail(job, instance, attempt, error.detail, now)
+            _fail(session, job, instance, attempt, error.detail, now)
             continue
         generations.append(_Generation(job, instance, topic, rotated, attempt))
     outcomes = await generation.start_blogs(
@@ -133,7 +134,7 @@ async def start_many(
         if isinstance(outcome, PlatformError):
             if by_hand:
                 raise outcome
-            _fail(job, instance, each.attempt, outcome.detail, now)
+            _fail(session, job, instance, each.attempt, outcome.detail, now)
             continue
         if each.rotated:
             job.topic_cursor += 1
@@ -151,10 +152,17 @@ async def start_many(
         jobs.run_started(job, now)
 
 
-def _fail(job: Job, instance: JobInstance, attempt: int, reason: str, now: datetime) -> None:
+def _fail(
+    session: AsyncSession,
+    job: Job,
+    instance: JobInstance,
+    attempt: int,
+    reason: str,
+    now: datetime,
+) -> None:
     """The run could not start: the instance fails with the reason, and the job with it."""
     instance.attempts = attempt
-    instances.finish(instance, "failed", reason, now)
+    instances.run_ended(session, instance, reason, now, drafts_created=0)
     job.last_run_at = now
     jobs.settle(job, failure=reason)
 
@@ -239,19 +247,21 @@ async def _select_existing(
     instance.attempts = attempt
     job.last_run_at = now
     if draft is None:
-        instances.finish(instance, "failed", instances.NOTHING_TO_SELECT, now)
+        instances.run_ended(session, instance, instances.NOTHING_TO_SELECT, now, drafts_created=0)
         jobs.settle(job, failure=instances.NOTHING_TO_SELECT)
         return
     instance.draft_id = draft.id
     instance.topic = draft.title[:500]
     instance.percent = 100
     instance.started_at = now
-    instances.finish(instance, "completed", None, now)
+    # It took an approved draft: none was written.
+    instances.run_ended(session, instance, None, now, drafts_created=0)
     jobs.settle(job, failure=None)
 
 
 # --- following the pipeline ---------------------------------------------------------------------
 
+FINISHED = ("completed", "failed", "skipped")
 RUN_TO_INSTANCE = {
     "queued": "pending",
     "running": "running",
@@ -267,7 +277,8 @@ async def follow_run(session: AsyncSession, run: GenerationRun) -> None:
     if run.instance_id is None:
         return
     instance = await instances.find(session, run.tenant_id, run.instance_id)
-    if instance is None or instance.run_id != run.id or instance.status == "skipped":
+    # Settled once: a run's end heard again (or a skipped instance) changes nothing.
+    if instance is None or instance.run_id != run.id or instance.status in FINISHED:
         return
     now = utcnow()
     instance.step = run.step
@@ -282,7 +293,9 @@ async def follow_run(session: AsyncSession, run: GenerationRun) -> None:
     failure = None
     if status == "failed":
         failure = (run.error or {}).get("message") or "Generation failed."
-    instances.finish(instance, status, failure, now)
+    instances.run_ended(
+        session, instance, failure, now, drafts_created=1 if status == "completed" else 0
+    )
     # Locked: a pause committed meanwhile must not be overwritten.
     job = await jobs.find(session, run.tenant_id, instance.job_id, for_update=True)
     if job is None:

@@ -8,8 +8,8 @@ stream once written: events.py). No transaction is open while a model is called.
 Each step first checks that the run still owns its draft: a deleted draft or a cancelled run
 (generation.cancelRun) stops the pipeline at that step boundary. A failure of any step fails
 the run visibly: the run is `failed` with `{code, message, retryable}`, the draft `rejected`
-with the reason, and the hold released. Whichever way it ends, the workflow's last step appends
-the run's terminal event (`generation.announce`).
+with the reason, the hold released and `generation.run_failed` written to the outbox. Whichever
+way it ends, the workflow's last step appends the run's terminal event (`generation.announce`).
 
 Two kinds of run: `blog` writes an article; `regenerate` writes a draft again, whole (as `blog`,
 keeping its title when asked) or only the chosen sections (retrieve -> retrieve each section ->
@@ -68,6 +68,7 @@ from contentplatform.documents import index as search
 from contentplatform.documents import service as documents
 from contentplatform.drafts import html, seo
 from contentplatform.drafts import service as drafts
+from contentplatform.events import service as outbox  # `events` is the run's stream (events.py)
 from contentplatform.generation import events, grounding, passages, prompts, repository, watchers
 from contentplatform.generation.answers import (
     InvalidModelOutput,
@@ -890,6 +891,19 @@ async def mark_failed(
     run.status = "failed"
     run.error = error
     run.finished_at = utcnow()
+    outbox.emit(
+        session,
+        tenant_id,
+        "generation.run_failed",
+        resource_id=run.id,
+        payload={
+            "run_id": run.id,
+            "job_id": run.job_id,
+            "instance_id": run.instance_id,
+            "draft_id": run.draft_id,
+            "error": error,
+        },
+    )
     await watchers.run_changed(session, run)
 
 

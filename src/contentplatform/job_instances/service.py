@@ -4,7 +4,8 @@ An instance is `pending` until its run begins, `running` while the pipeline writ
 and `percent` follow the run), then `completed` (its draft is in review) or `failed` (with the
 reason); `skipped` when it was not run (missed during downtime, a run of its job still in
 flight, skipped by hand, or its job paused). A `select_existing` instance takes an approved
-draft instead of generating one. Starting and following runs is flows/job_runs.py.
+draft instead of generating one. Starting and following runs is flows/job_runs.py. A run that
+ends is told as `job.run_completed` or `job.run_failed` (`run_ended`); a skip tells nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.events import service as events
 from contentplatform.job_instances import repository, schemas
 from contentplatform.job_instances.errors import InstanceNotWaiting, JobInstanceNotFound
 from contentplatform.job_instances.models import JobInstance
@@ -142,6 +144,33 @@ def finish(instance: JobInstance, status: str, error: str | None, now: datetime)
     instance.error = error
     instance.finished_at = now
     instance.updated_at = now
+
+
+def run_ended(
+    session: AsyncSession,
+    instance: JobInstance,
+    error: str | None,
+    now: datetime,
+    *,
+    drafts_created: int,
+) -> None:
+    """The instance's run ended: completed (`error` None) or failed with the reason, and told
+    as `job.run_completed` or `job.run_failed` about its job. `drafts_created` is what the run
+    wrote (0 when it failed, or took an approved draft instead)."""
+    finish(instance, "failed" if error is not None else "completed", error, now)
+    events.emit(
+        session,
+        instance.tenant_id,
+        "job.run_failed" if error is not None else "job.run_completed",
+        resource_id=instance.job_id,
+        payload={
+            "job_id": instance.job_id,
+            "instance_id": instance.id,
+            "draft_id": instance.draft_id,
+            "drafts_created": drafts_created,
+            "error": error,
+        },
+    )
 
 
 def clean_keywords(keywords: list[str] | None) -> list[str] | None:

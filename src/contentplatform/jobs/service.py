@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.billing import service as billing
 from contentplatform.documents import service as documents
+from contentplatform.events import service as events
 from contentplatform.job_instances import service as instances
 from contentplatform.job_instances.schemas import JobInstance
 from contentplatform.jobs import repository, schedule, schemas
@@ -318,7 +319,18 @@ async def update_timezone(
     except schedule.InvalidSchedule as error:
         raise UnknownTimezone(str(error), errors=[FieldError("timezone", str(error))]) from None
     await tenants.lock_tenant(session, tenant_id)
+    before = await tenants.timezone_of(session, tenant_id)
     await tenants.set_timezone(session, tenant_id, timezone)
+    if timezone != before:  # the organization's setting: audited as the others are
+        events.emit(
+            session,
+            tenant_id,
+            "settings.updated",
+            resource_type="settings",
+            resource_id=tenant_id,
+            payload={"fields": ["timezone"]},
+            changes={"timezone": {"from": before, "to": timezone}},
+        )
     now = utcnow()
     for job in await repository.scheduled(session, tenant_id):
         plan_next_run(job, timezone, now)

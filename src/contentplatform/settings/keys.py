@@ -6,6 +6,9 @@ their role (core/procedures.py `api_keys`). The guard keeps a resolved key a few
 (tenants/guard.py); a revocation, a removal of the admin who made it, or turning keys off
 retires what every process holds at once (the organization's access scope, published after
 commit), and the short life of an entry bounds it where no Redis carries the message.
+
+Making and revoking a key are audit events (`api_key.created`, `api_key.revoked`): its name,
+prefix and role, never the key.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.auth import api_keys
 from contentplatform.auth.context import Identity, KeyAccess, Role, TenantAccess
 from contentplatform.billing import service as billing
+from contentplatform.events import service as events
 from contentplatform.kit.db import after_commit, utcnow
 from contentplatform.kit.invalidation import Invalidations
 from contentplatform.kit.schemas import Success
@@ -110,7 +114,27 @@ async def create_key(
     )
     session.add(key)
     await session.flush()
+    _announce(session, "api_key.created", key.tenant_id, key.id, key.name, key.prefix, key.role)
     return schemas.CreatedApiKey(**_record(key).model_dump(), secret=secret)
+
+
+def _announce(
+    session: AsyncSession,
+    type_: str,
+    tenant_id: uuid.UUID,
+    key_id: uuid.UUID,
+    name: str,
+    prefix: str,
+    role: str,
+    **more: object,
+) -> None:
+    events.emit(
+        session,
+        tenant_id,
+        type_,
+        resource_id=key_id,
+        payload={"key_id": key_id, "name": name, "prefix": prefix, "role": role, **more},
+    )
 
 
 async def revoke_key(
@@ -124,13 +148,26 @@ async def revoke_key(
         key.revoked_at = key.updated_at = utcnow()
         key.revoked_by = by
         announce_after_commit(session, bus, tenant.org_id)
+        _announce(session, "api_key.revoked", key.tenant_id, key.id, key.name, key.prefix, key.role)
     return Success(success=True)
 
 
 async def revoke_keys_of(session: AsyncSession, tenant_id: uuid.UUID, member: str) -> int:
     """A member left: the keys they made stop working (the caller announces the removal, which
     retires the keys too). How many were revoked."""
-    return await repository.revoke_api_keys_of(session, tenant_id, member, utcnow())
+    revoked = await repository.revoke_api_keys_of(session, tenant_id, member, utcnow())
+    for key_id, name, prefix, role in revoked:
+        _announce(
+            session,
+            "api_key.revoked",
+            tenant_id,
+            key_id,
+            name,
+            prefix,
+            role,
+            reason="member_removed",
+        )
+    return len(revoked)
 
 
 async def resolve(session: AsyncSession, secret: str) -> KeyAccess:

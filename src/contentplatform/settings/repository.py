@@ -106,8 +106,9 @@ async def api_key_by_hash(session: AsyncSession, secret_hash: str) -> ApiKey | N
 
 async def revoke_api_keys_of(
     session: AsyncSession, tenant_id: uuid.UUID, created_by: str, at: datetime
-) -> int:
-    """Revoke every live key of the tenant that `created_by` made; how many."""
+) -> list[tuple[uuid.UUID, str, str, str]]:
+    """Revoke every live key of the tenant that `created_by` made: (id, name, prefix, role) of
+    each."""
     result = await session.execute(
         update(ApiKey)
         .where(
@@ -116,6 +117,7 @@ async def revoke_api_keys_of(
             ApiKey.revoked_at.is_(None),
         )
         .values(revoked_at=at, revoked_by="system:member-removed", updated_at=at)
+        .returning(ApiKey.id, ApiKey.name, ApiKey.prefix, ApiKey.role)
         .execution_options(synchronize_session=False)
     )
-    return int(getattr(result, "rowcount", 0) or 0)
+    return [(key_id, name, prefix, role) for key_id, name, prefix, role in result]

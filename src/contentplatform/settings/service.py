@@ -7,6 +7,11 @@ and `expectedVersion` makes a stale update a 409. Content rules are linted by ru
 
 Below generation, jobs and the flows, which read the voice (generation_guidance), the strategy
 (topic_strategy) and the rules (check_draft, which holds auto-publish).
+
+Every write that changes something is one `settings.updated` event (the audit trail), its
+`changes` the diff of the fields it changed (`group.field` for the settings' groups), with the
+resource it changed: `settings` (the tenant's id), `brand_voice` and `content_strategy` (the
+tenant's id; `version` is among the changes), `content_rule` (the rule's id).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from contentplatform.auth.context import TenantAccess
 from contentplatform.documents import service as documents
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
+from contentplatform.events import service as events
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import FieldError, NotFound
 from contentplatform.kit.schemas import SUCCESS, Success
@@ -40,6 +46,29 @@ from contentplatform.settings.errors import (
 )
 from contentplatform.settings.models import BrandVoice, ContentRule, ContentStrategy, TenantSettings
 from contentplatform.tenants import service as tenants
+
+
+def _announce(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    resource_type: str,
+    resource_id: uuid.UUID,
+    before: dict[str, Any],
+    after: dict[str, Any],
+) -> None:
+    """One `settings.updated` for a write, with what it changed (nothing changed: no event)."""
+    changes = events.changes_between(before, after)
+    if changes:
+        events.emit(
+            session,
+            tenant_id,
+            "settings.updated",
+            resource_type=resource_type,
+            resource_id=resource_id,
+            payload={"fields": sorted(changes)},
+            changes=changes,
+        )
+
 
 # --- tenant settings ----------------------------------------------------------------------------
 
@@ -94,9 +123,12 @@ async def update_settings(
     tenant_id = tenant.tenant_id
     await tenants.lock_tenant(session, tenant_id)
     changes = await _checked_changes(session, tenant, data)
+    row = await repository.settings_of(session, tenant_id)
+    name = await tenants.name_of(session, tenant_id)
+    before = _fields(name, row.values if row is not None else {})
     if data.name is not None:
         await tenants.rename(session, tenant_id, data.name)
-    row = await repository.settings_of(session, tenant_id)
+        name = data.name
     if row is None:
         row = TenantSettings(id=uuid.uuid4(), tenant_id=tenant_id, values={})
         session.add(row)
@@ -105,7 +137,19 @@ async def update_settings(
     row.updated_by = by
     row.updated_at = utcnow()
     await session.flush()
-    return _settings_of(tenant_id, await tenants.name_of(session, tenant_id), row)
+    _announce(session, tenant_id, "settings", tenant_id, before, _fields(name, row.values))
+    return _settings_of(tenant_id, name, row)
+
+
+def _fields(name: str, stored: dict[str, Any]) -> dict[str, Any]:
+    """The settings in effect as `field` and `group.field` -> value, for the audit's diff."""
+    fields: dict[str, Any] = {"name": name}
+    for key, value in _merged(schemas.DEFAULT_SETTINGS, stored).items():
+        if isinstance(value, dict):
+            fields.update({f"{key}.{field}": each for field, each in value.items()})
+        else:
+            fields[key] = value
+    return fields
 
 
 # The fields null clears; null leaves every other one as it is.
@@ -177,6 +221,7 @@ async def _replace(
     session: AsyncSession,
     tenant_id: uuid.UUID,
     model: type[BrandVoice] | type[ContentStrategy],
+    defaults: dict[str, Any],
     values: dict[str, Any],
     expected: int | None,
     by: str,
@@ -194,7 +239,24 @@ async def _replace(
     row.updated_by = by
     session.add(row)
     await session.flush()
+    resource = "brand_voice" if model is BrandVoice else "content_strategy"
+    _announce(
+        session,
+        tenant_id,
+        resource,
+        tenant_id,
+        _version_fields(defaults, current),
+        _version_fields(defaults, row),
+    )
     return row
+
+
+def _version_fields(
+    defaults: dict[str, Any], row: BrandVoice | ContentStrategy | None
+) -> dict[str, Any]:
+    """A version's fields and its number, for the audit's diff."""
+    values = _versioned(defaults, row)
+    return {k: v for k, v in values.items() if k not in ("updated_at", "updated_by")}
 
 
 async def get_voice(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.BrandVoice:
@@ -206,7 +268,9 @@ async def update_voice(
     session: AsyncSession, tenant_id: uuid.UUID, by: str, data: schemas.UpdateBrandVoiceInput
 ) -> schemas.BrandVoice:
     values = data.model_dump(mode="json", exclude={"expected_version"})
-    row = await _replace(session, tenant_id, BrandVoice, values, data.expected_version, by)
+    row = await _replace(
+        session, tenant_id, BrandVoice, schemas.DEFAULT_VOICE, values, data.expected_version, by
+    )
     return schemas.BrandVoice.model_validate(_versioned(schemas.DEFAULT_VOICE, row))
 
 
@@ -219,7 +283,15 @@ async def update_strategy(
     session: AsyncSession, tenant_id: uuid.UUID, by: str, data: schemas.UpdateStrategyInput
 ) -> schemas.ContentStrategy:
     values = data.model_dump(mode="json", exclude={"expected_version"})
-    row = await _replace(session, tenant_id, ContentStrategy, values, data.expected_version, by)
+    row = await _replace(
+        session,
+        tenant_id,
+        ContentStrategy,
+        schemas.DEFAULT_STRATEGY,
+        values,
+        data.expected_version,
+        by,
+    )
     return schemas.ContentStrategy.model_validate(_versioned(schemas.DEFAULT_STRATEGY, row))
 
 
@@ -342,7 +414,20 @@ async def create_rule(
     )
     session.add(rule)
     await session.flush()
+    _announce(session, tenant_id, "content_rule", rule.id, {}, _rule_fields(rule))
     return schemas.ContentRule.model_validate(rule)
+
+
+def _rule_fields(rule: ContentRule) -> dict[str, Any]:
+    """A rule's fields, for the audit's diff."""
+    return {
+        "name": rule.name,
+        "type": rule.type,
+        "config": rule.config,
+        "severity": rule.severity,
+        "stages": list(rule.stages),
+        "enabled": rule.enabled,
+    }
 
 
 async def update_rule(
@@ -351,6 +436,7 @@ async def update_rule(
     rule = await repository.rule(session, tenant_id, data.id)
     if rule is None:
         raise RuleNotFound(data.id)
+    before = _rule_fields(rule)
     if data.config is not None:
         rule.config = _config_of(rule.type, data.config)
     if data.name is not None:
@@ -363,12 +449,15 @@ async def update_rule(
         rule.enabled = data.enabled
     rule.updated_at = utcnow()
     await session.flush()
+    _announce(session, tenant_id, "content_rule", rule.id, before, _rule_fields(rule))
     return schemas.ContentRule.model_validate(rule)
 
 
 async def delete_rule(session: AsyncSession, tenant_id: uuid.UUID, rule_id: uuid.UUID) -> Success:
-    if not await repository.delete_rule(session, tenant_id, rule_id):
+    rule = await repository.rule(session, tenant_id, rule_id)
+    if rule is None or not await repository.delete_rule(session, tenant_id, rule_id):
         raise RuleNotFound(rule_id)
+    _announce(session, tenant_id, "content_rule", rule_id, _rule_fields(rule), {})
     return SUCCESS
 
 

@@ -1,6 +1,10 @@
 """The rules of the team: members and invitations, written to the identity provider first and
 then here, and the provider's events applied. Never commits.
 
+Members' events (added, removed, role changed) are written where memberships change
+(tenants.set_member_state); invitations' here: `invitation.created` for a new pending one (ours
+or one made at the provider), `invitation.revoked` when one becomes revoked (audit).
+
 A write holds the tenant's lock across the provider's call: two admins demoting each other at
 once must not both pass the last-admin check. Team writes are rare; the provider's timeout
 (CONTENTPLATFORM_IDP_TIMEOUT_SECONDS) bounds the wait.
@@ -21,6 +25,7 @@ from contentplatform.auth.context import Role, TenantAccess
 from contentplatform.billing import service as billing
 from contentplatform.config import Settings
 from contentplatform.drafts import service as drafts
+from contentplatform.events import service as events
 from contentplatform.kit.db import after_commit, utcnow
 from contentplatform.kit.errors import FieldError
 from contentplatform.kit.invalidation import Invalidations
@@ -259,7 +264,7 @@ async def invite(
     role = Role(data.role)
     remote = await directory.invite(tenant.org_id, email, role, inviter, data.redirect_url)
     invitation = await repository.invitation_by_idp_id(session, tenant.tenant_id, remote.id)
-    if invitation is None:  # its created event may have been applied first
+    if invitation is None:  # its created event may have been applied first (and told it)
         invitation = repository.add_invitation(
             session,
             tenant.tenant_id,
@@ -272,6 +277,7 @@ async def invite(
             idp_updated_at=remote.updated_at,
             created_at=remote.created_at or now,
         )
+        _announce(session, "invitation.created", invitation)
     else:
         invitation.invited_by = tenant.user_id
     await session.flush()
@@ -295,7 +301,23 @@ async def revoke_invitation(
     revoked_at = await directory.revoke(tenant.org_id, invitation.idp_invitation_id, requester)
     invitation.status = "revoked"
     invitation.idp_updated_at = revoked_at or invitation.idp_updated_at
+    _announce(session, "invitation.revoked", invitation)
     return _invitation(invitation, now)
+
+
+def _announce(session: AsyncSession, type_: str, invitation: Invitation) -> None:
+    events.emit(
+        session,
+        invitation.tenant_id,
+        type_,
+        resource_id=invitation.id,
+        payload={
+            "invitation_id": invitation.id,
+            "email": invitation.email,
+            "role": invitation.role,
+            "expires_at": invitation.expires_at,
+        },
+    )
 
 
 def _apply_invitation(invitation: Invitation, remote: RemoteInvitation) -> bool:
@@ -316,7 +338,7 @@ async def _upsert_invitation(
 ) -> bool:
     invitation = await repository.invitation_by_idp_id(session, tenant_id, remote.id)
     if invitation is None:
-        repository.add_invitation(
+        invitation = repository.add_invitation(
             session,
             tenant_id,
             idp_invitation_id=remote.id,
@@ -328,8 +350,14 @@ async def _upsert_invitation(
             idp_updated_at=remote.updated_at,
             created_at=remote.created_at or utcnow(),
         )
+        if invitation.status == "pending":  # made at the provider, not through us
+            _announce(session, "invitation.created", invitation)
         return True
-    return _apply_invitation(invitation, remote)
+    was_revoked = invitation.status == "revoked"
+    changed = _apply_invitation(invitation, remote)
+    if invitation.status == "revoked" and not was_revoked:
+        _announce(session, "invitation.revoked", invitation)
+    return changed
 
 
 # --- sync: the nightly reconcile and team.sync ---------------------------------------------------

@@ -63,10 +63,13 @@ async def ensure_membership(
     user_id: uuid.UUID,
     role: str,
     joined_at: datetime | None = None,
-) -> Membership:
+) -> tuple[Membership, bool]:
+    """The membership, made (active, `role`) when there is none: it, and whether this call
+    made it (of two racing to, only one did)."""
     found = await membership(session, tenant_id, user_id)
+    made = False
     if found is None:
-        await session.execute(
+        result = await session.execute(
             insert_ignoring_conflicts(
                 session,
                 Membership,
@@ -78,9 +81,10 @@ async def ensure_membership(
                 joined_at=joined_at,
             )
         )
+        made = bool(result.rowcount)  # type: ignore[attr-defined]
         found = await membership(session, tenant_id, user_id)
     assert found is not None
-    return found
+    return found, made
 
 
 async def user_by_id(session: AsyncSession, user_id: uuid.UUID) -> User | None:
@@ -233,6 +237,16 @@ async def active_memberships(session: AsyncSession, tenant_id: uuid.UUID) -> lis
         select(Membership).where(Membership.tenant_id == tenant_id, Membership.status == "active")
     )
     return list(result.scalars())
+
+
+async def active_member_roles(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, str]:
+    """The provider's user id -> role of every active member, in one query."""
+    result = await session.execute(
+        select(User.idp_user_id, Membership.role)
+        .join(User, User.id == Membership.user_id)
+        .where(Membership.tenant_id == tenant_id, Membership.status == "active")
+    )
+    return dict(result.tuples().all())
 
 
 async def active_tenants(session: AsyncSession) -> list[Tenant]:

@@ -1,4 +1,10 @@
-"""Resolving the caller's tenant and role; just-in-time provisioning."""
+"""Resolving the caller's tenant and role; just-in-time provisioning; memberships kept in step
+with the identity provider.
+
+Every membership that becomes active (a first login too), is removed, or changes role writes
+`member.added`, `member.removed` or `member.role_changed` (with `changes.role`) to the outbox in
+the transaction that changes it, resource the user (`user_id`, as team.* names members).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +12,14 @@ import contextlib
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Identity, Role, TenantAccess
+from contentplatform.core import actors
+from contentplatform.events import service as events
 from contentplatform.kit import text
 from contentplatform.kit.db import utcnow
 from contentplatform.tenants import repository
@@ -58,9 +67,14 @@ async def _provision(
     user = await repository.ensure_user(session, identity.subject)
     _refresh_profile(user, identity)
     now = utcnow()
-    member = await repository.ensure_membership(
+    member, made = await repository.ensure_membership(
         session, tenant.id, user.id, token_role.value, joined_at=now
     )
+    # Before any request names its caller (the guard resolves access first): the caller, whose
+    # token brought the provider's word, is who acts.
+    caller = actors.of_identity(identity)
+    if made:
+        _announce(session, "member.added", member, user, actor=caller)
     issued = issued_at(identity)
     stored_is_newer = member.role_set_at is not None and (
         issued is None or issued <= member.role_set_at
@@ -70,11 +84,58 @@ async def _provision(
             raise NotAMember(f"You are no longer a member of organization {org_id!r}.")
     elif member.role != token_role.value or member.status != ACTIVE:
         # The token is the provider's newer word: a role changed there, or a member re-added.
+        before = (member.role, member.status)
         member.role = token_role.value
         member.status, member.removed_at = ACTIVE, None
         member.role_set_at = issued
+        _announce_change(session, member, user, *before, actor=caller)
     _touch(member, now)
     return tenant, user, Role(member.role)
+
+
+def _announce(
+    session: AsyncSession,
+    type_: str,
+    member: Membership,
+    user: User,
+    *,
+    changes: dict[str, Any] | None = None,
+    actor: actors.Actor | None = None,
+) -> None:
+    events.emit(
+        session,
+        member.tenant_id,
+        type_,
+        resource_id=user.id,
+        payload={
+            "user_id": user.id,
+            "idp_user_id": user.idp_user_id,
+            "email": user.email,
+            "name": user.name,
+            "role": member.role,
+        },
+        changes=changes,
+        actor=actor,
+    )
+
+
+def _announce_change(
+    session: AsyncSession,
+    member: Membership,
+    user: User,
+    role_before: str,
+    status_before: str,
+    *,
+    actor: actors.Actor | None = None,
+) -> None:
+    """The event of a membership that was (role_before, status_before) and is what it is now:
+    added (active again), removed, or its role changed; nothing when neither changed."""
+    if member.status != status_before:
+        kind = "member.added" if member.status == ACTIVE else "member.removed"
+        _announce(session, kind, member, user, actor=actor)
+    elif member.status == ACTIVE and member.role != role_before:
+        changes = {"role": {"from": role_before, "to": member.role}}
+        _announce(session, "member.role_changed", member, user, changes=changes, actor=actor)
 
 
 def issued_at(identity: Identity) -> datetime | None:
@@ -277,12 +338,7 @@ async def active_orgs(session: AsyncSession) -> list[tuple[uuid.UUID, str]]:
 
 async def active_member_subjects(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, str]:
     """The provider's user id -> role of every active member."""
-    found = {}
-    for member in await repository.active_memberships(session, tenant_id):
-        user = await repository.user_by_id(session, member.user_id)
-        if user is not None:
-            found[user.idp_user_id] = member.role
-    return found
+    return await repository.active_member_roles(session, tenant_id)
 
 
 @dataclass(frozen=True)
@@ -350,11 +406,13 @@ async def set_member_state(
     if member is None:
         if removed or role is None:
             return UNCHANGED
-        member = await repository.ensure_membership(
+        member, made = await repository.ensure_membership(
             session, tenant.id, user.id, role.value, joined_at=joined_at or at
         )
         member.role_set_at, member.idp_updated_at = at, updated_at
         member.idp_membership_id = membership_id or member.idp_membership_id
+        if made:
+            _announce(session, "member.added", member, user)
         return ADDED
     if _is_stale(member.idp_updated_at, updated_at):
         return UNCHANGED
@@ -375,6 +433,7 @@ async def set_member_state(
         member.role_set_at = at
     if not changed:
         return UNCHANGED
+    _announce_change(session, member, user, *before)
     return ADDED if before[1] == REMOVED and not removed else CHANGED
 
 
@@ -402,6 +461,7 @@ async def remove_user(session: AsyncSession, idp_user_id: str, at: datetime) -> 
     for member in await repository.memberships_of_user(session, user.id):
         if member.status == ACTIVE:
             member.status, member.removed_at, member.role_set_at = REMOVED, at, at
+            _announce(session, "member.removed", member, user)
             tenant = await repository.tenant_by_id(session, member.tenant_id)
             if tenant is not None:
                 affected.append(tenant.idp_org_id)

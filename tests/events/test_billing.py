@@ -1,0 +1,102 @@
+"""`subscription.updated` over REST and RPC: the payment provider's subscription events, applied
+as billing's workflow applies them (billing.service), tell a change of plan or status once, by
+the system; an event that changes neither tells nothing. Light on purpose: the billing tests run
+the provider's stand-in against a service process of their own (tests/billing)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from contentplatform.billing import repository as billing_repository
+from contentplatform.billing import service as billing
+from contentplatform.config import Settings
+from contentplatform.kit.db import Database
+from tests.conftest import Run
+from tests.events.support import SYSTEM, Trail, payloads
+from tests.support.orgs import org_fixture
+
+trail = org_fixture(Trail)
+other = org_fixture(Trail, second=True)
+
+
+def a_plan(run: Run) -> tuple[str, str]:
+    """A subscription plan of the catalogue, not for sale (the suite sells nothing): its price
+    id and key."""
+    price_id, key = f"price_{uuid.uuid4().hex[:12]}", f"pro-{uuid.uuid4().hex[:6]}"
+
+    async def scenario(db: Database) -> None:
+        async with db.unit_of_work() as session:
+            await billing_repository.upsert_plan(
+                session,
+                price_id,
+                {
+                    "key": key,
+                    "name": "Pro",
+                    "kind": "subscription",
+                    "interval": "month",
+                    "price_amount": 2900,
+                    "currency": "usd",
+                    "monthly_credits": 5000,
+                    "limits": {},
+                    "features": [],
+                    "provider_product_id": f"prod_{uuid.uuid4().hex[:12]}",
+                    "active": False,
+                },
+            )
+
+    run(scenario)
+    return price_id, key
+
+
+def subscription_event(
+    run: Run, tenant_id: uuid.UUID, price_id: str, status: str, created: int
+) -> str:
+    """Store and apply a customer.subscription.updated event: its status."""
+    obj: dict[str, Any] = {
+        "id": f"sub_{tenant_id.hex[:12]}",
+        "object": "subscription",
+        "customer": f"cus_{tenant_id.hex[:12]}",
+        "status": status,
+        "metadata": {"tenant_id": str(tenant_id)},
+        "items": {"data": [{"price": {"id": price_id}}]},
+    }
+    payload = {
+        "id": f"evt_{uuid.uuid4().hex}",
+        "type": "customer.subscription.updated",
+        "created": created,
+        "data": {"object": obj},
+    }
+
+    async def scenario(db: Database) -> str:
+        async with db.unit_of_work() as session:
+            stored = await billing.receive_event(session, payload["id"], payload["type"], payload)
+        assert stored is not None
+        async with db.unit_of_work() as session:
+            return await billing.process_event(session, stored)
+
+    status_after: str = run(scenario)
+    return status_after
+
+
+def test_a_change_of_plan_or_status_is_told_once(
+    trail: Trail, other: Trail, run: Run, settings: Settings
+) -> None:
+    price_id, key = a_plan(run)
+    now = int(time.time())
+
+    assert subscription_event(run, trail.tenant_id, price_id, "active", now) == "processed"
+    row = trail.one("subscription.updated", trail.tenant_id)
+    assert row["resource_type"] == "tenant"
+    assert row["actor"] == SYSTEM
+    # The same state again is no change.
+    assert subscription_event(run, trail.tenant_id, price_id, "active", now + 1) == "processed"
+    assert subscription_event(run, trail.tenant_id, price_id, "past_due", now + 2) == "processed"
+
+    assert payloads(settings, trail.tenant_id, "subscription.updated") == [
+        {"plan": key, "status": "active", "previous_plan": None, "previous_status": "none"},
+        {"plan": key, "status": "past_due", "previous_plan": key, "previous_status": "active"},
+    ]
+    assert trail.activity(action="subscription.updated")["total"] == 2
+    assert other.activity(action="subscription.updated")["total"] == 0
