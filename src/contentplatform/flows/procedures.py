@@ -44,6 +44,7 @@ from contentplatform.publishers.errors import (
     BadScheduledAt,
     ConnectionNotFound,
     NoConnectionChosen,
+    NothingToUnpublish,
     PublishedAsDraft,
     PublisherDisabled,
 )
@@ -120,6 +121,57 @@ async def list_publish_attempts(
 ) -> publishing_schemas.DraftAttemptPage:
     """Publish attempts of a draft, newest first, with their tries and errors."""
     return await attempts.draft_attempts(ctx.session, ctx.tenant.tenant_id, data)
+
+
+@drafts_router.post(
+    "unpublish",
+    "/v1/drafts/{id}/unpublish",
+    access=Access.editor,
+    errors=[
+        DraftNotFound,
+        ConnectionNotFound,
+        AttemptUnderWay,
+        NothingToUnpublish,
+        PublisherDisabled,
+    ],
+)
+async def unpublish(
+    ctx: Context, data: publishing_schemas.UnpublishDraftInput
+) -> publishing_schemas.Unpublished:
+    """Take a published draft down from its targets, or cancel a scheduled publish.
+
+    From the named connection, else from every connection the draft is live or scheduled on.
+    Each live copy gets an unpublish attempt (`mode` unpublish), run in the background with
+    retries like drafts.publish and listed by drafts.listPublishAttempts: WordPress and Ghost
+    make the post a draft again, Shopify hides the article (`isPublished: false`), Webflow
+    takes the item's live copy down (and marks it a draft), a webhook receives a signed
+    `article.unpublished` event. A copy already deleted on the target counts as taken down.
+    Scheduled publishes there are cancelled. The draft goes from published back to approved
+    once no target keeps it live; republishing puts the same copy back. Answers at once with
+    the draft and the attempts (pending, and cancelled). Neither live nor scheduled there: 409;
+    an attempt to that connection still under way, or a copy on a disabled connection: 409."""
+    return await publishing.unpublish(
+        ctx.session, ctx.tenant.tenant_id, data, by=ctx.identity.subject
+    )
+
+
+@drafts_router.post(
+    "archive",
+    "/v1/drafts/{id}/archive",
+    access=Access.editor,
+    errors=[DraftNotFound, AttemptUnderWay, IllegalDraftTransition, PublisherDisabled],
+)
+async def archive(ctx: Context, data: publishing_schemas.ArchiveDraftInput) -> draft_schemas.Draft:
+    """Archive a draft (any status but generating).
+
+    It leaves the public blog feed at once and its scheduled publishes are cancelled; the
+    copies on the targets stay, unless `unpublishRemote`: then each is taken down as
+    drafts.unpublish does (attempts started once the archive commits, listed by
+    drafts.listPublishAttempts). Generating or already archived: 409 (drafts.unarchive brings
+    it back to review)."""
+    return await publishing.archive(
+        ctx.session, ctx.tenant.tenant_id, data, by=ctx.identity.subject
+    )
 
 
 # --- Jobs ---------------------------------------------------------------------------------------

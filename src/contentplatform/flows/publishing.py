@@ -1,4 +1,5 @@
-"""Publishing a draft by hand (drafts.publish): whether it may go, and where.
+"""Publishing a draft by hand (drafts.publish): whether it may go, and where; and taking it
+down again (drafts.unpublish, drafts.archive with unpublishRemote).
 
 Approved drafts publish and published ones republish (anything else is 409); a published draft
 cannot be sent as a target's draft. The connection is the one named, else the draft's job's (when
@@ -13,6 +14,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.drafts import schemas as draft_schemas
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
 from contentplatform.jobs import service as jobs
@@ -23,6 +25,7 @@ from contentplatform.publishers import service as publishers
 from contentplatform.publishers.errors import (
     BadScheduledAt,
     NoConnectionChosen,
+    NothingToUnpublish,
     PublishedAsDraft,
     PublisherDisabled,
 )
@@ -49,6 +52,38 @@ async def publish(
         force=data.force,
     )
     return schemas.Published(draft=draft, attempt=attempt)
+
+
+async def unpublish(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.UnpublishDraftInput, *, by: str
+) -> schemas.Unpublished:
+    """Take the draft down from the named connection, else from every connection it is live or
+    scheduled on: unpublish attempts run as workflows once this commits, scheduled publishes are
+    cancelled. The draft goes back to approved once no target keeps it live (at once when none
+    reachable does: its copies were on connections since deleted). Nothing live nor scheduled
+    there is 409."""
+    draft = await drafts.require(session, tenant_id, data.id, for_update=True)
+    connection = None
+    if data.publisher_connection_id is not None:
+        connection = await publishers.require(session, tenant_id, data.publisher_connection_id)
+    attempts = await publishing.unpublish(session, draft, connection, by=by)
+    if not attempts:
+        if connection is not None or draft.status != "published":
+            where = f"on the connection {connection.name!r}" if connection else "anywhere"
+            raise NothingToUnpublish(f"The draft is neither live nor scheduled {where}.")
+        drafts.mark_unpublished(session, draft)
+    return schemas.Unpublished(draft=draft, attempts=attempts)
+
+
+async def archive(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ArchiveDraftInput, *, by: str
+) -> draft_schemas.Draft:
+    """Archive the draft (any status but generating; it leaves the public blog at once) and
+    cancel its scheduled publishes; with `unpublishRemote`, also take it down from every
+    connection it is live on, as drafts.unpublish does."""
+    draft = await drafts.archive(session, tenant_id, data.id, data.reason)
+    await publishing.unpublish(session, draft, None, by=by, take_down=data.unpublish_remote)
+    return drafts.to_schema(draft)
 
 
 async def _connection_for(

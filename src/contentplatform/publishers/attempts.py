@@ -3,6 +3,11 @@
 Each function runs in the transaction of one workflow step (or a request): a try begins (the
 attempt running, what to send where), then succeeds (the draft published, the copy on the target
 remembered) or fails (for now, or for good). Never commits.
+
+An unpublish attempt (mode `unpublish`, drafts.unpublish) runs the same way and takes the copy
+down: once no target keeps the draft live, the draft goes back from published to approved.
+Events: `draft.unpublished` per copy taken down (drafts.service.mark_published tells
+`draft.published`), `publish_attempt.failed` when an attempt of either kind fails for good.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.drafts import html
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
+from contentplatform.events import service as events
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.schemas import offset_of
 from contentplatform.publishers import repository, schemas
@@ -76,23 +82,29 @@ async def begin_try(
     failure = None
     draft = await drafts.require_or_none(session, tenant_id, attempt.draft_id, for_update=True)
     connection = await repository.connection(session, tenant_id, attempt.connection_id)
+    publication = None
+    if draft is not None and connection is not None:
+        publication = await repository.publication(session, tenant_id, draft.id, connection.id)
     if draft is None:
         failure = "The draft was deleted."
     elif connection is None:
         failure = "The publisher connection was deleted."
     elif connection.status == "disabled":
         failure = f"The publisher connection {connection.name!r} is disabled."
+    elif attempt.mode == "unpublish":
+        # Taking a copy down needs the copy, whatever the draft's status (archived included).
+        if publication is None:
+            failure = "The draft has no copy on that connection to take down."
     elif draft.status not in ("approved", "published"):
         failure = f"The draft is {draft.status} now; it needs approving before it is published."
     if failure is not None or draft is None or connection is None:
-        _finish(attempt, "failed", {"code": "invalid", "message": failure, "retryable": False})
+        fail(session, attempt, {"code": "invalid", "message": failure, "retryable": False})
         return None
     attempt.status = "running"
     attempt.tries += 1
     attempt.started_at = attempt.started_at or now
     attempt.draft_version = draft.version
     attempt.updated_at = now
-    publication = await repository.publication(session, tenant_id, draft.id, connection.id)
     remote = None
     if publication is not None:
         remote = Remote(
@@ -145,6 +157,8 @@ async def record_success(
             connection_id=attempt.connection_id,
         )
         session.add(publication)
+    # Where the copy was live, for the event of its taking down.
+    was_at = publication.external_url
     publication.external_id = result.external_id
     publication.external_url = result.external_url
     publication.remote_version = result.remote_version
@@ -154,9 +168,34 @@ async def record_success(
     connection = await repository.connection(session, tenant_id, attempt.connection_id)
     if connection is not None and connection.status == "error":
         connection.status, connection.last_error = "active", None
+    # Locked after the publication is written: of two copies taken down at once, the second
+    # to get here sees the first one down.
     draft = await drafts.require_or_none(session, tenant_id, attempt.draft_id, for_update=True)
-    if draft is not None and result.status == "published":
-        await drafts.mark_published(session, draft, result.external_url, result.published_at)
+    if draft is None:
+        return
+    if result.status == "published":
+        # An archived draft's copy may still go live (a try under way when it was archived):
+        # the copy is recorded, the draft stays archived. mark_published tells `draft.published`.
+        if draft.status in ("approved", "published"):
+            await drafts.mark_published(session, draft, result.external_url, result.published_at)
+    elif attempt.mode == "unpublish":
+        live = await repository.live_connection_ids(session, tenant_id, draft.id)
+        if draft.status == "published" and not live:
+            drafts.mark_unpublished(session, draft)
+        events.emit(
+            session,
+            tenant_id,
+            "draft.unpublished",
+            resource_id=draft.id,
+            payload={
+                **drafts.event_payload(draft),
+                "publisher_connection_id": attempt.connection_id,
+                "attempt_id": attempt.id,
+                "external_id": attempt.external_id,
+                # Where the copy was live.
+                "external_url": was_at,
+            },
+        )
 
 
 async def record_failure(
@@ -175,7 +214,7 @@ async def record_failure(
     attempt.error = error.as_json()
     attempt.updated_at = utcnow()
     if final:
-        _finish(attempt, "failed", error.as_json())
+        fail(session, attempt, error.as_json())
     if isinstance(error, AuthFailed):
         connection = await repository.connection(session, tenant_id, attempt.connection_id)
         if connection is not None and connection.status == "active":
@@ -187,7 +226,27 @@ async def give_up(
 ) -> None:
     attempt = await repository.attempt(session, tenant_id, attempt_id, for_update=True)
     if attempt is not None and attempt.status in ("scheduled", *IN_FLIGHT):
-        _finish(attempt, "failed", {"code": "transient", "message": reason, "retryable": True})
+        error = {"code": "transient", "message": reason, "retryable": True}
+        fail(session, attempt, error)
+
+
+def fail(session: AsyncSession, attempt: PublishAttempt, error: dict[str, Any]) -> None:
+    """The attempt failed for good: finished with `error`, and `publish_attempt.failed` told."""
+    _finish(attempt, "failed", error)
+    events.emit(
+        session,
+        attempt.tenant_id,
+        "publish_attempt.failed",
+        resource_id=attempt.draft_id,
+        payload={
+            "attempt_id": attempt.id,
+            "draft_id": attempt.draft_id,
+            "publisher_connection_id": attempt.connection_id,
+            "mode": attempt.mode,
+            "tries": attempt.tries,
+            "error": error,
+        },
+    )
 
 
 def _finish(attempt: PublishAttempt, status: str, error: dict[str, Any] | None) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contentplatform.kit.errors import BadRequest, Conflict, RecordNotFound
+from contentplatform.kit.errors import BadRequest, Conflict, RecordNotFound, ServiceUnavailable
 
 
 class ConnectionNotFound(RecordNotFound):
@@ -35,3 +35,23 @@ class BadScheduledAt(BadRequest):
 class ConnectionConfigRefused(BadRequest):
     """The config or credentials do not fit the connection's type, or a URL in it is not a
     public https address."""
+
+
+class NothingToUnpublish(Conflict):
+    """The draft is neither live nor scheduled on that connection (or, with none named, on any
+    connection): there is nothing to take down."""
+
+
+class NotAWebhook(BadRequest):
+    """Only webhook connections have a signing secret to rotate."""
+
+
+class TargetRefused(Conflict):
+    """The target refused the read: it refused the stored credentials (the connection is then
+    marked `error`), or has not got what the config names, or its address is no longer
+    allowed; the detail has the target's words."""
+
+
+class TargetUnavailable(ServiceUnavailable):
+    """The target could not be reached, failed or asked us to slow down: nothing was read; try
+    again later (`retryable`)."""

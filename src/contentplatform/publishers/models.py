@@ -48,6 +48,10 @@ class PublisherConnection(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
     credentials_sealed: Mapped[str | None] = mapped_column(Text)
     credentials_hint: Mapped[str | None] = mapped_column(String(100))
     signing_secret_sealed: Mapped[str | None] = mapped_column(Text)
+    # After publishers.rotateSecret, the secret it replaced: webhook deliveries carry its
+    # signature too until `previous_secret_expires_at`, so receivers can switch secrets.
+    previous_signing_secret_sealed: Mapped[str | None] = mapped_column(Text)
+    previous_secret_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     status: Mapped[str] = mapped_column(String(20), nullable=False)  # active | error | disabled
     is_default: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     capabilities: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)

@@ -7,7 +7,13 @@ from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.kit.schemas import SUCCESS, Success
 from contentplatform.publishers import attempts, schemas, service
-from contentplatform.publishers.errors import ConnectionConfigRefused, ConnectionNotFound
+from contentplatform.publishers.errors import (
+    ConnectionConfigRefused,
+    ConnectionNotFound,
+    NotAWebhook,
+    TargetRefused,
+    TargetUnavailable,
+)
 
 router = ProcedureRouter("publishers", tag="Publishers")
 
@@ -93,3 +99,44 @@ async def test(ctx: Context, data: schemas.ConnectionIdInput) -> schemas.TestOut
 async def list_attempts(ctx: Context, data: schemas.ListAttemptsInput) -> schemas.AttemptPage:
     """Publish attempts through one connection, newest first."""
     return await attempts.connection_attempts(ctx.session, ctx.tenant.tenant_id, data)
+
+
+@router.get(
+    "listTargets",
+    "/v1/publishers/{id}/targets",
+    access=Access.editor,
+    errors=[ConnectionNotFound, TargetRefused, TargetUnavailable],
+)
+async def list_targets(ctx: Context, data: schemas.ListTargetsInput) -> schemas.Targets:
+    """Read the remote options a connection can publish into (blogs, collections and fields,
+    categories, tags, authors).
+
+    Read live from the target with the stored credentials, through the same guarded client as
+    publishing: WordPress categories, tags and authors (users who may write posts); Ghost tags
+    and staff users; Shopify blogs; the Webflow collection's fields (slug, type, required); a
+    webhook has none (`{type, fetched_at}`). Long lists are read a page at a time, up to 10
+    pages. The answer is kept for 5 minutes per connection (`fetched_at` says when it was read;
+    `refresh` reads again; a change to the connection reads again). The target refusing the
+    credentials is 409 with its words, and marks the connection `error`; anything else it
+    refuses is 409 too; a target that cannot be reached or fails is 503 (`retryable`)."""
+    return await service.targets(ctx.session, ctx.runtime, ctx.tenant.tenant_id, data)
+
+
+@router.post(
+    "rotateSecret",
+    "/v1/publishers/{id}/rotate-secret",
+    access=Access.admin,
+    errors=[NotAWebhook, ConnectionNotFound],
+)
+async def rotate_secret(
+    ctx: Context, data: schemas.RotateConnectionSecretInput
+) -> schemas.RotatedConnectionSecret:
+    """Issue a new signing secret for a webhook connection.
+
+    Answers the new `whsec_` secret this once. Until `previous_secret_expires_at`
+    (`expireCurrentInSeconds`, 0-604800, default 86400) every delivery carries two `v1,`
+    signatures in `webhook-signature`, the new secret's and the previous one's, so the receiver
+    can switch without missing one; then only the new one. A second rotation retires a secret
+    still overlapping at once. Webhook connections only (400). Recorded in the audit trail
+    (`publisher.secret_rotated`, never with a secret)."""
+    return await service.rotate_secret(ctx.session, ctx.settings, ctx.tenant.tenant_id, data)

@@ -1,5 +1,6 @@
-"""Starting publish attempts: one at a time per draft and target, and auto-publish, which
-approves and publishes what a job wrote when its SEO score reaches the job's threshold.
+"""Starting publish attempts: one at a time per draft and target; unpublish attempts, which take
+a draft's copies down; and auto-publish, which approves and publishes what a job wrote when its
+SEO score reaches the job's threshold.
 
 Which connection a person's publish goes to is decided by flows/publishing.py. Never commits.
 """
@@ -18,7 +19,7 @@ from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
 from contentplatform.publishers import repository, workflows
 from contentplatform.publishers.attempts import IN_FLIGHT
-from contentplatform.publishers.errors import AttemptUnderWay
+from contentplatform.publishers.errors import AttemptUnderWay, PublisherDisabled
 from contentplatform.publishers.models import PublishAttempt, PublisherConnection
 
 
@@ -46,6 +47,59 @@ async def start(
     attempt = _new_attempt(draft, connection, mode, "user", by, scheduled_at=scheduled_at)
     await _begin(session, attempt)
     return attempt
+
+
+async def unpublish(
+    session: AsyncSession,
+    draft: Draft,
+    connection: PublisherConnection | None,
+    *,
+    by: str | None,
+    take_down: bool = True,
+) -> list[PublishAttempt]:
+    """Take `draft` down from `connection` (None: from every connection it is live or scheduled
+    on): its scheduled publishes there are cancelled, and each live copy gets an unpublish
+    attempt, run by the publishing workflow once this commits. Without `take_down` only the
+    scheduled publishes are cancelled (an archive that leaves the copies up).
+
+    The caller holds the draft's row lock. An attempt still under way to one of those
+    connections is 409, as is a copy on a disabled one; nothing is changed then. Answers the
+    cancelled and the new attempts: none when there was nothing to do."""
+    tenant_id = draft.tenant_id
+    live = await repository.live_connection_ids(session, tenant_id, draft.id) if take_down else []
+    unfinished = await repository.unfinished_of_draft(session, tenant_id, draft.id)
+    if connection is not None:
+        live = [connection_id for connection_id in live if connection_id == connection.id]
+        unfinished = [a for a in unfinished if a.connection_id == connection.id]
+    scheduled = [attempt for attempt in unfinished if attempt.status == "scheduled"]
+    if take_down:
+        targeted = {*live, *(a.connection_id for a in scheduled)}
+        if connection is not None:
+            targeted.add(connection.id)
+        for attempt in unfinished:
+            if attempt.status in IN_FLIGHT and attempt.connection_id in targeted:
+                raise AttemptUnderWay(
+                    "An attempt to that connection is still under way for this draft; wait for "
+                    f"the attempt {attempt.id} to finish."
+                )
+    targets = []
+    for connection_id in live:
+        target = await repository.connection(session, tenant_id, connection_id)
+        assert target is not None, "live copies are on connections that are not deleted"
+        if target.status == "disabled":
+            raise PublisherDisabled(
+                f"The publisher connection {target.name!r} is disabled: enable it to take the "
+                "draft down there."
+            )
+        targets.append(target)
+    now = utcnow()
+    for attempt in scheduled:
+        attempt.status = "cancelled"
+        attempt.finished_at = attempt.updated_at = now
+    started = [_new_attempt(draft, target, "unpublish", "user", by) for target in targets]
+    for attempt in started:
+        await _begin(session, attempt)
+    return [*scheduled, *started]
 
 
 def _outcome(mode: str) -> str:

@@ -114,6 +114,41 @@ async def publication(
     return (await session.execute(statement)).scalar_one_or_none()
 
 
+async def live_connection_ids(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID
+) -> list[uuid.UUID]:
+    """The connections (not deleted) the draft is live on, oldest publication first."""
+    rows = await session.execute(
+        select(Publication.connection_id)
+        .join(PublisherConnection, PublisherConnection.id == Publication.connection_id)
+        .where(
+            Publication.tenant_id == tenant_id,
+            Publication.draft_id == draft_id,
+            Publication.remote_status == "published",
+            PublisherConnection.tenant_id == tenant_id,
+            PublisherConnection.deleted_at.is_(None),
+        )
+        .order_by(Publication.created_at, Publication.id)
+    )
+    return list(rows.scalars())
+
+
+async def unfinished_of_draft(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID
+) -> list[PublishAttempt]:
+    """The draft's attempts not done yet (scheduled, pending, running), oldest first."""
+    rows = await session.execute(
+        select(PublishAttempt)
+        .where(
+            PublishAttempt.tenant_id == tenant_id,
+            PublishAttempt.draft_id == draft_id,
+            UNFINISHED,
+        )
+        .order_by(PublishAttempt.created_at, PublishAttempt.id)
+    )
+    return list(rows.scalars())
+
+
 async def job_attempt_outcomes(
     session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID
 ) -> tuple[int, int]:

@@ -3,13 +3,13 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from contentplatform.drafts.schemas import Draft
 from contentplatform.kit.schemas import MAX_PAGE, Input, Listing, Page, Record
-from contentplatform.kit.text import JsonObject, Name
+from contentplatform.kit.text import JsonObject, MultiLine, Name
 
 ConnectionType = Literal["wordpress", "ghost", "shopify", "webflow", "webhook"]
 ConnectionStatus = Literal["active", "error", "disabled"]
@@ -97,6 +97,56 @@ class PublishDraftInput(Input):
     )
 
 
+class ListTargetsInput(Input):
+    id: uuid.UUID
+    refresh: bool = Field(
+        False, description="Read the target now, not the answer kept for up to 5 minutes."
+    )
+
+
+# A week: long enough for any receiver to deploy its new secret.
+MAX_SECRET_OVERLAP = 604_800
+
+
+class RotateConnectionSecretInput(Input):
+    id: uuid.UUID
+    expire_current_in_seconds: int = Field(
+        86_400,
+        ge=0,
+        le=MAX_SECRET_OVERLAP,
+        description="How long deliveries are still signed with the current secret too (two `v1,` "
+        "signatures in `webhook-signature`); 0 retires it at once.",
+    )
+
+
+class UnpublishDraftInput(Input):
+    id: uuid.UUID
+    publisher_connection_id: uuid.UUID | None = Field(
+        None,
+        description="Default: every connection the draft is live or scheduled on.",
+    )
+
+
+MAX_ARCHIVE_REASON = 500
+
+
+class ArchiveDraftInput(Input):
+    id: uuid.UUID
+    reason: MultiLine | None = Field(None, max_length=MAX_ARCHIVE_REASON)
+    unpublish_remote: bool = Field(
+        False,
+        description="Also take it down from every connection it is live on (as drafts.unpublish "
+        "does, after the archive commits). Without it the copies on the targets stay.",
+    )
+
+    @field_validator("reason")
+    @classmethod
+    def _blank_is_none(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        return value.strip()
+
+
 class DraftAttemptsInput(Input):
     id: uuid.UUID
     page: int = Field(1, ge=1, le=MAX_PAGE)
@@ -175,3 +225,102 @@ class DraftAttemptPage(Listing[Attempt]):
 class Published(BaseModel):
     draft: Draft
     attempt: Attempt
+
+
+class Unpublished(BaseModel):
+    draft: Draft
+    attempts: list[Attempt] = Field(
+        description="Per connection: the unpublish attempt started (pending), and any scheduled "
+        "publish it cancelled."
+    )
+
+
+class RotatedConnectionSecret(BaseModel):
+    signing_secret: str = Field(description="The new `whsec_` signing secret, shown this once.")
+    previous_secret_expires_at: datetime = Field(
+        description="Until then deliveries are signed with the previous secret too."
+    )
+
+
+# --- what a connection can publish into (publishers.listTargets) -------------------------------
+
+
+class TermOption(BaseModel):
+    """A WordPress category, tag or author (user): the ids the config's `categories`, `tags`
+    and `authorId` take."""
+
+    id: int
+    name: str
+
+
+class GhostOption(BaseModel):
+    """A Ghost tag or staff user."""
+
+    id: str
+    name: str
+
+
+class ShopifyBlog(BaseModel):
+    """A blog of the shop: its id is what `blogId` takes."""
+
+    id: str
+    handle: str
+    title: str
+
+
+class CollectionField(BaseModel):
+    """A field of a Webflow collection: its slug is what `fieldMapping` names."""
+
+    slug: str
+    type: str
+    required: bool
+
+
+class WebflowCollection(BaseModel):
+    id: str
+    name: str
+    fields: list[CollectionField]
+
+
+class WordPressTargets(BaseModel):
+    type: Literal["wordpress"]
+    categories: list[TermOption] = Field(examples=[[{"id": 4, "name": "Gardening"}]])
+    tags: list[TermOption] = Field(examples=[[{"id": 9, "name": "Roses"}]])
+    authors: list[TermOption] = Field(examples=[[{"id": 1, "name": "Ada Editor"}]])
+    fetched_at: datetime
+
+
+class GhostTargets(BaseModel):
+    type: Literal["ghost"]
+    tags: list[GhostOption] = Field(
+        examples=[[{"id": "6650a1b2c3d4e5f6a7b8c9d1", "name": "Gardening"}]]
+    )
+    authors: list[GhostOption] = Field(
+        examples=[[{"id": "6650a1b2c3d4e5f6a7b8c9d2", "name": "Ada Editor"}]]
+    )
+    fetched_at: datetime
+
+
+class ShopifyTargets(BaseModel):
+    type: Literal["shopify"]
+    blogs: list[ShopifyBlog]
+    fetched_at: datetime
+
+
+class WebflowTargets(BaseModel):
+    type: Literal["webflow"]
+    collections: list[WebflowCollection]
+    fetched_at: datetime
+
+
+class WebhookTargets(BaseModel):
+    """A webhook has nothing to choose from on its side."""
+
+    type: Literal["webhook"]
+    fetched_at: datetime
+
+
+Targets = Annotated[
+    WordPressTargets | GhostTargets | ShopifyTargets | WebflowTargets | WebhookTargets,
+    Field(discriminator="type"),
+]

@@ -5,24 +5,44 @@ Publish attempts are in attempts.py, starting them (and auto-publish) in publish
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
+from datetime import timedelta
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.billing import service as billing
 from contentplatform.config import Settings
+from contentplatform.core.runtime import Runtime
+from contentplatform.events import service as events
 from contentplatform.kit import errors, outbound
-from contentplatform.kit.db import utcnow
+from contentplatform.kit.db import Database, utcnow
 from contentplatform.kit.errors import FieldError
 from contentplatform.publishers import repository, schemas, strategies
-from contentplatform.publishers.errors import ConnectionConfigRefused, ConnectionNotFound
+from contentplatform.publishers.errors import (
+    ConnectionConfigRefused,
+    ConnectionNotFound,
+    NotAWebhook,
+    TargetRefused,
+    TargetUnavailable,
+)
 from contentplatform.publishers.models import PublisherConnection
 from contentplatform.publishers.strategies import webhook
-from contentplatform.publishers.strategies.base import PublishError, Strategy, TestResult
+from contentplatform.publishers.strategies.base import (
+    AuthFailed,
+    PublishError,
+    RemoteOptions,
+    Strategy,
+    TestResult,
+)
 from contentplatform.publishers.vault import vault
 from contentplatform.tenants import service as tenants
+
+# How long a connection's targets, read from its target, are answered again without asking it.
+TARGETS_CACHE_SECONDS = 300.0
+_TARGETS: TypeAdapter[Any] = TypeAdapter(schemas.Targets)
 
 
 def policy(settings: Settings) -> outbound.Policy:
@@ -185,6 +205,105 @@ async def test(
     )
 
 
+async def targets(
+    session: AsyncSession, runtime: Runtime, tenant_id: uuid.UUID, data: schemas.ListTargetsInput
+) -> schemas.Targets:
+    """What the connection can publish into, read live from its target with the stored
+    credentials and kept for TARGETS_CACHE_SECONDS per connection (`refresh` reads again). The
+    answer is kept under the connection's version, so a changed config or credential is never
+    answered from a read made with the old one; only successful reads are kept."""
+    connection = await require(session, tenant_id, data.id)
+    scope = f"publisher-targets:{tenant_id}:{connection.id}"
+    if data.refresh:
+        await runtime.cache.invalidate(scope)
+
+    async def read() -> str:
+        found = await _read_targets(runtime, connection)
+        present = {k: v for k, v in dataclasses.asdict(found).items() if v is not None}
+        answer = {"type": connection.type, "fetched_at": utcnow(), **present}
+        return _TARGETS.dump_json(_TARGETS.validate_python(answer)).decode()
+
+    version = connection.updated_at.isoformat()
+    text = await runtime.cache.get_or_set(scope, version, TARGETS_CACHE_SECONDS, read)
+    found: schemas.Targets = _TARGETS.validate_json(text)
+    return found
+
+
+async def _read_targets(runtime: Runtime, connection: PublisherConnection) -> RemoteOptions:
+    settings = runtime.settings
+    async with outbound.GuardedClient(policy(settings)) as client:
+        try:
+            return await build(connection, settings, client).targets()
+        except AuthFailed as error:
+            await _mark_refused(runtime.db, connection, error.message)
+            raise TargetRefused(error.message) from None
+        except PublishError as error:
+            if not error.retryable:
+                raise TargetRefused(error.message) from None
+            wait = (
+                {"Retry-After": str(max(1, round(error.retry_after)))} if error.retry_after else {}
+            )
+            raise TargetUnavailable(
+                error.message, headers=wait, extensions={"retryable": True}
+            ) from None
+
+
+async def _mark_refused(db: Database, read: PublisherConnection, message: str) -> None:
+    """The target refused the credentials: the connection is `error` until a test or publish
+    succeeds. Written in a transaction of its own, as the request's rolls back with the 409 it
+    answers; skipped when the connection changed since it was read (new credentials)."""
+    async with db.unit_of_work() as session:
+        connection = await repository.connection(session, read.tenant_id, read.id, for_update=True)
+        if connection is None or connection.updated_at != read.updated_at:
+            return
+        if connection.status != "disabled":
+            connection.status = "error"
+        connection.last_error = message
+        connection.updated_at = utcnow()
+
+
+async def rotate_secret(
+    session: AsyncSession,
+    settings: Settings,
+    tenant_id: uuid.UUID,
+    data: schemas.RotateConnectionSecretInput,
+) -> schemas.RotatedConnectionSecret:
+    """A new signing secret for a webhook connection (400 for any other type), answered this
+    once. The current one keeps signing beside it for `expire_current_in_seconds` (0: retired
+    now); a secret replaced before by an earlier rotation stops signing at once."""
+    connection = await require(session, tenant_id, data.id, for_update=True)
+    if connection.type != "webhook":
+        raise NotAWebhook(
+            f"The connection is a {connection.type} connection: only webhook connections sign "
+            "what they send with a secret."
+        )
+    now = utcnow()
+    expires_at = now + timedelta(seconds=data.expire_current_in_seconds)
+    overlap = data.expire_current_in_seconds > 0 and connection.signing_secret_sealed is not None
+    connection.previous_signing_secret_sealed = (
+        connection.signing_secret_sealed if overlap else None
+    )
+    connection.previous_secret_expires_at = expires_at if overlap else None
+    secret = webhook.new_signing_secret()
+    connection.signing_secret_sealed = vault(settings).seal(secret)
+    connection.updated_at = now
+    events.emit(
+        session,
+        tenant_id,
+        "publisher.secret_rotated",
+        resource_id=connection.id,
+        # Never a secret: what changed and until when the old one holds.
+        payload={
+            "publisher_connection_id": connection.id,
+            "name": connection.name,
+            "previous_secret_expires_at": expires_at,
+        },
+    )
+    return schemas.RotatedConnectionSecret(
+        signing_secret=secret, previous_secret_expires_at=expires_at
+    )
+
+
 def _record_test(connection: PublisherConnection, result: TestResult) -> None:
     connection.last_tested_at = connection.updated_at = utcnow()
     connection.last_test_ok = result.ok
@@ -273,7 +392,12 @@ def build(
         credentials = strategy.Credentials.model_validate(
             vault(settings).open(connection.credentials_sealed)
         )
-    secret = None
+    secret = previous = None
     if connection.signing_secret_sealed:
         secret = vault(settings).open(connection.signing_secret_sealed)
-    return strategy(config, credentials, client, signing_secret=secret)
+    expires_at = connection.previous_secret_expires_at
+    if connection.previous_signing_secret_sealed and expires_at and expires_at > utcnow():
+        previous = vault(settings).open(connection.previous_signing_secret_sealed)
+    return strategy(
+        config, credentials, client, signing_secret=secret, previous_signing_secret=previous
+    )

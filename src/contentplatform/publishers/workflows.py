@@ -1,5 +1,6 @@
 """Publishing as a DBOS workflow: wait for a scheduled time, then try, and retry transient
-failures with backoff, each try a checkpointed step that records itself on the attempt.
+failures with backoff, each try a checkpointed step that records itself on the attempt. An
+unpublish attempt runs the same way, each try taking the copy down.
 
 A crash mid-try reruns that try on recovery; strategies make creates idempotent (they look the
 item up before creating it), so a rerun never duplicates a post. The reconciler restarts
@@ -30,6 +31,7 @@ from contentplatform.publishers.strategies.base import (
     Result,
     Strategy,
     Transient,
+    unpublished,
 )
 
 # The longest a target's Retry-After may hold a try back; past it the attempt fails instead.
@@ -75,12 +77,16 @@ async def try_once(tenant_id: str, attempt_id: str) -> dict[str, Any]:
             return {"done": True}
         attempt, connection, article, remote = begun
         tries = attempt.tries
+        taking_down = attempt.mode == "unpublish"
         mode: Mode = "draft" if attempt.mode == "draft" else "publish"
         strategy_connection = connection
     try:
         async with outbound.GuardedClient(service.policy(settings)) as client:
             strategy = service.build(strategy_connection, settings, client)
-            if remote is None:
+            if taking_down:
+                assert remote is not None, "begin_try fails an unpublish without a copy"
+                result = await _take_down(strategy, remote)
+            elif remote is None:
                 result = await strategy.publish(article, mode)
             else:
                 result = await _update_or_recreate(strategy, remote, article, mode)
@@ -110,6 +116,14 @@ async def _update_or_recreate(
         return await strategy.update(remote, article, mode)
     except RemoteNotFound:
         return await strategy.publish(article, mode)
+
+
+async def _take_down(strategy: Strategy[Any, Any], remote: Remote) -> Result:
+    """Take the copy down; one someone deleted on the target is down already."""
+    try:
+        return await strategy.unpublish(remote)
+    except RemoteNotFound:
+        return unpublished(remote.external_id, remote.remote_version)
 
 
 def _backoff(base: float, tries: int, retry_after: float | None) -> float:

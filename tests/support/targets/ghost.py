@@ -16,7 +16,12 @@ Enough of the real protocol to be faithful, and strict about what we send:
   its editor's format, keeping what sits in an `<!--kg-card-begin: html-->` card verbatim);
 - Ghost's validation (422 `ValidationError`): title at most 255 characters, custom_excerpt
   300, meta_title 300, meta_description 500, status `published` | `draft` | `scheduled`;
-- slugs are unique (`-2`, `-3`); tags given by name (or as `{"name"}`) are created;
+- `GET .../tags/` and `GET .../users/` browse the site's tags (`tags`, by id) and staff users
+  (`staff`, by id) as `{"tags"|"users": [...], "meta": {"pagination": {page, limit, pages,
+  total, next, prev}}}`, ordered by name; `limit` above 100, or `all`, is 100 (Ghost 6), and
+  `fields` keeps the fields named;
+- slugs are unique (`-2`, `-3`); tags given by name (or as `{"name"}`) are the site's tag of that
+  name, made when there is none;
   `published_at` is set when a post is first published; `url` is `{url}/{slug}/` when
   published and the preview `{url}/p/{uuid}/` when not; `updated_at` moves forward on every
   write; `html` comes back only with `?formats=html`, as in Ghost 5.
@@ -31,6 +36,8 @@ Ghost's UPDATE_COLLISION.
         ghost.fail(Failure(409), method="PUT")         # someone saved just before us
         ...
         assert ghost.tokens[-1]["aud"] == "/admin/"
+        ghost.add_tag("Gardening")
+        ghost.add_user("Sam Writer")
 """
 
 from __future__ import annotations
@@ -71,6 +78,8 @@ ERROR_TYPES = {
 }
 COLLISION = "Saving failed! Someone else is editing this post."
 VERSION = "5.96"
+# The largest page Ghost serves (6.0 on; `limit=all` and larger limits become this).
+MAX_LIMIT = 100
 
 
 class _Refusal(Exception):
@@ -112,6 +121,61 @@ class GhostServer(ScriptedServer):
         self.posts: dict[str, dict[str, Any]] = {}
         self.tokens: list[dict[str, Any]] = []
         self._last_update = datetime.now(UTC)
+        self.tags: dict[str, dict[str, Any]] = {}
+        self.staff: dict[str, dict[str, Any]] = {}
+        self.add_user("Stand-in Owner")
+
+    def add_tag(self, name: str) -> str:
+        """A tag made in Ghost (its id); the existing one when the site has that name."""
+        with self.lock:
+            for tag in self.tags.values():
+                if tag["name"] == name:
+                    return str(tag["id"])
+            now = _timestamp(datetime.now(UTC))
+            tag = {
+                "id": secrets.token_hex(12),
+                "name": name,
+                "slug": _slugify(name),
+                "description": None,
+                "feature_image": None,
+                # Ghost's internal tags start with #.
+                "visibility": "internal" if name.startswith("#") else "public",
+                "meta_title": None,
+                "meta_description": None,
+                "created_at": now,
+                "updated_at": now,
+            }
+            self.tags[tag["id"]] = tag
+            return str(tag["id"])
+
+    def add_user(self, name: str) -> str:
+        """A staff user of the site; its id."""
+        with self.lock:
+            now = _timestamp(datetime.now(UTC))
+            slug = _slugify(name)
+            user = {
+                "id": secrets.token_hex(12),
+                "name": name,
+                "slug": slug,
+                "email": f"{slug}@example.test",
+                "profile_image": None,
+                "cover_image": None,
+                "bio": None,
+                "website": None,
+                "location": None,
+                "facebook": None,
+                "twitter": None,
+                "accessibility": None,
+                "status": "active",
+                "meta_title": None,
+                "meta_description": None,
+                "tour": None,
+                "last_seen": None,
+                "created_at": now,
+                "updated_at": now,
+            }
+            self.staff[user["id"]] = user
+            return str(user["id"])
 
     @property
     def admin_api_key(self) -> str:
@@ -168,6 +232,14 @@ class GhostServer(ScriptedServer):
             return self._browse(request)
         if route == "/posts/" and method == "POST":
             return self._create(request)
+        if route == "/tags/" and method == "GET":
+            tags = [tag | {"url": f"{self.url}/tag/{tag['slug']}/"} for tag in self.tags.values()]
+            return self._list("tags", tags, request)
+        if route == "/users/" and method == "GET":
+            users = [
+                user | {"url": f"{self.url}/author/{user['slug']}/"} for user in self.staff.values()
+            ]
+            return self._list("users", users, request)
         match = re.fullmatch(r"/posts/slug/([^/]+)/", route)
         if match and method == "GET":
             found = [post for post in self.posts.values() if post["slug"] == match[1]]
@@ -239,6 +311,33 @@ class GhostServer(ScriptedServer):
         posts = [self._render(post, request) for post in found[:limit]]
         return 200, {}, {"posts": posts, "meta": {"pagination": pagination}}
 
+    def _list(self, resource: str, items: list[dict[str, Any]], request: Seen) -> Answer:
+        """A browse answer: one page by name, with Ghost's pagination and `fields`."""
+        asked = request.query.get("limit", "15")
+        try:
+            limit = MAX_LIMIT if asked == "all" else min(int(asked), MAX_LIMIT)
+            page = int(request.query.get("page", "1"))
+        except ValueError:
+            raise _Refusal(422, "Validation error", context="limit and page are numbers") from None
+        if limit < 1 or page < 1:
+            raise _Refusal(422, "Validation error", context="limit and page start at 1")
+        found = sorted(items, key=lambda item: (item["name"], item["id"]))
+        pages = max(1, -(-len(found) // limit))
+        pagination = {
+            "page": page,
+            "limit": limit,
+            "pages": pages,
+            "total": len(found),
+            "next": page + 1 if page < pages else None,
+            "prev": page - 1 if page > 1 else None,
+        }
+        shown = found[(page - 1) * limit : page * limit]
+        fields = request.query.get("fields")
+        if fields:
+            wanted = fields.split(",")
+            shown = [{name: item[name] for name in wanted if name in item} for item in shown]
+        return 200, {}, {resource: shown, "meta": {"pagination": pagination}}
+
     def _create(self, request: Seen) -> Answer:
         fields = _post_in(request)
         _validate(fields)
@@ -292,7 +391,8 @@ class GhostServer(ScriptedServer):
         if "html" in fields and source == "html":
             post["html"] = fields["html"] or ""
         if "tags" in fields:
-            post["tags"] = [_tag(tag) for tag in fields["tags"]]
+            names = [tag if isinstance(tag, str) else str(tag["name"]) for tag in fields["tags"]]
+            post["tags"] = [self._tag(self.add_tag(name)) for name in names]
         slug = _slugify(fields.get("slug") or post["slug"] or post["title"]) or "untitled"
         taken = {other["slug"] for other in self.posts.values() if other["id"] != post["id"]}
         candidate, suffix = slug, 2
@@ -303,6 +403,11 @@ class GhostServer(ScriptedServer):
         if post["status"] == "published" and post["published_at"] is None:
             post["published_at"] = now
         post["updated_at"] = now
+
+    def _tag(self, tag_id: str) -> dict[str, Any]:
+        """A tag as a post carries it."""
+        tag = self.tags[tag_id]
+        return {"id": tag["id"], "name": tag["name"], "slug": tag["slug"]}
 
     def _tick(self) -> str:
         """Now, strictly after the last write (two writes in a millisecond must differ)."""
@@ -359,11 +464,6 @@ def _validate(fields: dict[str, Any]) -> None:
         for tag in tags
     ):
         raise _Refusal(422, "Validation error, cannot save post.", context="tags: a list of {name}")
-
-
-def _tag(tag: str | dict[str, Any]) -> dict[str, Any]:
-    name = tag if isinstance(tag, str) else str(tag["name"])
-    return {"id": secrets.token_hex(12), "name": name, "slug": _slugify(name)}
 
 
 def _slugify(text: str) -> str:

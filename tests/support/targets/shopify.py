@@ -12,7 +12,9 @@ unknown path), checks the `X-Shopify-Access-Token` header (401 with Shopify's RE
   ACCESS_DENIED.
 - queries: `shop`, `blog(id:)`, `articles(query:)` (the `blog_id:` and `handle:` filters),
   `currentAppInstallation` and an article's `metafield(namespace:, key:)` are answered; the
-  other fields of a selection are answered whether asked for or not.
+  other fields of a selection are answered whether asked for or not. `blogs(first:, after:)`
+  pages through `blogs` as a connection (`nodes`, `pageInfo {hasNextPage endCursor}`; `first`
+  1-250, opaque cursors) and needs a content scope (ACCESS_DENIED otherwise).
 
 Failures are scripted as for any `ScriptedServer` (`fail(...)`, every request here being a
 POST to one path), or per GraphQL operation with `fail_operation` (handled in `handle`, so
@@ -29,6 +31,7 @@ POST to one path), or per GraphQL operation with `fail_operation` (handled in `h
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import re
@@ -55,6 +58,9 @@ CREATE_FIELDS = {
 UPDATE_FIELDS = CREATE_FIELDS | {"redirectNewHandle"}
 METAFIELD_FIELDS = {"namespace", "key", "type", "value", "id", "description"}
 WRITE_SCOPES = {"write_content", "write_online_store_pages"}
+# What lets an app read blogs: a write scope includes its read scope.
+READ_SCOPES = WRITE_SCOPES | {"read_content", "read_online_store_pages"}
+MAX_FIRST = 250
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -136,6 +142,13 @@ class ShopifyShop(ScriptedServer):
             names.append(match.group(1) if match else "(anonymous)")
         return names
 
+    def add_blog(self, title: str, handle: str) -> str:
+        """Another blog of the shop; its id."""
+        with self.lock:
+            blog_id = f"gid://shopify/Blog/{next(self._ids)}"
+            self.blogs[blog_id] = {"id": blog_id, "title": title, "handle": handle}
+            return blog_id
+
     def add_article(self, handle: str, title: str, *, mark: str | None = None) -> str:
         """An article made in the shop's admin (with our `content_platform.draft_id` mark when
         `mark` is given)."""
@@ -209,7 +222,62 @@ class ShopifyShop(ScriptedServer):
             if operation == "articleCreate":
                 return self._create(document, variables)
             return self._update(document, variables)
+        blogs_call = re.search(r"\bblogs\s*\(([^)]*)\)", document)
+        if blogs_call:
+            if not set(self.scopes) & READ_SCOPES:
+                return (
+                    200,
+                    {},
+                    _top_error(
+                        "Access denied for blogs field. Required access: `read_content` access "
+                        "scope. Also: `read_online_store_pages` access scope.",
+                        "ACCESS_DENIED",
+                    ),
+                )
+            try:
+                blogs = self._blogs(blogs_call.group(1), variables)
+            except ValueError as problem:
+                return 200, {}, _top_error(str(problem))
+            return 200, {}, {"data": {**self._query(document, variables), "blogs": blogs}}
         return 200, {}, {"data": self._query(document, variables)}
+
+    def _blogs(self, arguments: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """One page of the `blogs` connection, for `first:` and `after:` (values or variables)."""
+
+        def argument(name: str) -> Any:
+            found = re.search(rf"\b{name}:\s*(\$?\w+|\"[^\"]*\")", arguments)
+            if found is None:
+                return None
+            value = found.group(1)
+            if value.startswith("$"):
+                return variables.get(value[1:])
+            return json.loads(value)
+
+        first = argument("first")
+        if not isinstance(first, int) or not 1 <= first <= MAX_FIRST:
+            raise ValueError(f"The first argument must be between 1 and {MAX_FIRST}.")
+        after = argument("after")
+        start = 0
+        if after is not None:
+            try:
+                start = int(base64.b64decode(str(after)).decode().removeprefix("blog:")) + 1
+            except ValueError:
+                raise ValueError(f"Invalid cursor for current pagination sort: {after}") from None
+        ordered = list(self.blogs.values())
+        page = ordered[start : start + first]
+
+        def cursor(index: int) -> str:
+            return base64.b64encode(f"blog:{index}".encode()).decode()
+
+        return {
+            "nodes": [dict(blog) for blog in page],
+            "pageInfo": {
+                "hasNextPage": start + first < len(ordered),
+                "hasPreviousPage": start > 0,
+                "startCursor": cursor(start) if page else None,
+                "endCursor": cursor(start + len(page) - 1) if page else None,
+            },
+        }
 
     def _create(self, document: str, variables: dict[str, Any]) -> Answer:
         if "$article: ArticleCreateInput!" not in document:

@@ -136,6 +136,8 @@ class WebflowSite(ScriptedServer):
             "displayName": "Blog Posts",
             "singularName": "Blog Post",
             "slug": "post",
+            "createdOn": START.isoformat().replace("+00:00", "Z"),
+            "lastUpdated": START.isoformat().replace("+00:00", "Z"),
             "fields": self.fields,
         }
 

@@ -16,6 +16,14 @@ Enough of the real protocol to be faithful, and strict about what we send:
 - as WordPress does: a post that is not a draft gets a slug unique among all posts (`-2`,
   `-3`), drafts keep the one asked for; a draft's date follows its saves until it is first
   published; `modified_gmt` changes on every write;
+- `GET /wp-json/wp/v2/categories` and `/tags` list the site's terms (`terms`, by id; ids shared
+  by both taxonomies, as WordPress numbers terms; names kept with `&` as `&amp;`, as WordPress
+  stores them), `GET /wp-json/wp/v2/users` its users: ordered by name, `per_page` (1-100) and
+  `page`, `X-WP-Total` and `X-WP-TotalPages`, `_fields` kept to the top-level fields named.
+  `who=authors` lists the users who can edit posts and needs edit_posts itself (403
+  `rest_forbidden_who`); without it a user who cannot list users (no one here: the
+  administrator's `list_users` is not in these roles) sees only users with published posts;
+  `context=edit` on users needs list_users (403 `rest_forbidden_context`);
 - posts answer in WordPress's shape: id, date(_gmt), modified(_gmt) as `2024-05-01T10:00:00`,
   slug, status, type, link (`{url}/{slug}/` when published, `{url}/?p={id}` otherwise),
   title/content/excerpt as `{rendered}` plus `raw` in the edit context (which every create and
@@ -30,11 +38,14 @@ stand-in (tests/support/targets/scripted.py); their default body is WordPress's 
         ...
         assert [post["status"] for post in wp.posts.values()] == ["publish"]
         wp.add_post(title="Written by hand", slug="hello")  # someone else's post
+        wp.add_term("category", "Garden & Home")            # listed as "Garden &amp; Home"
+        wp.add_user("Sam Author", role="author")
 """
 
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 from datetime import UTC, datetime
@@ -83,6 +94,9 @@ def error(status: int, message: str, code: str | None, **data: Any) -> dict[str,
 class WordPressServer(ScriptedServer):
     POSTS = f"{API}/posts"
     ME = f"{API}/users/me"
+    CATEGORIES = f"{API}/categories"
+    TAGS = f"{API}/tags"
+    USERS = f"{API}/users"
 
     def __init__(
         self,
@@ -100,6 +114,42 @@ class WordPressServer(ScriptedServer):
         self.user_id = 1
         self.posts: dict[int, dict[str, Any]] = {}
         self._next_id = 1
+        # Terms by id: {id, taxonomy, name (as stored: `&amp;`), slug, description, parent}.
+        self.terms: dict[int, dict[str, Any]] = {}
+        self._next_term_id = UNCATEGORIZED
+        self.add_term("category", "Uncategorized")
+        # Users by id: {id, name, slug, role}; the connection's user is the first.
+        self.users: dict[int, dict[str, Any]] = {
+            self.user_id: {"id": self.user_id, "name": name, "slug": username, "role": role}
+        }
+
+    def add_term(self, taxonomy: str, name: str, *, parent: int = 0) -> int:
+        """A category (`category`) or tag (`post_tag`) made in WordPress; its id."""
+        with self.lock:
+            term_id = self._next_term_id
+            self._next_term_id += 1
+            self.terms[term_id] = {
+                "id": term_id,
+                "taxonomy": taxonomy,
+                # WordPress keeps a term's name HTML-escaped (sanitize_term_field on save).
+                "name": html.escape(name, quote=False),
+                "slug": _slugify(name),
+                "description": "",
+                "parent": parent,
+            }
+            return term_id
+
+    def add_user(self, name: str, *, role: str = "author") -> int:
+        """Another user of the site; its id."""
+        with self.lock:
+            user_id = max(self.users) + 1
+            self.users[user_id] = {
+                "id": user_id,
+                "name": name,
+                "slug": _slugify(name),
+                "role": role,
+            }
+            return user_id
 
     def add_post(self, *, title: str, slug: str, content: str = "", status: str = "publish") -> int:
         """A post made in WordPress itself (by someone else); its id."""
@@ -127,6 +177,12 @@ class WordPressServer(ScriptedServer):
             return self._list(logged_in, request)
         if path == self.POSTS and method == "POST":
             return self._create(logged_in, request)
+        if path == self.CATEGORIES and method == "GET":
+            return self._terms(request, "category")
+        if path == self.TAGS and method == "GET":
+            return self._terms(request, "post_tag")
+        if path == self.USERS and method == "GET":
+            return self._users(logged_in, request)
         match = re.fullmatch(rf"{self.POSTS}/(\d+)", path)
         if match and method in ("GET", "POST", "PUT", "PATCH"):
             post = self.posts.get(int(match[1]))
@@ -233,6 +289,109 @@ class WordPressServer(ScriptedServer):
             "x-wp-totalpages": str(-(-len(found) // per_page)),
         }
         return 200, headers, [self._render(post, edit=edit) for post in found[:per_page]]
+
+    def _terms(self, request: Seen, taxonomy: str) -> Answer:
+        """Anyone may list terms (the site's visitors too)."""
+        found = [term for term in self.terms.values() if term["taxonomy"] == taxonomy]
+        base = "category" if taxonomy == "category" else "tag"
+        rendered = []
+        for term in found:
+            count = sum(
+                1
+                for post in self.posts.values()
+                if post["status"] == "publish"
+                and term["id"] in post["categories" if taxonomy == "category" else "tags"]
+            )
+            item = {
+                "id": term["id"],
+                "count": count,
+                "description": term["description"],
+                "link": f"{self.url}/{base}/{term['slug']}/",
+                "name": term["name"],
+                "slug": term["slug"],
+                "taxonomy": taxonomy,
+                "meta": [],
+            }
+            if taxonomy == "category":
+                item["parent"] = term["parent"]
+            rendered.append(item)
+        return self._page(request, rendered)
+
+    def _users(self, logged_in: bool, request: Seen) -> Answer:
+        query = request.query
+        if query.get("context") == "edit":
+            self._require(
+                logged_in,
+                "list_users",
+                "rest_forbidden_context",
+                "Sorry, you are not allowed to list users.",
+            )
+        if query.get("who") == "authors":
+            self._require(
+                logged_in,
+                "edit_posts",
+                "rest_forbidden_who",
+                "Sorry, you are not allowed to query users by this parameter.",
+            )
+            found = [user for user in self.users.values() if "edit_posts" in ROLES[user["role"]]]
+        elif self._can(logged_in, "list_users"):
+            found = list(self.users.values())
+        else:
+            # WordPress's has_published_posts: a stranger sees only the site's bylines.
+            bylines = {
+                post["author"] for post in self.posts.values() if post["status"] == "publish"
+            }
+            found = [user for user in self.users.values() if user["id"] in bylines]
+        rendered = [
+            {
+                "id": user["id"],
+                "name": user["name"],
+                "url": "",
+                "description": "",
+                "link": f"{self.url}/author/{user['slug']}/",
+                "slug": user["slug"],
+                "avatar_urls": {},
+                "meta": [],
+            }
+            for user in found
+        ]
+        return self._page(request, rendered)
+
+    def _page(self, request: Seen, items: list[dict[str, Any]]) -> Answer:
+        """One page of a list by name, with WordPress's paging headers and `_fields`."""
+        query = request.query
+        try:
+            per_page, page = int(query.get("per_page", "10")), int(query.get("page", "1"))
+        except ValueError:
+            raise _Refusal(
+                400, "rest_invalid_param", "Invalid parameter(s): per_page, page"
+            ) from None
+        if not 1 <= per_page <= 100:
+            raise _Refusal(
+                400,
+                "rest_invalid_param",
+                "Invalid parameter(s): per_page",
+                params={"per_page": "per_page must be between 1 (inclusive) and 100 (inclusive)"},
+            )
+        if page < 1:
+            raise _Refusal(
+                400,
+                "rest_invalid_param",
+                "Invalid parameter(s): page",
+                params={"page": "page must be greater than or equal to 1"},
+            )
+        items = sorted(items, key=lambda item: (item["name"], item["id"]))
+        headers = {
+            "x-wp-total": str(len(items)),
+            "x-wp-totalpages": str(-(-len(items) // per_page)),
+        }
+        shown = items[(page - 1) * per_page : page * per_page]
+        if "_fields" in query:
+            wanted = set(query["_fields"].split(","))
+            shown = [
+                {name: value for name, value in item.items() if name in wanted} for item in shown
+            ]
+        return 200, headers, shown
 
     def _read(self, logged_in: bool, request: Seen, post: dict[str, Any]) -> Answer:
         edit = self._edit_context(logged_in, request)

@@ -4,7 +4,8 @@ config and result the targets share.
 A strategy is built per use from a connection's validated config and decrypted credentials and a
 guarded HTTP client (kit/outbound.py: it refuses private addresses, follows no proxies, caps
 responses). It speaks its target's real protocol and never touches our database: the publishers
-service records attempts and results.
+service records attempts and results. Besides writing (`publish`, `update`, `unpublish`) it reads:
+`test_connection`, and `targets` (what the connection can publish into, for forms and dialogs).
 """
 
 from __future__ import annotations
@@ -122,6 +123,70 @@ def unpublished(
         status="unpublished",
         published_at=None,
     )
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One thing on the target a post can be filed under or credited to: a category, a tag, an
+    author (WordPress numbers them, Ghost names them with hex ids)."""
+
+    id: int | str
+    name: str
+
+    def __post_init__(self) -> None:
+        # Names come as the target keeps them (WordPress keeps `&amp;` in term names): they
+        # leave here as plain text, for a dialog to show as text.
+        object.__setattr__(self, "name", text.plain_text(self.name))
+
+
+@dataclass(frozen=True)
+class Blog:
+    """A Shopify blog articles go into."""
+
+    id: str
+    handle: str
+    title: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "title", text.plain_text(self.title))
+
+
+@dataclass(frozen=True)
+class CollectionField:
+    """A field of a Webflow collection, by the slug `fieldMapping` names it with."""
+
+    slug: str
+    type: str
+    required: bool
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A Webflow CMS collection items go into, with its fields."""
+
+    id: str
+    name: str
+    fields: list[CollectionField]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", text.plain_text(self.name))
+
+
+@dataclass(frozen=True)
+class RemoteOptions:
+    """What a connection can publish into, as its target lists it: the lists that apply to the
+    target are set, the others None (a webhook has none)."""
+
+    blogs: list[Blog] | None = None
+    collections: list[Collection] | None = None
+    categories: list[Choice] | None = None
+    tags: list[Choice] | None = None
+    authors: list[Choice] | None = None
+
+
+# The most pages of one list a targets read follows (100 items a page where the target allows
+# it): a site with more is listed in part rather than read for ever.
+MAX_OPTION_PAGES = 10
 
 
 # What a connection test reports where the target has no finer rights to read: all we do.
@@ -262,11 +327,14 @@ class Strategy(Generic[ConfigT, CredentialsT]):
         client: outbound.GuardedClient,
         *,
         signing_secret: str | None = None,
+        previous_signing_secret: str | None = None,
     ) -> None:
         self.config = config
         self.credentials = credentials
         self.client = client
         self.signing_secret = signing_secret
+        # The secret a rotation replaced, while its overlap lasts (webhooks sign with both).
+        self.previous_signing_secret = previous_signing_secret
 
     @staticmethod
     def urls(config: TargetConfig) -> list[str]:
@@ -290,6 +358,12 @@ class Strategy(Generic[ConfigT, CredentialsT]):
 
     async def unpublish(self, remote: Remote) -> Result:
         """Take the item down (back to a draft where the target has drafts)."""
+        raise NotImplementedError
+
+    async def targets(self) -> RemoteOptions:
+        """Read, with the stored credentials, what the connection can publish into: blogs,
+        collections and their fields, categories, tags, authors (those the target has). A
+        refused credential raises AuthFailed, as any request does."""
         raise NotImplementedError
 
 

@@ -14,6 +14,9 @@ injection carries the draft's marker comment (Ghost keeps no comment inside an H
 post someone wrote in Ghost with the same slug is never taken over: ours is created beside it,
 Ghost giving it a `-2` slug. Updates leave the code injection as it is.
 
+`targets()` lists the site's tags and staff users (`/tags/`, `/users/`), 100 a page (Ghost 6
+serves no more, and `limit=all` no longer), following `meta.pagination.next`.
+
 The title, excerpt, meta title and description and tags go as plain text: Ghost keeps them as
 text and escapes them in its pages.
 """
@@ -33,12 +36,15 @@ from pydantic import ConfigDict, Field, field_validator
 from contentplatform.kit.outbound import Response
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
+    MAX_OPTION_PAGES,
     Article,
+    Choice,
     Invalid,
     Mode,
     Remote,
     RemoteConflict,
     RemoteNotFound,
+    RemoteOptions,
     RemoteStatus,
     Result,
     SiteAddress,
@@ -126,6 +132,33 @@ class Ghost(Strategy[GhostConfig, GhostCredentials], type="ghost"):
     async def unpublish(self, remote: Remote) -> Result:
         result = await self._save(remote.external_id, {"status": "draft"}, remote.remote_version)
         return unpublished(result.external_id, result.remote_version, result.external_url)
+
+    async def targets(self) -> RemoteOptions:
+        return RemoteOptions(tags=await self._browse("tags"), authors=await self._browse("users"))
+
+    async def _browse(self, resource: str) -> list[Choice]:
+        """Every `resource` (tags, users) as {id, name}, a page of 100 at a time."""
+        found: list[Choice] = []
+        page = 1
+        for _ in range(MAX_OPTION_PAGES):
+            params: dict[str, str | int] = {"limit": 100, "page": page, "fields": "id,name"}
+            response = await self.api.call("GET", f"/{resource}/", params=params)
+            body = http.json_object(response, unexpected=NOT_THE_API)
+            items = body.get(resource)
+            if not isinstance(items, list):
+                raise Invalid(NOT_THE_API)
+            found += [
+                Choice(str(item["id"]), str(item.get("name") or ""))
+                for item in items
+                if isinstance(item, dict) and item.get("id")
+            ]
+            meta = body.get("meta")
+            pagination = meta.get("pagination") if isinstance(meta, dict) else None
+            following = pagination.get("next") if isinstance(pagination, dict) else None
+            if not isinstance(following, int):
+                break
+            page = following
+        return found
 
     async def _find_ours(self, article: Article) -> dict[str, Any] | None:
         """The post an earlier try made for this draft, if there is one."""

@@ -9,6 +9,10 @@ validation (Invalid, NOT_FOUND on the id is RemoteNotFound), top-level `errors` 
 (THROTTLED is RateLimited with a wait computed from the query cost and the bucket's restore
 rate, ACCESS_DENIED is a missing scope).
 
+`targets()` lists the shop's blogs with the `blogs` query (250 a page, the most Shopify serves,
+following `pageInfo.endCursor`): the ids `blogId` in the config names. It needs a content scope
+(`read_content`, or the write scope, which includes it).
+
 The title and the SEO tags are plain text, as Shopify keeps them (themes escape them); the summary
 is HTML to Shopify, so the excerpt goes escaped.
 
@@ -33,9 +37,11 @@ from contentplatform.kit import text
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     EVERY_CAPABILITY,
+    MAX_OPTION_PAGES,
     Ambiguous,
     Article,
     AuthFailed,
+    Blog,
     Invalid,
     Mode,
     PublishError,
@@ -43,6 +49,7 @@ from contentplatform.publishers.strategies.base import (
     Remote,
     RemoteConflict,
     RemoteNotFound,
+    RemoteOptions,
     Result,
     Strategy,
     TargetConfig,
@@ -97,6 +104,15 @@ query ConnectionTest($blogId: ID!) {
   shop { name myshopifyDomain primaryDomain { url } }
   blog(id: $blogId) { id title handle }
   currentAppInstallation { accessScopes { handle } }
+}
+"""
+
+BLOGS_QUERY = """
+query Blogs($after: String) {
+  blogs(first: 250, after: $after) {
+    nodes { id handle title }
+    pageInfo { hasNextPage endCursor }
+  }
 }
 """
 
@@ -217,6 +233,22 @@ class Shopify(Strategy[ShopifyConfig, ShopifyCredentials], type="shopify"):
         )
         written = self._written(data, "articleUpdate")
         return unpublished(str(written["id"]), written.get("updatedAt"))
+
+    async def targets(self) -> RemoteOptions:
+        blogs: list[Blog] = []
+        after = None
+        for _ in range(MAX_OPTION_PAGES):
+            found = (await self._graphql(BLOGS_QUERY, {"after": after})).get("blogs") or {}
+            blogs += [
+                Blog(str(node["id"]), str(node.get("handle") or ""), str(node.get("title") or ""))
+                for node in found.get("nodes") or []
+                if isinstance(node, dict) and node.get("id")
+            ]
+            page = found.get("pageInfo") or {}
+            after = page.get("endCursor")
+            if not (page.get("hasNextPage") and after):
+                break
+        return RemoteOptions(blogs=blogs)
 
     async def _update(
         self, article_id: str, article: Article, mode: Mode, context: dict[str, Any]

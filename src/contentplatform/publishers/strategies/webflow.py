@@ -19,6 +19,9 @@ Duplicates: before every create the collection is searched for the slug, so a cr
 answer was lost (Ambiguous) is found and updated on the next try. Only an item with our slug and
 our title is taken over; any other item already holding the slug is a RemoteConflict.
 
+`targets()` reads the connection's collection (`GET /v2/collections/{id}`) for its fields:
+their slugs, types and whether each is required, for `fieldMapping`.
+
 Errors are Webflow's `{code, message, details}` bodies, mapped by status (429 with Retry-After).
 """
 
@@ -36,11 +39,14 @@ from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     EVERY_CAPABILITY,
     Article,
+    Collection,
+    CollectionField,
     Invalid,
     Mode,
     Remote,
     RemoteConflict,
     RemoteNotFound,
+    RemoteOptions,
     Result,
     Settings,
     Strategy,
@@ -54,6 +60,8 @@ from contentplatform.publishers.strategies.base import (
 
 TARGET = "Webflow"
 DEFAULT_API_BASE_URL = "https://api.webflow.com"
+# An apiBaseUrl that is not Webflow's API may answer 200 with an HTML page.
+NOT_THE_API = f"{TARGET} did not answer with its Data API: is apiBaseUrl Webflow's API?"
 # Webflow ids are 24 hexadecimal digits (MongoDB object ids).
 _WEBFLOW_ID = re.compile(r"[0-9a-f]{24}")
 _FIELD_SLUG = re.compile(r"[a-z0-9][a-z0-9_-]*")
@@ -163,6 +171,23 @@ class Webflow(Strategy[WebflowConfig, WebflowCredentials], type="webflow"):
         return TestResult(
             ok=not problems, account_label=label, capabilities=EVERY_CAPABILITY, warnings=problems
         )
+
+    async def targets(self) -> RemoteOptions:
+        response = await self.api.call("GET", self.collection)
+        collection = http.json_object(response, unexpected=NOT_THE_API)
+        fields = [
+            CollectionField(
+                str(field["slug"]), str(field.get("type")), field.get("isRequired") is True
+            )
+            for field in collection.get("fields") or []
+            if isinstance(field, dict) and field.get("slug")
+        ]
+        found = Collection(
+            str(collection.get("id") or self.config.collection_id),
+            str(collection.get("displayName") or ""),
+            fields,
+        )
+        return RemoteOptions(collections=[found])
 
     async def publish(self, article: Article, mode: Mode) -> Result:
         found = await self.api.call(

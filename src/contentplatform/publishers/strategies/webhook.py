@@ -20,6 +20,13 @@ In `data`, `html` is the sanitized article; `title`, `excerpt`, `seo_title`,
 `meta_description` and `tags` are plain text (no markup, entities decoded): a receiver that puts
 them in a page escapes them as it would any text.
 
+Rotation (publishers.rotateSecret): until the replaced secret's overlap ends, every delivery is
+signed with both secrets, `webhook-signature` holding two space-separated `v1,` signatures (the
+new secret's first), so a receiver verifies with either while it switches; Standard Webhooks
+libraries accept a header when any one of its signatures matches.
+
+A webhook has no remote options to list: `targets()` reads nothing.
+
 The receiver may answer `{"id", "url"}` to name its copy; otherwise the draft's id is the
 external id and there is no URL. 410 Gone (or 404) is RemoteNotFound; other statuses are mapped
 as for any target.
@@ -49,6 +56,7 @@ from contentplatform.publishers.strategies.base import (
     Article,
     Mode,
     Remote,
+    RemoteOptions,
     RemoteStatus,
     Result,
     Strategy,
@@ -157,7 +165,9 @@ class Webhook(Strategy[WebhookConfig, None], type="webhook"):
         super().__init__(*args, **kwargs)
         if not self.signing_secret:
             raise ValueError("a webhook connection needs its signing secret")
-        self.signer = StandardWebhook(self.signing_secret)
+        # The current secret's signature first, then the replaced one's while it lasts.
+        current = (self.signing_secret, self.previous_signing_secret)
+        self.signers = [StandardWebhook(secret) for secret in current if secret]
 
     async def test_connection(self) -> TestResult:
         """ok when the receiver accepts a signed `webhook.test` event with a 2xx; any other
@@ -184,6 +194,9 @@ class Webhook(Strategy[WebhookConfig, None], type="webhook"):
         answer = await self._send(_article_event(kind, article, remote.external_id), message_id)
         return _result(answer, message_id, mode, remote.external_id, remote.external_url)
 
+    async def targets(self) -> RemoteOptions:
+        return RemoteOptions()
+
     async def unpublish(self, remote: Remote) -> Result:
         message_id = _message_id(
             "article.unpublished", remote.external_id, remote.remote_version or ""
@@ -203,7 +216,9 @@ class Webhook(Strategy[WebhookConfig, None], type="webhook"):
             "content-type": "application/json",
             "webhook-id": message_id,
             "webhook-timestamp": str(math.floor(now.timestamp())),
-            "webhook-signature": self.signer.sign(message_id, now, body),
+            "webhook-signature": " ".join(
+                signer.sign(message_id, now, body) for signer in self.signers
+            ),
         }
         response = await http.call(
             self.client,
@@ -281,7 +296,9 @@ HEADERS = {
         "`v1,<signature>`: the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` "
         "(the raw body as sent), keyed with the connection's signing secret (the `whsec_...` "
         "value `publishers.create` answers once; the key is the base64 after `whsec_`). "
-        "Several signatures are separated by spaces; one that matches is enough. Any Standard "
+        "Several signatures are separated by spaces; one that matches is enough: after "
+        "`publishers.rotateSecret` the new and the previous secret both sign until the "
+        "previous one expires. Any Standard "
         "Webhooks library verifies it: `Webhook(secret).verify(body, headers)`."
     ),
 }

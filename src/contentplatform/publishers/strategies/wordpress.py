@@ -11,6 +11,11 @@ created beside it, and WordPress gives a published one a `-2` slug).
 WordPress reads a post's title and excerpt as HTML (themes print them as they are), so both go
 escaped: a title "Tom & Jerry <3" shows as written and never becomes markup.
 
+`targets()` lists the site's categories and tags (`/categories`, `/tags`) and the users who may
+write posts (`/users?who=authors`, which needs edit_posts; without `who` WordPress shows only
+users with published posts), 100 a page, following `X-WP-TotalPages`: the ids `categories`,
+`tags` and `authorId` in the config name.
+
 Not sent: the article's tags (WordPress wants term ids, which it would take a lookup and maybe a
 create per tag to get; `tags` in the config gives fixed ones), the SEO title and meta
 description (core WordPress has no fields for them; SEO plugins add their own).
@@ -27,12 +32,16 @@ from urllib.parse import quote
 from pydantic import ConfigDict, Field, PositiveInt
 
 from contentplatform.kit import text
+from contentplatform.kit.outbound import Response
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
+    MAX_OPTION_PAGES,
     Article,
+    Choice,
     Invalid,
     Mode,
     Remote,
+    RemoteOptions,
     RemoteStatus,
     Result,
     SiteAddress,
@@ -129,6 +138,32 @@ class WordPress(Strategy[WordPressConfig, WordPressCredentials], type="wordpress
         result = await self._save(remote.external_id, {"status": "draft"})
         return unpublished(result.external_id, result.remote_version, result.external_url)
 
+    async def targets(self) -> RemoteOptions:
+        return RemoteOptions(
+            categories=await self._choices("/categories"),
+            tags=await self._choices("/tags"),
+            authors=await self._choices("/users", who="authors"),
+        )
+
+    async def _choices(self, path: str, **query: str) -> list[Choice]:
+        """Every item of a list route, as {id, name}, a page of 100 at a time."""
+        found: list[Choice] = []
+        for page in range(1, MAX_OPTION_PAGES + 1):
+            params: dict[str, str | int] = {"per_page": 100, "page": page, "_fields": "id,name"}
+            params.update(query)
+            response = await self.api.call("GET", path, params=params)
+            items = http.json_of(response, unexpected=NOT_THE_API)
+            if not isinstance(items, list):
+                raise Invalid(NOT_THE_API)
+            found += [
+                Choice(item["id"], str(item.get("name") or ""))
+                for item in items
+                if isinstance(item, dict) and isinstance(item.get("id"), int)
+            ]
+            if page >= _total_pages(response):
+                break
+        return found
+
     async def _find_ours(self, article: Article) -> str | None:
         """The id of the post an earlier try made for this draft, if there is one."""
         response = await self.api.call(
@@ -181,6 +216,13 @@ def _result(post: dict[str, Any]) -> Result:
         status=status,
         published_at=_gmt(date) if published and isinstance(date, str) else None,
     )
+
+
+def _total_pages(response: Response) -> int:
+    try:
+        return int(response.headers.get("x-wp-totalpages") or 1)
+    except ValueError:
+        return 1
 
 
 def _gmt(text: str) -> datetime | None:
