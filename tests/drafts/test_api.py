@@ -364,13 +364,20 @@ def test_unknown_version_is_404(drafts, operation):
 
 
 def all_inputs(draft_id: str) -> dict[str, dict]:
-    """A valid input for each of the 15 operations."""
+    """A valid input for each of the 22 operations."""
     return {
         "drafts.list": {},
         "drafts.getStats": {},
         "drafts.publishable": {},
         "drafts.createDraft": {"title": "New"},
+        "drafts.bulk": {"action": "approve", "draftIds": [draft_id]},
         **{op: {"id": draft_id, **extra} for op, extra in ID_OPERATIONS.items()},
+        "drafts.archive": {"id": draft_id},
+        "drafts.unarchive": {"id": draft_id},
+        "drafts.unpublish": {"id": draft_id},
+        "drafts.compareVersions": {"id": draft_id, "from": 1},
+        "drafts.listComments": {"id": draft_id},
+        "drafts.addComment": {"id": draft_id, "body": "Looks good."},
     }
 
 
@@ -383,14 +390,18 @@ EDITOR_OPERATIONS = {
     "drafts.assign",
     "drafts.restoreVersion",
     "drafts.publish",
+    "drafts.archive",
+    "drafts.unarchive",
+    "drafts.unpublish",
+    "drafts.bulk",
 }
 ADMIN_OPERATIONS = {"drafts.delete"}
 
 
-def test_there_are_15_drafts_operations(openapi_document):
+def test_there_are_22_drafts_operations(openapi_document):
     found = operation_ids(openapi_document, "drafts.")
     assert found == set(ALL_OPERATIONS)
-    assert len(found) == 15
+    assert len(found) == 22
 
 
 @pytest.mark.parametrize("operation", ALL_OPERATIONS)

@@ -95,3 +95,34 @@ class DraftRevision(RecordMixin, TenantMixin, Base):
     fields_changed: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
     # For AI revisions: provider, model, prompt version and the chunks each section cites.
     provenance: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class DraftComment(RecordMixin, TenantMixin, Base):
+    """A review comment on a draft, or a reply to one (replies are one level deep). The body is
+    plain text as typed; `anchor` ties it to a passage of the version it was written on."""
+
+    __tablename__ = "draft_comments"
+    __table_args__ = (
+        # A draft's threads in order, and each thread's replies.
+        Index(
+            "ix_draft_comments_tenant_id_draft_id_created_at", "tenant_id", "draft_id", "created_at"
+        ),
+        Index("ix_draft_comments_parent_id", "parent_id"),
+    )
+
+    draft_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("drafts.id", ondelete="CASCADE"), nullable=False
+    )
+    parent_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("draft_comments.id", ondelete="CASCADE")
+    )
+    # The identity provider's user id of who wrote it.
+    author_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    body: Mapped[str] = mapped_column(Text, nullable=False)
+    # {quote, start, end, version}: character offsets in the draft's text at that version.
+    anchor: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # The members it mentions, by their identity provider's user id.
+    mentions: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    # Set on a thread's first comment when a reply resolves the thread.
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    resolved_by: Mapped[str | None] = mapped_column(String(255))

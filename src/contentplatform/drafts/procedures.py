@@ -9,10 +9,17 @@ from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.drafts import schemas, service
 from contentplatform.drafts.errors import (
+    AnchorOutOfRange,
     AssigneeNotMember,
+    BulkActionNeedsField,
+    BulkDeleteNeedsAdmin,
+    CommentNotFound,
+    CommentThreadFull,
     DraftNotFound,
     DraftVersionNotFound,
     IllegalDraftTransition,
+    MentionNotMember,
+    ReplyToReply,
     SeoMetaInvalid,
     StaleDraftVersion,
 )
@@ -149,3 +156,97 @@ async def restore_version(ctx: Context, data: schemas.RestoreVersionInput) -> sc
     Same rules as drafts.update: an approved draft returns to reviewing, `expectedVersion` guards
     against a draft that moved on (409)."""
     return await service.restore_version(ctx.session, ctx.tenant.tenant_id, author_of(ctx), data)
+
+
+@router.get(
+    "compareVersions",
+    "/v1/drafts/{id}/diff",
+    access=Access.member,
+    errors=[DraftNotFound, DraftVersionNotFound],
+)
+async def compare_versions(ctx: Context, data: schemas.CompareVersionsInput) -> schemas.VersionDiff:
+    """Word-level diff between two revisions, with how much AI text survived editing.
+
+    `content_diff` is HTML-aware: the content is compared as words, whitespace and whole tags (a
+    tag is never split), and each operation (`equal`, `delete`, `insert`) holds a piece of HTML;
+    equal + delete pieces in order give `from`'s content, equal + insert pieces `to`'s.
+    `title_diff` and `excerpt_diff` are the same operations over plain text (`text`).
+    `seo_meta_changes` is `{key: {from, to}}` for each key that differs. `stats` counts the
+    content's words added and removed, and `ai_words_retained_pct` is the share of the words of
+    the latest AI revision at or before `to` that `to` keeps in place (null when no AI wrote a
+    revision up to then). A version the draft does not have is 404."""
+    return await service.compare_versions(ctx.session, ctx.tenant.tenant_id, data)
+
+
+@router.post(
+    "unarchive",
+    "/v1/drafts/{id}/unarchive",
+    access=Access.editor,
+    description=STATE_MACHINE,
+    errors=[DraftNotFound, IllegalDraftTransition],
+)
+async def unarchive(ctx: Context, data: schemas.DraftIdInput) -> schemas.Draft:
+    """Bring an archived draft back to review; returns the draft.
+
+    Archived drafts only (409 naming the status otherwise); it needs approving again."""
+    return await service.unarchive(ctx.session, ctx.tenant.tenant_id, data.id)
+
+
+@router.post(
+    "bulk",
+    "/v1/drafts/bulk/{action}",
+    access=Access.editor,
+    errors=[BulkActionNeedsField, AssigneeNotMember, BulkDeleteNeedsAdmin],
+)
+async def bulk(ctx: Context, data: schemas.BulkDraftsInput) -> schemas.DraftBulkOutcome:
+    """Apply one review action to up to 50 drafts.
+
+    `approve`, `reject` (with `reason`), `archive` (optional `reason`), `assign` (with
+    `assigneeId`, a member: 400 otherwise, and nothing changes) or `delete` (admins only: 403
+    for editors). Each draft goes through the state machine on its own: `results` says, per id
+    and in the order given, whether it changed and if not why (`error.code` NOT_FOUND for a
+    missing id or another organization's, CONFLICT for a status that does not allow the
+    action, with the `detail` a single operation would give). `success` is true when every
+    draft changed; `affected` counts those that did."""
+    return await service.bulk(
+        ctx.session, ctx.tenant.tenant_id, ctx.tenant.role, ctx.identity.subject, data
+    )
+
+
+@router.get(
+    "listComments", "/v1/drafts/{id}/comments", access=Access.member, errors=[DraftNotFound]
+)
+async def list_comments(ctx: Context, data: schemas.ListCommentsInput) -> schemas.CommentPage:
+    """Review comments on a draft, threaded.
+
+    Paged by thread, oldest first: each thread's first comment is followed by its replies
+    (oldest first; `parent_id` names the thread), and `total` and `limit` count threads.
+    Resolved threads are left out unless `includeResolved`."""
+    return await service.list_comments(ctx.session, ctx.tenant.tenant_id, data)
+
+
+@router.post(
+    "addComment",
+    "/v1/drafts/{id}/comments",
+    access=Access.member,
+    errors=[
+        AnchorOutOfRange,
+        MentionNotMember,
+        ReplyToReply,
+        DraftNotFound,
+        CommentNotFound,
+        CommentThreadFull,
+    ],
+)
+async def add_comment(ctx: Context, data: schemas.AddCommentInput) -> schemas.Comment:
+    """Comment on a draft, optionally anchored to a passage; a reply can resolve its thread.
+
+    `body` is plain text kept as typed (1-5000 characters; never read as markup, so escape it
+    where HTML is written). `@<user id>` mentions a member (the identity provider's user id,
+    e.g. `@user_2abc`): every one must be an active member of the organization (400 naming the
+    others); `mentions` lists them. `anchor` ({quote, start, end}: character offsets in the
+    draft's text) is stamped with the draft's current version. `parentId` makes it a reply to
+    a thread of this draft (its first comment: replies are one level deep; at most 100 per
+    thread); with `resolve` the reply resolves the thread, and any other reply reopens it.
+    Comments never change the draft's status."""
+    return await service.add_comment(ctx.session, ctx.tenant.tenant_id, ctx.identity.subject, data)

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Select, case, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.drafts.models import Draft, DraftRevision
+from contentplatform.drafts.models import Draft, DraftComment, DraftRevision
 from contentplatform.drafts.schemas import ListDraftsInput
 from contentplatform.kit.db import Owned, counts_by, lock_rows, page_of, plain
 from contentplatform.kit.schemas import offset_of
@@ -189,3 +189,76 @@ async def unassign(session: AsyncSession, tenant_id: uuid.UUID, assignee_id: str
         .execution_options(synchronize_session=False)
     )
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def latest_ai_revision(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, at_most: int
+) -> DraftRevision | None:
+    """The draft's newest revision written by the generation pipeline, at or before `at_most`."""
+    result = await session.execute(
+        select(DraftRevision)
+        .where(
+            DraftRevision.tenant_id == tenant_id,
+            DraftRevision.draft_id == draft_id,
+            DraftRevision.author_type == "ai",
+            DraftRevision.version <= at_most,
+        )
+        .order_by(DraftRevision.version.desc())
+        .limit(1)
+    )
+    return result.scalar_one_or_none()
+
+
+# --- comments -----------------------------------------------------------------------------------
+
+comment = Owned(DraftComment)
+
+
+async def threads(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    draft_id: uuid.UUID,
+    *,
+    include_resolved: bool,
+    limit: int,
+    offset: int,
+) -> tuple[list[DraftComment], int]:
+    """A page of the draft's threads (their first comments), oldest first, and how many."""
+    statement = select(DraftComment).where(
+        DraftComment.tenant_id == tenant_id,
+        DraftComment.draft_id == draft_id,
+        DraftComment.parent_id.is_(None),
+    )
+    if not include_resolved:
+        statement = statement.where(DraftComment.resolved_at.is_(None))
+    return await page_of(
+        session,
+        statement,
+        DraftComment.created_at,
+        DraftComment.id,
+        limit=limit,
+        offset=offset,
+    )
+
+
+async def replies(
+    session: AsyncSession, tenant_id: uuid.UUID, parent_ids: list[uuid.UUID]
+) -> list[DraftComment]:
+    """The replies to these comments, oldest first."""
+    if not parent_ids:
+        return []
+    result = await session.execute(
+        select(DraftComment)
+        .where(DraftComment.tenant_id == tenant_id, DraftComment.parent_id.in_(parent_ids))
+        .order_by(DraftComment.created_at, DraftComment.id)
+    )
+    return list(result.scalars())
+
+
+async def reply_count(session: AsyncSession, tenant_id: uuid.UUID, parent_id: uuid.UUID) -> int:
+    count = await session.scalar(
+        select(func.count()).where(
+            DraftComment.tenant_id == tenant_id, DraftComment.parent_id == parent_id
+        )
+    )
+    return int(count or 0)

@@ -1,34 +1,53 @@
-"""The rules of drafts: review moves, edits with revisions, the SEO score. Never commits.
+"""The rules of drafts: review moves, edits with revisions, the SEO score, comments and
+bulk actions. Never commits.
 
 Every write of content goes through `_write`: the HTML is sanitized, the SEO score recomputed,
 and a revision stored (version + 1) saying who changed what, AI or human.
+
+Every change someone would want to hear about is an event written in the change's own
+transaction (events.service.emit): `draft.created` for each new draft (by hand or by the
+generation pipeline), `draft.status_changed` for each move of the state machine
+(`announce_move`, called by every function that moves a status, and nowhere else moves one),
+`draft.published`, `draft.assigned`, `draft.commented` and `comment.mentioned`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
 import uuid
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_object_session
 
-from contentplatform.drafts import html, repository, schemas, seo, states
+from contentplatform.auth.context import Role
+from contentplatform.drafts import diff, html, repository, schemas, seo, states
 from contentplatform.drafts.errors import (
+    AnchorOutOfRange,
     AssigneeNotMember,
+    BulkActionNeedsField,
+    BulkDeleteNeedsAdmin,
+    CommentNotFound,
+    CommentThreadFull,
     DraftNotFound,
     DraftVersionNotFound,
+    IllegalDraftTransition,
+    MentionNotMember,
+    ReplyToReply,
     SeoMetaInvalid,
     StaleDraftVersion,
 )
 from contentplatform.drafts.html import slugify
-from contentplatform.drafts.models import Draft, DraftRevision
+from contentplatform.drafts.models import Draft, DraftComment, DraftRevision
 from contentplatform.drafts.states import Status
 from contentplatform.events import service as events
 from contentplatform.kit import errors, text
 from contentplatform.kit.db import utcnow
-from contentplatform.kit.errors import FieldError
+from contentplatform.kit.errors import FieldError, PlatformError
 from contentplatform.kit.schemas import offset_of
 from contentplatform.tenants import service as tenants
 
@@ -133,6 +152,13 @@ async def create(
     draft.job_id, draft.instance_id = data.job_id, data.instance_id
     session.add(draft)
     _write(session, draft, author, "Created", {"title": data.title, "content": data.content})
+    events.emit(
+        session,
+        tenant_id,
+        "draft.created",
+        resource_id=draft.id,
+        payload={**event_payload(draft), "origin": "written"},
+    )
     await session.flush()
     return schemas.Draft.model_validate(draft)
 
@@ -192,11 +218,13 @@ def _edit(
     target = states.after_edit(draft.status)
     if not _write(session, draft, author, summary, changes, provenance):
         return
+    before = draft.status
     if target != draft.status:
         states.check_move(draft.status, target)
         if draft.status == Status.approved:
             draft.approved_at = draft.approved_by = None
         draft.status = target.value
+    announce_move(session, draft, before)
 
 
 def _merged_seo_meta(current: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
@@ -317,24 +345,28 @@ async def approve(
     session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, approver: str
 ) -> schemas.Draft:
     draft = await require(session, tenant_id, draft_id, for_update=True)
-    _approve(draft, approver)
+    _approve(session, draft, approver)
     return schemas.Draft.model_validate(draft)
 
 
-def _approve(draft: Draft, approver: str) -> None:
+def _approve(session: AsyncSession, draft: Draft, approver: str) -> None:
+    before = draft.status
     draft.status = states.check_move(draft.status, Status.approved).value
     draft.approved_at = draft.updated_at = utcnow()
     draft.approved_by = approver
     draft.rejection_reason = None
+    announce_move(session, draft, before, approved_by=approver)
 
 
 async def reject(
     session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, reason: str
 ) -> schemas.Draft:
     draft = await require(session, tenant_id, draft_id, for_update=True)
+    before = draft.status
     draft.status = states.check_move(draft.status, Status.rejected).value
     draft.rejection_reason = reason
     draft.updated_at = utcnow()
+    announce_move(session, draft, before, reason=reason)
     return schemas.Draft.model_validate(draft)
 
 
@@ -342,18 +374,39 @@ async def assign(
     session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, assignee: str
 ) -> None:
     draft = await require(session, tenant_id, draft_id, for_update=True)
+    _assign(session, draft, await _assignee(session, tenant_id, assignee))
+
+
+async def _assignee(session: AsyncSession, tenant_id: uuid.UUID, assignee: str) -> str:
+    """The identity provider's user id of the member `assignee` names; 400 for anyone else."""
     subject = await tenants.member_subject(session, tenant_id, assignee)
     if subject is None:
         raise AssigneeNotMember(
             f"{assignee!r} is not a member of this organization.",
             errors=[FieldError("assigneeId", "must be a member of this organization")],
         )
+    return subject
+
+
+def _assign(session: AsyncSession, draft: Draft, subject: str) -> None:
+    """Assign the draft to `subject`; announced unless it was assigned to them already."""
+    previous = draft.assignee_id
+    if previous == subject:
+        return
     draft.assignee_id = subject
+    events.emit(
+        session,
+        draft.tenant_id,
+        "draft.assigned",
+        resource_id=draft.id,
+        payload={**event_payload(draft), "previous_assignee_id": previous},
+    )
 
 
 async def unassign_member(session: AsyncSession, tenant_id: uuid.UUID, subject: str) -> int:
     """A member left the organization: none of its drafts stays assigned to them (`subject`,
-    the identity provider's user id drafts name assignees by). How many drafts changed."""
+    the identity provider's user id drafts name assignees by). How many drafts changed. Not
+    announced per draft: `member.removed` tells of it."""
     return await repository.unassign(session, tenant_id, subject)
 
 
@@ -444,6 +497,19 @@ async def start_generating_many(
         for draft_id, draft in zip(ids, drafts, strict=True)
     ]
     await repository.add_many(session, tenant_id, rows)
+    # One event row each, flushed together with the rest of the transaction.
+    for row in rows:
+        events.emit(
+            session,
+            tenant_id,
+            "draft.created",
+            resource_id=row["id"],
+            payload={
+                **_payload(row["id"], row["title"], row["status"], row["job_id"], None),
+                "origin": "generated",
+                "run_id": row["run_id"],
+            },
+        )
     return ids
 
 
@@ -472,14 +538,18 @@ def finish_generation(
     changes = {"title": title, "content": content, "excerpt": excerpt, "seo_meta": seo_meta}
     _write(session, draft, Author("ai", None), summary, changes, provenance)
     draft.provenance = provenance
+    before = draft.status
     draft.status = states.check_move(draft.status, Status.reviewing, by_pipeline=True).value
+    announce_move(session, draft, before, run_id=draft.run_id)
 
 
 def fail_generation(draft: Draft, reason: str) -> None:
     """A failed generation never leaves a draft generating: it is rejected with the reason."""
+    before = draft.status
     draft.status = states.check_move(draft.status, Status.rejected, by_pipeline=True).value
     draft.rejection_reason = reason
     draft.updated_at = utcnow()
+    announce_move(_session_of(draft), draft, before, reason=reason, run_id=draft.run_id)
 
 
 def generate_again(draft: Draft, run_id: uuid.UUID) -> None:
@@ -487,11 +557,22 @@ def generate_again(draft: Draft, run_id: uuid.UUID) -> None:
     it goes to `generating` under `run_id`, which alone may move it out again. An approval no
     longer holds (the content will change) and a rejection's reason goes with the rejection.
     IllegalDraftTransition from any status but reviewing, rejected and approved."""
+    before = draft.status
     draft.status = states.check_move(draft.status, Status.generating).value
     draft.run_id = run_id
     draft.approved_at = draft.approved_by = None
     draft.rejection_reason = None
     draft.updated_at = utcnow()
+    announce_move(_session_of(draft), draft, before, run_id=run_id)
+
+
+def _session_of(draft: Draft) -> AsyncSession:
+    """The session `draft` was read in, for the moves whose callers pass none: their event is
+    written in the same transaction as the move."""
+    session = async_object_session(draft)
+    if session is None:
+        raise RuntimeError("a draft moves only within the session that read it")
+    return session
 
 
 # --- publishing (the publishers domain decides; these keep the draft's side) -----------------
@@ -502,12 +583,13 @@ AUTO_APPROVER = "system:auto_publish"
 def approve_automatically(draft: Draft, note: dict[str, Any]) -> None:
     """Auto-publish approves a draft in review: approved_by says it was the system, and the
     decision with its reason stays on the draft."""
-    _approve(draft, AUTO_APPROVER)
+    _approve(_session_of(draft), draft, AUTO_APPROVER)
     draft.auto_publish = note
 
 
 def hold_for_review(draft: Draft, note: dict[str, Any]) -> None:
-    """Auto-publish declined: the draft stays in review with the reason on it."""
+    """Auto-publish declined: the draft stays in review with the reason on it (no move, so no
+    event: the decision is on the draft)."""
     draft.auto_publish = note
     draft.updated_at = utcnow()
 
@@ -521,7 +603,9 @@ def check_publishable(draft: Draft) -> None:
 async def mark_published(
     session: AsyncSession, draft: Draft, url: str | None, published_at: datetime | None
 ) -> None:
-    """A target took the draft live. The first publication fixes its URL, slug and date."""
+    """A target took the draft live. The first publication fixes its URL, slug and date.
+    Each one is announced (`draft.published`, with the URL this target gave)."""
+    before = draft.status
     if draft.status != Status.published:
         draft.status = states.check_move(draft.status, Status.published).value
     draft.published_at = draft.published_at or published_at or utcnow()
@@ -529,6 +613,20 @@ async def mark_published(
     if draft.slug is None:
         draft.slug = await _free_slug(session, draft)
     draft.updated_at = utcnow()
+    announce_move(session, draft, before)
+    events.emit(
+        session,
+        draft.tenant_id,
+        "draft.published",
+        resource_id=draft.id,
+        payload={
+            **event_payload(draft),
+            "url": url,
+            "published_url": draft.published_url,
+            "published_at": draft.published_at,
+            "republished": before == Status.published,
+        },
+    )
 
 
 def slug_of(draft: Draft) -> str:
@@ -562,6 +660,271 @@ async def published_by_slug(session: AsyncSession, tenant_id: uuid.UUID, slug: s
     return await repository.published_by_slug(session, tenant_id, slug)
 
 
+# --- bulk actions (drafts.bulk) -----------------------------------------------------------------
+
+
+async def bulk(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    role: Role,
+    actor: str,
+    data: schemas.BulkDraftsInput,
+) -> schemas.DraftBulkOutcome:
+    """One action on each draft, each through the state machine on its own: a draft that cannot
+    take it (missing or another tenant's: NOT_FOUND; a status that forbids it: CONFLICT) is
+    reported and leaves the others going. `actor` approves; `delete` needs an admin."""
+    if data.action == "delete" and not role.includes(Role.admin):
+        raise BulkDeleteNeedsAdmin(f"Deleting drafts needs the admin role; you are {role.value}.")
+    needed = {"reject": ("reason", data.reason), "assign": ("assigneeId", data.assignee_id)}
+    if data.action in needed and needed[data.action][1] is None:
+        field = needed[data.action][0]
+        raise BulkActionNeedsField(
+            f"To {data.action} drafts, give {field}.",
+            errors=[FieldError(field, f"is required to {data.action}")],
+        )
+    # The tenant before any draft, as every transaction that locks both does: two bulk actions
+    # over the same drafts in other orders wait for each other instead of deadlocking.
+    await tenants.lock_tenant(session, tenant_id)
+    assignee = None
+    if data.action == "assign":
+        assert data.assignee_id is not None  # required above
+        assignee = await _assignee(session, tenant_id, data.assignee_id)
+    results = []
+    for draft_id in data.draft_ids:
+        try:
+            await _act(session, tenant_id, draft_id, data, actor, assignee)
+        except PlatformError as error:
+            failed = schemas.DraftBulkError(code=error.code, detail=error.detail)
+            results.append(schemas.DraftBulkResult(id=draft_id, ok=False, error=failed))
+        else:
+            results.append(schemas.DraftBulkResult(id=draft_id, ok=True, error=None))
+    affected = sum(result.ok for result in results)
+    return schemas.DraftBulkOutcome(
+        success=affected == len(results), affected=affected, results=results
+    )
+
+
+async def _act(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    draft_id: uuid.UUID,
+    data: schemas.BulkDraftsInput,
+    actor: str,
+    assignee: str | None,
+) -> None:
+    """One draft's part of a bulk action. Each refusal comes before any change to the draft."""
+    if data.action == "approve":
+        await approve(session, tenant_id, draft_id, actor)
+    elif data.action == "reject":
+        assert data.reason is not None  # required by bulk()
+        await reject(session, tenant_id, draft_id, data.reason)
+    elif data.action == "archive":
+        await archive(session, tenant_id, draft_id, data.reason)
+    elif data.action == "assign":
+        assert assignee is not None
+        _assign(session, await require(session, tenant_id, draft_id, for_update=True), assignee)
+    else:
+        await delete(session, tenant_id, draft_id)
+
+
+# --- comparing revisions (drafts.compareVersions) ------------------------------------------------
+
+
+async def compare_versions(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.CompareVersionsInput
+) -> schemas.VersionDiff:
+    """What changed from revision `from` to revision `to` (default: the current one), word by
+    word, and how much of the latest AI revision at or before `to` it keeps."""
+    draft = await require(session, tenant_id, data.id)
+    to = data.to if data.to is not None else draft.version
+    older = await _revision(session, tenant_id, draft.id, data.from_)
+    newer = await _revision(session, tenant_id, draft.id, to)
+    written = await repository.latest_ai_revision(session, tenant_id, draft.id, to)
+    # Pure CPU work over up to two contents of a million characters: off the event loop.
+    content, retained = await asyncio.to_thread(
+        _compare_content, older.content, newer.content, written.content if written else None
+    )
+    counted = diff.stats(content)
+    return schemas.VersionDiff.model_validate(
+        {
+            "from": older.version,
+            "to": newer.version,
+            "title_diff": _text_changes(older.title, newer.title),
+            "excerpt_diff": _text_changes(older.excerpt or "", newer.excerpt or ""),
+            "seo_meta_changes": events.changes_between(
+                _without_score(older.seo_meta), _without_score(newer.seo_meta)
+            ),
+            "content_diff": [{"op": c.op, "html": c.text} for c in content],
+            "stats": {
+                "words_added": counted.words_added,
+                "words_removed": counted.words_removed,
+                "ai_words_retained_pct": retained,
+            },
+        }
+    )
+
+
+def _compare_content(
+    older: str, newer: str, written: str | None
+) -> tuple[list[diff.Change], float | None]:
+    retained = diff.retained_pct(written, newer) if written is not None else None
+    return diff.compare(older, newer), retained
+
+
+def _text_changes(older: str, newer: str) -> list[dict[str, str]]:
+    return [{"op": c.op, "text": c.text} for c in diff.compare(older, newer, html=False)]
+
+
+def _without_score(seo_meta: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in seo_meta.items() if key != SCORE_KEY}
+
+
+# --- comments (drafts.listComments, drafts.addComment) -------------------------------------------
+
+# `@` and a user id (the identity provider's, e.g. `@user_2abc`, or ours), not inside a word
+# (`ann@example.com` mentions no one); a trailing `.`, `:`, `|` or `-` ends the sentence.
+MENTION = re.compile(r"(?<![\w@])@([A-Za-z0-9](?:[A-Za-z0-9_.:|-]*[A-Za-z0-9_])?)")
+# The most replies one thread holds: a page of threads stays bounded.
+MAX_REPLIES = 100
+# The most of a comment's body its events carry.
+EXCERPT = 200
+
+
+async def add_comment(
+    session: AsyncSession, tenant_id: uuid.UUID, author: str, data: schemas.AddCommentInput
+) -> schemas.Comment:
+    """A comment on the draft, or a reply to one of its threads (which `resolve` resolves, and
+    any other reply reopens). Comments never move the draft."""
+    draft = await require(session, tenant_id, data.id)
+    parent = await _thread(session, tenant_id, draft, data.parent_id)
+    mentions = await _mentions(session, tenant_id, data.body)
+    anchor = None
+    if data.anchor is not None:
+        if data.anchor.end > len(draft.content_text):
+            raise AnchorOutOfRange(
+                f"The anchor ends at {data.anchor.end}, past the end of the draft's text "
+                f"({len(draft.content_text)} characters at version {draft.version}).",
+                errors=[FieldError("anchor.end", "must not be past the end of the draft's text")],
+            )
+        anchor = {**data.anchor.model_dump(), "version": draft.version}
+    now = utcnow()
+    comment = DraftComment(
+        id=uuid.uuid4(),
+        tenant_id=tenant_id,
+        draft_id=draft.id,
+        parent_id=parent.id if parent is not None else None,
+        author_id=author,
+        body=data.body,
+        anchor=anchor,
+        mentions=mentions,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(comment)
+    if parent is not None:
+        parent.resolved_at = now if data.resolve else None
+        parent.resolved_by = author if data.resolve else None
+        parent.updated_at = now
+    said = {
+        **event_payload(draft),
+        "comment_id": comment.id,
+        "parent_id": comment.parent_id,
+        "excerpt": _excerpt(comment.body),
+    }
+    events.emit(
+        session,
+        tenant_id,
+        "draft.commented",
+        resource_id=draft.id,
+        payload={**said, "resolved_thread": data.resolve},
+    )
+    if mentions:
+        events.emit(
+            session,
+            tenant_id,
+            "comment.mentioned",
+            resource_id=draft.id,
+            payload={**said, "mentions": mentions},
+        )
+    await session.flush()
+    return schemas.Comment.model_validate(comment)
+
+
+async def _thread(
+    session: AsyncSession, tenant_id: uuid.UUID, draft: Draft, parent_id: uuid.UUID | None
+) -> DraftComment | None:
+    """The thread a reply goes to, locked (a reply may resolve it); None for a new thread."""
+    if parent_id is None:
+        return None
+    parent = await repository.comment(session, tenant_id, parent_id, for_update=True)
+    if parent is None or parent.draft_id != draft.id:
+        raise CommentNotFound(parent_id)
+    if parent.parent_id is not None:
+        raise ReplyToReply(
+            "That comment is a reply; replies are one level deep: reply to its thread "
+            f"({parent.parent_id}).",
+            errors=[FieldError("parentId", "must be the first comment of a thread")],
+        )
+    if await repository.reply_count(session, tenant_id, parent.id) >= MAX_REPLIES:
+        raise CommentThreadFull(
+            f"The thread has {MAX_REPLIES} replies, the most a thread holds; start a new comment."
+        )
+    return parent
+
+
+async def _mentions(session: AsyncSession, tenant_id: uuid.UUID, body: str) -> list[str]:
+    """The members the body @mentions, by the identity provider's user id, in order; 400 naming
+    each mention that is not an active member."""
+    named = list(dict.fromkeys(MENTION.findall(body)))
+    if len(named) > schemas.MAX_MENTIONS:
+        raise MentionNotMember(
+            f"A comment mentions at most {schemas.MAX_MENTIONS} people; this one mentions "
+            f"{len(named)}.",
+            errors=[FieldError("body", f"must mention at most {schemas.MAX_MENTIONS} people")],
+        )
+    found: list[str] = []
+    strangers: list[str] = []
+    for ref in named:
+        subject = await tenants.member_subject(session, tenant_id, ref)
+        if subject is None:
+            strangers.append(f"@{ref}")
+        elif subject not in found:
+            found.append(subject)
+    if strangers:
+        listed = ", ".join(strangers)
+        raise MentionNotMember(
+            f"Not members of this organization: {listed}.",
+            errors=[FieldError("body", f"mentions people who are not members: {listed}")],
+        )
+    return found
+
+
+def _excerpt(body: str) -> str:
+    return body if len(body) <= EXCERPT else body[: EXCERPT - 1].rstrip() + "…"
+
+
+async def list_comments(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListCommentsInput
+) -> schemas.CommentPage:
+    """A page of the draft's threads, oldest first, each first comment followed by its replies
+    (oldest first); resolved threads only with `include_resolved`. `total` counts threads."""
+    await require(session, tenant_id, data.id)
+    threads, total = await repository.threads(
+        session,
+        tenant_id,
+        data.id,
+        include_resolved=data.include_resolved,
+        limit=data.limit,
+        offset=offset_of(data.page, data.limit),
+    )
+    replies: defaultdict[uuid.UUID, list[DraftComment]] = defaultdict(list)
+    for reply in await repository.replies(session, tenant_id, [t.id for t in threads]):
+        assert reply.parent_id is not None
+        replies[reply.parent_id].append(reply)
+    ordered = [comment for thread in threads for comment in (thread, *replies[thread.id])]
+    return schemas.CommentPage.model_validate({"data": ordered, "total": total})
+
+
 # --- moves that tell (issue 20) ---------------------------------------------------------------
 
 
@@ -581,12 +944,23 @@ def announce_move(session: AsyncSession, draft: Draft, before: str, **extra: Any
 
 def event_payload(draft: Draft) -> dict[str, Any]:
     """What every draft event carries about its draft."""
+    return _payload(draft.id, draft.title, draft.status, draft.job_id, draft.assignee_id)
+
+
+def _payload(
+    draft_id: uuid.UUID,
+    title: str,
+    status: str,
+    job_id: uuid.UUID | None,
+    assignee_id: str | None,
+) -> dict[str, Any]:
+    """event_payload's fields, for drafts inserted without an object (start_generating_many)."""
     return {
-        "draft_id": draft.id,
-        "title": draft.title,
-        "status": draft.status,
-        "job_id": draft.job_id,
-        "assignee_id": draft.assignee_id,
+        "draft_id": draft_id,
+        "title": title,
+        "status": status,
+        "job_id": job_id,
+        "assignee_id": assignee_id,
     }
 
 
@@ -608,6 +982,12 @@ async def unarchive(
     """Archived drafts only (409 otherwise); back to review, to be approved again."""
     draft = await require(session, tenant_id, draft_id, for_update=True)
     before = draft.status
+    # The state machine takes approved and rejected drafts to reviewing too (by an edit):
+    # unarchiving is for archived ones alone.
+    if draft.status != Status.archived:
+        raise IllegalDraftTransition(
+            f"The draft is {draft.status}; only an archived draft can be unarchived."
+        )
     draft.status = states.check_move(draft.status, Status.reviewing).value
     draft.approved_at = draft.approved_by = None
     draft.updated_at = utcnow()
