@@ -78,6 +78,9 @@ def make_settings(
         "outbound_allow_http": True,
         "outbound_allow_loopback": True,
         "publish_retry_seconds": 0.05,
+        # Outbound webhooks: three attempts within a second, and a short attempt timeout.
+        "webhook_retry_seconds": [0, 0.2, 0.4],
+        "webhook_timeout_seconds": 2,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

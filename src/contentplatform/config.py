@@ -176,6 +176,17 @@ class Settings(BaseSettings):
     # with jitter; a target's Retry-After wins when longer).
     publish_max_tries: int = Field(5, ge=1, le=20)
     publish_retry_seconds: float = Field(2.0, ge=0)
+    # Outbound webhooks (webhooks/): the wait before each attempt of a delivery, in seconds (the
+    # first is the first attempt's: keep it 0, as that wait holds a place of the delivery queue;
+    # each later one gets +-20 % jitter, a receiver's longer Retry-After wins), so its length is
+    # the number of attempts and its sum the retry window (about a day) after which a failing
+    # endpoint is disabled; and how long an attempt may take.
+    webhook_retry_seconds: list[Annotated[float, Field(ge=0, le=86_400)]] = Field(
+        default_factory=lambda: [0.0, 5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0],
+        min_length=1,
+        max_length=20,
+    )
+    webhook_timeout_seconds: float = Field(15, gt=0, le=60)
 
     # Event streams (SSE): how long a stream's log is kept after its last event, the keep-alive
     # comment's interval, and how often a reader polls the database for another process's events.

@@ -25,12 +25,14 @@ from contentplatform.generation.manifest import domain as generation
 from contentplatform.job_instances.manifest import domain as job_instances
 from contentplatform.jobs.manifest import domain as jobs
 from contentplatform.kit.db import Base
+from contentplatform.notifications.manifest import domain as notifications
 from contentplatform.public.manifest import domain as public
 from contentplatform.publishers.manifest import domain as publishers
 from contentplatform.settings.manifest import domain as settings
 from contentplatform.system.manifest import domain as system
 from contentplatform.team.manifest import domain as team
 from contentplatform.tenants.manifest import domain as tenants
+from contentplatform.webhooks.manifest import domain as webhooks
 
 DOMAINS: tuple[Domain, ...] = (
     system,
@@ -48,6 +50,8 @@ DOMAINS: tuple[Domain, ...] = (
     settings,
     features,
     events,
+    notifications,
+    webhooks,
     public,
     flows,
 )

@@ -1,8 +1,9 @@
 """billing.getQuota: the plan's limits beside what the organization uses of each.
 
 A flow because it counts other domains' rows (members and invitations in team, documents,
-jobs, connections, API keys), which sit above billing. The writes those limits guard check the
-same counts in their own domain (`billing.check_limit`), under the tenant's lock.
+jobs, connections, API keys, webhook endpoints), which sit above billing. The writes those
+limits guard check the same counts in their own domain (`billing.check_limit`), under the
+tenant's lock.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from contentplatform.kit.db import utcnow
 from contentplatform.publishers import service as publishers
 from contentplatform.settings import keys
 from contentplatform.team import service as team
+from contentplatform.webhooks import service as webhooks
 
 
 class QuotaItem(BaseModel):
@@ -54,8 +56,7 @@ async def quota(session: AsyncSession, tenant_id: uuid.UUID) -> Quota:
         "storage_bytes": stored,
         "active_jobs": await jobs.running_count(session, tenant_id),
         "publishers": await publishers.connection_count(session, tenant_id),
-        # Outbound webhook endpoints do not exist yet (issue 20): none are in use.
-        "webhook_endpoints": 0,
+        "webhook_endpoints": await webhooks.endpoint_count(session, tenant_id),
         "api_keys": await keys.live_count(session, tenant_id),
     }
     items = [

@@ -1,0 +1,14 @@
+"""Notifications: in-app notifications per user, made from the events outbox by a listener and
+chosen by watches (per resource, and the tenant watch of role defaults)."""
+
+from __future__ import annotations
+
+from contentplatform.core.manifest import Domain
+from contentplatform.notifications import models, procedures, workflows
+
+domain = Domain(
+    name="notifications",
+    routers=(procedures.notifications, procedures.watches),
+    models=models,
+    durable=(workflows,),
+)

@@ -1,0 +1,160 @@
+"""Deliveries as durable work: the listener that makes them from new events, a DBOS workflow per
+attempt, the reconciler's view and the log's retention.
+
+Each attempt is a workflow of its own on the `webhooks.deliveries` queue (`webhook-delivery:
+<delivery>:<round>`, and `:<attempt>` after the first): a step that sends (the POST, never
+recorded with its secrets), a step that records what came of it, and on a failure worth
+retrying the next attempt enqueued with the wait as its delay. A wait of hours is a DBOS
+delayed entry, not a sleeping workflow holding a place of the queue, so an endpoint that fails
+for a day never holds back another's deliveries.
+
+A crash mid-attempt reruns the attempt on recovery (the receiver may see the `webhook-id`
+twice: delivery is at least once); a crash between the listener's commit and the enqueue
+leaves deliveries with no workflow, which the reconciler starts once they are overdue.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from dbos import DBOS
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform import __version__
+from contentplatform.core import runtime
+from contentplatform.events import service as events
+from contentplatform.events.models import Event
+from contentplatform.kit import durable
+from contentplatform.kit.db import Database, utcnow
+from contentplatform.webhooks import deliveries, sending
+
+QUEUE = durable.declare_queue("webhooks.deliveries", worker_concurrency=100)
+# Deliveries whose next attempt is overdue by this much are checked for a missing workflow.
+RECONCILE_AFTER = timedelta(seconds=15)
+RECONCILE_BATCH = 500
+# The delivery log is kept this long.
+RETENTION_DAYS = 30
+
+
+@events.listener("webhooks")
+async def fan_out(session: AsyncSession, batch: Sequence[Event]) -> None:
+    """Every new event, to the enabled endpoints of its tenant subscribed to its type: the
+    deliveries commit with the dispatcher's claim, their workflows are enqueued after it."""
+    starts = await deliveries.fan_out(session, runtime.current().settings, batch)
+    durable.enqueue_after_commit(session, deliver, starts, queue=QUEUE)
+
+
+@DBOS.workflow(name="webhooks.deliver")
+async def deliver(tenant_id: str, delivery_id: str, round_: int, attempt: int) -> None:
+    if attempt == 1:
+        # The schedule's first wait (0 by default: none).
+        first = runtime.current().settings.webhook_retry_seconds[0]
+        if first > 0:
+            await DBOS.sleep_async(first)
+    outcome = await send(tenant_id, delivery_id, round_, attempt)
+    if outcome is None:
+        return
+    delay = await record(tenant_id, delivery_id, round_, attempt, outcome)
+    if delay is None:
+        return
+    following = attempt + 1
+    await DBOS.enqueue_workflow_with_options_async(
+        {
+            "workflow_name": deliver.dbos_function_name,  # type: ignore[attr-defined]
+            "queue_name": QUEUE,
+            "workflow_id": deliveries.workflow_id(delivery_id, round_, following),
+            "app_version": __version__,
+            "delay_seconds": delay,
+        },
+        tenant_id,
+        delivery_id,
+        round_,
+        following,
+    )
+
+
+@DBOS.step(name="webhooks.send")
+async def send(
+    tenant_id: str, delivery_id: str, round_: int, attempt: int
+) -> dict[str, Any] | None:
+    """One POST of the delivery, if it is still due: what came of it (no secret in it)."""
+    current = runtime.current()
+    async with current.db.unit_of_work() as session:
+        prepared = await deliveries.prepare(
+            session,
+            current.settings,
+            uuid.UUID(tenant_id),
+            uuid.UUID(delivery_id),
+            round_,
+            attempt,
+        )
+    if prepared is None:
+        return None
+    outcome = await sending.post(
+        current.settings, prepared.url, prepared.message_id, prepared.body, prepared.secrets
+    )
+    return outcome.as_json()
+
+
+@DBOS.step(name="webhooks.record")
+async def record(
+    tenant_id: str, delivery_id: str, round_: int, attempt: int, outcome: dict[str, Any]
+) -> float | None:
+    current = runtime.current()
+    async with current.db.unit_of_work() as session:
+        return await deliveries.record(
+            session,
+            current.settings,
+            uuid.UUID(tenant_id),
+            uuid.UUID(delivery_id),
+            round_,
+            attempt,
+            sending.Outcome.of(outcome),
+        )
+
+
+# --- the reconciler's view, and retention ------------------------------------------------------
+
+
+@durable.reconcile_source("webhooks.deliver")
+async def overdue_deliveries(session: AsyncSession) -> list[durable.Unfinished]:
+    """Pending deliveries overdue by a while: a missing workflow (a crash before the enqueue)
+    is started; one that failed (a bug) fails the delivery visibly."""
+    work = []
+    for delivery in await deliveries.overdue(session, utcnow() - RECONCILE_AFTER, RECONCILE_BATCH):
+        workflow, args = deliveries.start_of(delivery)
+        work.append(
+            durable.Unfinished(
+                workflow_id=workflow, restart=_restarter(workflow, args), give_up=_giver_up(args)
+            )
+        )
+    return work
+
+
+def _restarter(workflow: str, args: tuple[str, str, int, int]) -> Any:
+    async def restart() -> None:
+        await durable.start(deliver, workflow, *args, queue=QUEUE)
+
+    return restart
+
+
+def _giver_up(args: tuple[str, str, int, int]) -> Any:
+    tenant_id, delivery_id, round_, attempt = args
+
+    async def give_up(session: AsyncSession, reason: str) -> None:
+        await deliveries.give_up(
+            session, uuid.UUID(tenant_id), uuid.UUID(delivery_id), round_, attempt, reason
+        )
+
+    return give_up
+
+
+@durable.maintenance("webhooks.retention")
+async def forget_old_deliveries(db: Database) -> int:
+    async with db.unit_of_work() as session:
+        return await deliveries.forget_older_than(
+            session, utcnow() - timedelta(days=RETENTION_DAYS)
+        )
