@@ -28,7 +28,9 @@ PROVEN_BY = {
     "draft.commented": f"{DRAFTS}::test_a_comment_is_announced_and_its_mentions_too",
     "comment.mentioned": f"{DRAFTS}::test_a_comment_is_announced_and_its_mentions_too",
     "draft.published": f"{DRAFTS}::test_auto_approval_and_publishing_are_announced",
-    "draft.unpublished": "tests/publishers/test_unpublish.py::test_the_trail_tells_of_each_copy_taken_down",
+    "draft.unpublished": (
+        "tests/publishers/test_unpublish.py::test_the_trail_tells_of_each_copy_taken_down"
+    ),
     "publish_attempt.failed": (
         "tests/publishers/test_unpublish.py::test_a_publish_that_fails_for_good_is_told_too"
     ),
