@@ -143,6 +143,13 @@ def _member(verb: str) -> Callable[[Said], tuple[str, str]]:
     return sentence
 
 
+# webhooks' disabled_reason codes, in words.
+_DISABLED_BECAUSE: dict[str, str] = {
+    "failing": "every delivery failed for a whole retry window (about a day)",
+    "gone": "it answered 410 Gone",
+}
+
+
 SENTENCES: dict[str, Callable[[Said], tuple[str, str]]] = {
     "draft.created": lambda s: ("New draft", f"{_draft(s)} was created{s.by}."),
     "draft.status_changed": _status_changed,
@@ -177,7 +184,9 @@ SENTENCES: dict[str, Callable[[Said], tuple[str, str]]] = {
     "member.removed": _member("left"),
     "webhook_endpoint.disabled": lambda s: (
         "Webhook endpoint disabled",
-        f"{s.value('url') or 'An endpoint'} was disabled{s.because('reason')}.",
+        f"{s.value('url') or 'An endpoint'} was disabled: "
+        f"{_DISABLED_BECAUSE.get(str(s.value('reason')), 'it kept failing')}. Fix it, then "
+        "re-enable it and redeliver what failed.",
     ),
 }
 
