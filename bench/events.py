@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import statistics
 import sys
@@ -97,20 +98,27 @@ class Receiver:
     def running(self) -> Iterator[None]:
         loop = asyncio.new_event_loop()
         started = threading.Event()
+        serving: list[asyncio.Task[None]] = []
 
         async def serve() -> None:
             server = await asyncio.start_server(self.handle, "127.0.0.1", self.port, backlog=512)
+            serving.append(asyncio.current_task())  # type: ignore[arg-type]
             started.set()
             async with server:
                 await server.serve_forever()
 
-        thread = threading.Thread(target=lambda: loop.run_until_complete(serve()), daemon=True)
+        def run() -> None:
+            with contextlib.suppress(asyncio.CancelledError):
+                loop.run_until_complete(serve())
+
+        thread = threading.Thread(target=run, daemon=True)
         thread.start()
         started.wait(10)
         try:
             yield
         finally:
-            loop.call_soon_threadsafe(loop.stop)
+            loop.call_soon_threadsafe(serving[0].cancel)
+            thread.join(10)
 
     def arrivals(self) -> dict[str, list[float]]:
         """Per event (the draft it is about), the first arrival at each endpoint."""

@@ -43,6 +43,21 @@ _SUBSCRIBABLE = frozenset(catalog.SUBSCRIBABLE)
 
 # A workflow to start: (its id, its arguments: tenant, delivery, round, attempt).
 Start = tuple[str, tuple[str, str, int, int]]
+# The workflow of an event's first attempts: (its id, its arguments: tenant, event).
+EventStart = tuple[str, tuple[str, str]]
+
+
+def event_workflow_id(event_id: uuid.UUID | str) -> str:
+    """`webhook-event:<event>`: the first attempt to every endpoint the event is for, sent
+    together (one workflow per event, not per delivery: a fan-out to 100 endpoints is one)."""
+    return f"webhook-event:{event_id}"
+
+
+def first_of(delivery: WebhookDelivery) -> EventStart | None:
+    """The event workflow a delivery's first attempt belongs to; None once it was made."""
+    if delivery.round != 0 or delivery.round_attempts != 0:
+        return None
+    return event_workflow_id(delivery.event_id), (str(delivery.tenant_id), str(delivery.event_id))
 
 
 def workflow_id(delivery_id: uuid.UUID | str, round_: int, attempt: int) -> str:
@@ -89,10 +104,12 @@ def redacted(url: str) -> str:
 # --- fan-out ------------------------------------------------------------------------------------
 
 
-async def fan_out(session: AsyncSession, settings: Settings, batch: Sequence[Event]) -> list[Start]:
+async def fan_out(
+    session: AsyncSession, settings: Settings, batch: Sequence[Event]
+) -> list[EventStart]:
     """A delivery for each new event and each enabled endpoint of the event's own tenant that
-    subscribes to its type; the workflows to start once this commits. One query reads the
-    endpoints of every tenant in the batch."""
+    subscribes to its type; the workflows to start once this commits, one per event. One query
+    reads the endpoints of every tenant in the batch."""
     wanted = [event for event in batch if event.type in _SUBSCRIBABLE]
     if not wanted:
         return []
@@ -103,7 +120,7 @@ async def fan_out(session: AsyncSession, settings: Settings, batch: Sequence[Eve
     now = utcnow()
     first_wait = timedelta(seconds=settings.webhook_retry_seconds[0])
     rows: list[dict[str, Any]] = []
-    starts: list[Start] = []
+    starts: list[EventStart] = []
     for event in wanted:
         text: str | None = None
         for endpoint_id, types in by_tenant.get(event.tenant_id, ()):
@@ -133,8 +150,8 @@ async def fan_out(session: AsyncSession, settings: Settings, batch: Sequence[Eve
                     "updated_at": now,
                 }
             )
-            args = (str(event.tenant_id), str(delivery_id), 0, 1)
-            starts.append((workflow_id(delivery_id, 0, 1), args))
+        if text is not None:
+            starts.append((event_workflow_id(event.id), (str(event.tenant_id), str(event.id))))
     await repository.insert_deliveries(session, rows)
     return starts
 
@@ -184,6 +201,45 @@ async def prepare(
         body=delivery.request_body,
         secrets=[str(box.open(sealed)) for sealed in endpoint.secrets_sealed()],
     )
+
+
+async def prepare_first(
+    session: AsyncSession, settings: Settings, tenant_id: uuid.UUID, event_id: uuid.UUID
+) -> list[tuple[WebhookDelivery, Prepared]]:
+    """What the first attempt of each of the event's deliveries still to try sends (as
+    `prepare` for one): two queries for all of them."""
+    pending = await repository.first_round_pending(session, tenant_id, event_id)
+    if not pending:
+        return []
+    endpoints = await repository.endpoints_by_id(
+        session, tenant_id, {delivery.endpoint_id for delivery in pending}
+    )
+    box = vault(settings)
+    secrets: dict[uuid.UUID, list[str]] = {}
+    ready = []
+    for delivery in pending:
+        endpoint = endpoints.get(delivery.endpoint_id)
+        if endpoint is None:
+            continue
+        if not endpoint.enabled:
+            locked = await repository.delivery(session, tenant_id, delivery.id, for_update=True)
+            if locked is not None and _awaits(locked, 0, 1):
+                _finish(locked, "cancelled", _disabled(endpoint.disabled_reason))
+            continue
+        if endpoint.id not in secrets:
+            secrets[endpoint.id] = [str(box.open(sealed)) for sealed in endpoint.secrets_sealed()]
+        ready.append(
+            (
+                delivery,
+                Prepared(
+                    url=endpoint.url,
+                    message_id=delivery.message_id,
+                    body=delivery.request_body,
+                    secrets=secrets[endpoint.id],
+                ),
+            )
+        )
+    return ready
 
 
 def _awaits(delivery: WebhookDelivery | None, round_: int, attempt: int) -> bool:
@@ -273,6 +329,45 @@ async def record(
         session, tenant_id, delivery.endpoint_id, "failing", failing_before=failing_before
     )
     return None
+
+
+async def record_first(
+    session: AsyncSession,
+    settings: Settings,
+    tenant_id: uuid.UUID,
+    sent: Sequence[tuple[uuid.UUID, uuid.UUID, Outcome]],
+) -> list[tuple[uuid.UUID, float]]:
+    """Keep what the first attempts of one event came to, as `record` does for each: the
+    successes (most of them) in a few statements for all, the rest one by one; (delivery,
+    wait) of those to retry. Recording again (the step ran again) changes nothing."""
+    await repository.lock_endpoints(session, tenant_id, {endpoint for _, endpoint, _ in sent})
+    succeeded = [each for each in sent if each[2].verdict == "succeeded"]
+    waiting = await repository.awaiting_first(session, tenant_id, [d for d, _, _ in succeeded])
+    await repository.record_first_successes(
+        session,
+        tenant_id,
+        [
+            {
+                "delivery_id": delivery_id,
+                "endpoint_id": endpoint_id,
+                "at": outcome.sent_at,
+                "response_status": outcome.status,
+                "latency_ms": outcome.latency_ms,
+                "response_excerpt": outcome.excerpt,
+            }
+            for delivery_id, endpoint_id, outcome in succeeded
+            if delivery_id in waiting
+        ],
+        utcnow(),
+    )
+    retries = []
+    for delivery_id, _, outcome in sent:
+        if outcome.verdict == "succeeded":
+            continue
+        delay = await record(session, settings, tenant_id, delivery_id, 0, 1, outcome)
+        if delay is not None:
+            retries.append((delivery_id, delay))
+    return retries
 
 
 async def _lock_endpoint(

@@ -8,7 +8,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, literal, select, update
+from sqlalchemy import Table, bindparam, delete, func, insert, literal, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -220,6 +220,133 @@ async def stats_since(
             .offset((total - 1) // 2)
         )
     return counts.get(True, 0), counts.get(False, 0), median
+
+
+async def first_round_pending(
+    session: AsyncSession, tenant_id: uuid.UUID, event_id: uuid.UUID
+) -> list[WebhookDelivery]:
+    """The event's deliveries whose first attempt has not been made yet."""
+    result = await session.execute(
+        select(WebhookDelivery).where(
+            WebhookDelivery.tenant_id == tenant_id,
+            WebhookDelivery.event_id == event_id,
+            WebhookDelivery.status == "pending",
+            WebhookDelivery.round == 0,
+            WebhookDelivery.round_attempts == 0,
+        )
+    )
+    return list(result.scalars())
+
+
+async def endpoints_by_id(
+    session: AsyncSession, tenant_id: uuid.UUID, endpoint_ids: Collection[uuid.UUID]
+) -> dict[uuid.UUID, WebhookEndpoint]:
+    result = await session.execute(
+        select(WebhookEndpoint).where(
+            WebhookEndpoint.tenant_id == tenant_id, WebhookEndpoint.id.in_(endpoint_ids)
+        )
+    )
+    return {found.id: found for found in result.scalars()}
+
+
+def _table(model: type[Any]) -> Table:
+    """A model's table, for statements run many times over with a list of parameters."""
+    table: Table = model.__table__
+    return table
+
+
+async def lock_endpoints(
+    session: AsyncSession, tenant_id: uuid.UUID, endpoint_ids: Collection[uuid.UUID]
+) -> None:
+    """Lock these endpoints in one order (by id), the order every transaction taking several
+    takes them in (PostgreSQL; SQLite has one writer at a time)."""
+    if session.get_bind().dialect.name == "sqlite" or not endpoint_ids:
+        return
+    await session.execute(
+        select(WebhookEndpoint.id)
+        .where(WebhookEndpoint.tenant_id == tenant_id, WebhookEndpoint.id.in_(endpoint_ids))
+        .order_by(WebhookEndpoint.id)
+        .with_for_update()
+    )
+
+
+async def awaiting_first(
+    session: AsyncSession, tenant_id: uuid.UUID, delivery_ids: Collection[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Of these deliveries, those whose first attempt is not recorded yet (pending, or
+    cancelled while it was sent), locked."""
+    deliveries = WebhookDelivery
+    result = await session.execute(
+        select(deliveries.id)
+        .where(
+            deliveries.tenant_id == tenant_id,
+            deliveries.id.in_(delivery_ids),
+            deliveries.status.in_(("pending", "cancelled")),
+            deliveries.round == 0,
+            deliveries.round_attempts == 0,
+        )
+        .order_by(deliveries.id)
+        .with_for_update()
+    )
+    return set(result.scalars())
+
+
+async def record_first_successes(
+    session: AsyncSession, tenant_id: uuid.UUID, marks: Sequence[dict[str, Any]], at: datetime
+) -> None:
+    """First attempts that succeeded, in three statements whatever their number: the
+    deliveries succeeded, their attempts (n 1) added, their endpoints marked. Each mark:
+    delivery_id, endpoint_id, at, response_status, latency_ms, response_excerpt."""
+    if not marks:
+        return
+    connection = await session.connection()
+    deliveries = _table(WebhookDelivery)
+    await connection.execute(
+        deliveries.update()
+        .where(deliveries.c.tenant_id == tenant_id, deliveries.c.id == bindparam("b_delivery"))
+        .values(
+            status="succeeded",
+            error=None,
+            next_attempt_at=None,
+            round_attempts=1,
+            attempt_count=deliveries.c.attempt_count + 1,
+            round_started_at=bindparam("b_at"),
+            response_excerpt=bindparam("b_excerpt"),
+            updated_at=at,
+        ),
+        [
+            {"b_delivery": m["delivery_id"], "b_at": m["at"], "b_excerpt": m["response_excerpt"]}
+            for m in marks
+        ],
+    )
+    await connection.execute(
+        insert(_table(WebhookAttempt)),
+        [
+            {
+                "id": uuid.uuid4(),
+                "tenant_id": tenant_id,
+                "n": 1,
+                "succeeded": True,
+                "error": None,
+                **{key: m[key] for key in ("delivery_id", "endpoint_id", "at", "response_status")},
+                "latency_ms": m["latency_ms"],
+                "response_excerpt": m["response_excerpt"],
+            }
+            for m in marks
+        ],
+    )
+    endpoints = _table(WebhookEndpoint)
+    await connection.execute(
+        endpoints.update()
+        .where(endpoints.c.tenant_id == tenant_id, endpoints.c.id == bindparam("b_endpoint"))
+        .values(
+            failing_since=None, last_delivery_status="succeeded", last_delivery_at=bindparam("b_at")
+        ),
+        [
+            {"b_endpoint": m["endpoint_id"], "b_at": m["at"]}
+            for m in sorted(marks, key=lambda m: m["endpoint_id"])
+        ],
+    )
 
 
 async def overdue(session: AsyncSession, before: datetime, limit: int) -> list[WebhookDelivery]:

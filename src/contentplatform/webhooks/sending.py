@@ -31,6 +31,9 @@ MAX_EXCERPT_BYTES = 2048
 # A receiver's answer is read up to this (its excerpt is kept); a larger one fails the attempt.
 MAX_RESPONSE_BYTES = 1024 * 1024
 MAX_ERROR = 500
+# POSTs one process has in flight at most: an event for 100 endpoints, or a burst of events,
+# waits its turn instead of opening a socket per delivery at once.
+MAX_IN_FLIGHT = 64
 _RETRIED = frozenset({408, 429})
 
 
@@ -78,6 +81,15 @@ _clients: weakref.WeakKeyDictionary[
 ] = weakref.WeakKeyDictionary()
 
 
+_in_flight: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _slots() -> asyncio.Semaphore:
+    return _in_flight.setdefault(asyncio.get_running_loop(), asyncio.Semaphore(MAX_IN_FLIGHT))
+
+
 def client(settings: Settings) -> outbound.GuardedClient:
     guard = policy(settings)
     made = _clients.setdefault(asyncio.get_running_loop(), {})
@@ -101,7 +113,15 @@ async def post(
     settings: Settings, url: str, message_id: str, body: str, secrets: Sequence[str]
 ) -> Outcome:
     """Send `body` to `url`, signed with `secrets`, once; never raises for what the receiver
-    or the network does."""
+    or the network does. Waits for one of the process's slots first: the timestamp and the
+    latency are the request's own."""
+    async with _slots():
+        return await _post(settings, url, message_id, body, secrets)
+
+
+async def _post(
+    settings: Settings, url: str, message_id: str, body: str, secrets: Sequence[str]
+) -> Outcome:
     now = datetime.now(UTC)
     at = now.isoformat()
     if len(body) > messages.MAX_BODY_BYTES:  # ASCII JSON: characters are bytes

@@ -1,20 +1,25 @@
-"""Deliveries as durable work: the listener that makes them from new events, a DBOS workflow per
-attempt, the reconciler's view and the log's retention.
+"""Deliveries as durable work: the listener that makes them from new events, the workflows
+that send them, the reconciler's view and the log's retention.
 
-Each attempt is a workflow of its own on the `webhooks.deliveries` queue (`webhook-delivery:
-<delivery>:<round>`, and `:<attempt>` after the first): a step that sends (the POST, never
-recorded with its secrets), a step that records what came of it, and on a failure worth
-retrying the next attempt enqueued with the wait as its delay. A wait of hours is a DBOS
-delayed entry, not a sleeping workflow holding a place of the queue, so an endpoint that fails
-for a day never holds back another's deliveries.
+An event's first attempts go together: one workflow per event (`webhook-event:<event>`),
+started directly once the dispatcher's transaction commits (no queue to wait for), with one
+step that sends to every endpoint at once (at most `sending.MAX_IN_FLIGHT` POSTs per process)
+and one step that records every outcome in one transaction. A fan-out to 100 endpoints costs
+one workflow, not 100. What failed and deserves a retry goes on as a workflow per attempt on
+the `webhooks.deliveries` queue (`webhook-delivery:<delivery>:<round>`, and `:<attempt>` after
+the first), enqueued with the wait as its delay: a wait of hours is a DBOS delayed entry, not a
+sleeping workflow holding a place of the queue, so an endpoint that fails for a day never
+holds back another's deliveries. A redelivery starts such a workflow for its new round.
 
-A crash mid-attempt reruns the attempt on recovery (the receiver may see the `webhook-id`
-twice: delivery is at least once); a crash between the listener's commit and the enqueue
-leaves deliveries with no workflow, which the reconciler starts once they are overdue.
+A crash mid-send reruns the send on recovery (the receiver may see the `webhook-id` twice:
+delivery is at least once, and receivers dedupe on it); a crash between the listener's commit
+and the start leaves deliveries with no workflow, which the reconciler starts once they are
+overdue.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
 from datetime import timedelta
@@ -42,9 +47,78 @@ RETENTION_DAYS = 30
 @events.listener("webhooks")
 async def fan_out(session: AsyncSession, batch: Sequence[Event]) -> None:
     """Every new event, to the enabled endpoints of its tenant subscribed to its type: the
-    deliveries commit with the dispatcher's claim, their workflows are enqueued after it."""
-    starts = await deliveries.fan_out(session, runtime.current().settings, batch)
-    durable.enqueue_after_commit(session, deliver, starts, queue=QUEUE)
+    deliveries commit with the dispatcher's claim, each event's workflow starts after it."""
+    for workflow_id, args in await deliveries.fan_out(session, runtime.current().settings, batch):
+        durable.start_after_commit(session, deliver_event, workflow_id, *args)
+
+
+@DBOS.workflow(name="webhooks.deliver_event")
+async def deliver_event(tenant_id: str, event_id: str) -> None:
+    """The first attempt to every endpoint the event is for; retries go on one by one."""
+    first = runtime.current().settings.webhook_retry_seconds[0]
+    if first > 0:
+        await DBOS.sleep_async(first)
+    sent = await send_first(tenant_id, event_id)
+    if not sent:
+        return
+    for delivery_id, delay in await record_first(tenant_id, sent):
+        await _enqueue_attempt(tenant_id, delivery_id, 0, 2, delay)
+
+
+@DBOS.step(name="webhooks.send_first")
+async def send_first(tenant_id: str, event_id: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """(delivery, endpoint, outcome) of each first attempt still to make, all sent at once."""
+    current = runtime.current()
+    async with current.db.unit_of_work() as session:
+        ready = await deliveries.prepare_first(
+            session, current.settings, uuid.UUID(tenant_id), uuid.UUID(event_id)
+        )
+        targets = [(str(found.id), str(found.endpoint_id), message) for found, message in ready]
+
+    async def one(delivery_id: str, endpoint_id: str, message: deliveries.Prepared) -> Any:
+        outcome = await sending.post(
+            current.settings, message.url, message.message_id, message.body, message.secrets
+        )
+        return delivery_id, endpoint_id, outcome.as_json()
+
+    return list(await asyncio.gather(*(one(*target) for target in targets)))
+
+
+@DBOS.step(name="webhooks.record_first")
+async def record_first(
+    tenant_id: str, sent: list[tuple[str, str, dict[str, Any]]]
+) -> list[tuple[str, float]]:
+    """Record every first attempt in one transaction; (delivery, wait) of those to retry."""
+    current = runtime.current()
+    async with current.db.unit_of_work() as session:
+        retries = await deliveries.record_first(
+            session,
+            current.settings,
+            uuid.UUID(tenant_id),
+            [
+                (uuid.UUID(delivery), uuid.UUID(endpoint), sending.Outcome.of(outcome))
+                for delivery, endpoint, outcome in sent
+            ],
+        )
+    return [(str(delivery), delay) for delivery, delay in retries]
+
+
+async def _enqueue_attempt(
+    tenant_id: str, delivery_id: str, round_: int, attempt: int, delay: float
+) -> None:
+    await DBOS.enqueue_workflow_with_options_async(
+        {
+            "workflow_name": deliver.dbos_function_name,  # type: ignore[attr-defined]
+            "queue_name": QUEUE,
+            "workflow_id": deliveries.workflow_id(delivery_id, round_, attempt),
+            "app_version": __version__,
+            "delay_seconds": delay,
+        },
+        tenant_id,
+        delivery_id,
+        round_,
+        attempt,
+    )
 
 
 @DBOS.workflow(name="webhooks.deliver")
@@ -60,20 +134,7 @@ async def deliver(tenant_id: str, delivery_id: str, round_: int, attempt: int) -
     delay = await record(tenant_id, delivery_id, round_, attempt, outcome)
     if delay is None:
         return
-    following = attempt + 1
-    await DBOS.enqueue_workflow_with_options_async(
-        {
-            "workflow_name": deliver.dbos_function_name,  # type: ignore[attr-defined]
-            "queue_name": QUEUE,
-            "workflow_id": deliveries.workflow_id(delivery_id, round_, following),
-            "app_version": __version__,
-            "delay_seconds": delay,
-        },
-        tenant_id,
-        delivery_id,
-        round_,
-        following,
-    )
+    await _enqueue_attempt(tenant_id, delivery_id, round_, attempt + 1, delay)
 
 
 @DBOS.step(name="webhooks.send")
@@ -126,10 +187,12 @@ async def overdue_deliveries(session: AsyncSession) -> list[durable.Unfinished]:
     work = []
     for delivery in await deliveries.overdue(session, utcnow() - RECONCILE_AFTER, RECONCILE_BATCH):
         workflow, args = deliveries.start_of(delivery)
+        restart = _restarter(workflow, args)
+        first = deliveries.first_of(delivery)
+        if first is not None:  # its event's workflow makes the first attempt
+            workflow, restart = first[0], _event_restarter(*first)
         work.append(
-            durable.Unfinished(
-                workflow_id=workflow, restart=_restarter(workflow, args), give_up=_giver_up(args)
-            )
+            durable.Unfinished(workflow_id=workflow, restart=restart, give_up=_giver_up(args))
         )
     return work
 
@@ -137,6 +200,13 @@ async def overdue_deliveries(session: AsyncSession) -> list[durable.Unfinished]:
 def _restarter(workflow: str, args: tuple[str, str, int, int]) -> Any:
     async def restart() -> None:
         await durable.start(deliver, workflow, *args, queue=QUEUE)
+
+    return restart
+
+
+def _event_restarter(workflow: str, args: tuple[str, str]) -> Any:
+    async def restart() -> None:
+        await durable.start(deliver_event, workflow, *args)
 
     return restart
 

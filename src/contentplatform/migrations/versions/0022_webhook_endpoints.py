@@ -65,6 +65,9 @@ def upgrade() -> None:
     )
     op.create_index("ix_webhook_deliveries_created_at", "webhook_deliveries", ["created_at"])
     op.create_index(
+        "ix_webhook_deliveries_tenant_id_event_id", "webhook_deliveries", ["tenant_id", "event_id"]
+    )
+    op.create_index(
         "ix_webhook_deliveries_pending",
         "webhook_deliveries",
         ["next_attempt_at"],
