@@ -246,20 +246,29 @@ def test_a_draft_change_in_one_tenant_never_reaches_another_s_endpoints(
     with WebhookReceiver() as mine, WebhookReceiver() as theirs:
         own = subscribed(hooks, mine, events=["draft.status_changed"])
         other = subscribed(other_hooks, theirs, events=["draft.status_changed"])
-        draft_id = uuid.uuid4()
-        # What drafts.approve announces (drafts/service.py announce_move).
-        moved = {"draft_id": str(draft_id), "title": "Ours", "from": "reviewing", "to": "approved"}
-        ours = emit(run, hooks.tenant_id, "draft.status_changed", moved, draft_id)
-        theirs_too = emit(run, other_hooks.tenant_id, "draft.status_changed", {"title": "Theirs"})
+        # Real changes: each tenant approves a draft of its own.
+        ours = hooks.ok("drafts.createDraft", {"title": "Ours", "content": "<p>Ours.</p>"})
+        hooks.ok("drafts.approve", {"id": ours["id"]})
+        their = other_hooks.ok("drafts.createDraft", {"title": "Theirs", "content": "<p>T.</p>"})
+        other_hooks.ok("drafts.approve", {"id": their["id"]})
 
         (got,) = mine.wait_for(1)
         (their_own,) = theirs.wait_for(1)
         hooks.wait_for_delivery(own["id"])
         other_hooks.wait_for_delivery(other["id"])
-        assert got.webhook_id == message_id(ours) and got.json()["data"] == moved
-        assert their_own.webhook_id == message_id(theirs_too)
-        assert their_own.json()["data"] == {"title": "Theirs"}
-        assert [d["event_id"] for d in other_hooks.deliveries(other["id"])] == [str(theirs_too)]
+        data = got.json()["data"]
+        assert (data["draft_id"], data["title"], data["from"], data["to"]) == (
+            ours["id"],
+            "Ours",
+            "reviewing",
+            "approved",
+        )
+        assert their_own.json()["data"]["draft_id"] == their["id"]
+        assert got.verified and their_own.verified
+        assert [d["event_type"] for d in other_hooks.deliveries(other["id"])] == [
+            "draft.status_changed"
+        ]
+        time.sleep(0.3)  # nothing more arrives at either
         assert len(mine.received) == 1 and len(theirs.received) == 1
 
 
