@@ -11,7 +11,8 @@ import pytest
 from standardwebhooks.webhooks import Webhook
 
 from contentplatform.config import Settings
-from contentplatform.webhooks import deliveries, messages, sending
+from contentplatform.kit import outbound
+from contentplatform.webhooks import deliveries, messages
 
 SCHEDULE = [0.0, 5.0, 300.0, 1800.0]
 
@@ -43,12 +44,12 @@ def test_the_default_schedule_is_eight_attempts_over_about_a_day():
     [("7", 7.0), ("0", 0.0), ("-3", 0.0), ("soon", None), ("", None), (None, None)],
 )
 def test_retry_after_in_seconds(value: str | None, seconds: float | None):
-    assert sending.retry_after(value) == seconds
+    assert outbound.retry_after_seconds(value) == seconds
 
 
 def test_retry_after_as_a_date():
     later = datetime.now(UTC) + timedelta(seconds=120)
-    found = sending.retry_after(format_datetime(later, usegmt=True))
+    found = outbound.retry_after_seconds(format_datetime(later, usegmt=True))
     assert found is not None and 110 <= found <= 121
 
 

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import email.utils
 import ipaddress
 import json as jsonlib
 import socket
+import time
 import zlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import UTC
 from importlib import metadata
 from typing import Any
 
@@ -343,3 +346,21 @@ class GuardedClient:
             if len(body) > limit:
                 raise TooLarge(f"{url.host} answered with more than {limit} bytes.")
         return bytes(body)
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds a `Retry-After` header asks to wait (delay-seconds or an HTTP date, RFC 9110
+    10.2.3), if it says any; a date in the past is 0."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - time.time())

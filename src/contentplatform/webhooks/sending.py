@@ -13,7 +13,6 @@ answer means.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import time
 import weakref
 from collections.abc import Sequence
@@ -155,25 +154,8 @@ async def _post(
     if status == 410:
         return Outcome("gone", at, latency, status=status, error=said, excerpt=excerpt)
     if status >= 500 or status in _RETRIED:
-        wait = retry_after(response.headers.get("retry-after"))
+        wait = outbound.retry_after_seconds(response.headers.get("retry-after"))
         return Outcome("retry", at, latency, status, said, excerpt, wait)
     if 300 <= status < 400:
         said = f"The endpoint answered {status}, a redirect, which is not followed."
     return Outcome("failed", at, latency, status=status, error=said, excerpt=excerpt)
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (seconds or an HTTP date), if it says any."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, when.timestamp() - time.time())

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import email.utils
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -160,16 +158,5 @@ def _details(details: Any) -> str:
 
 
 def retry_after(response: outbound.Response) -> float | None:
-    """Seconds from a Retry-After header (seconds or an HTTP date), if any."""
-    value = response.headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+    """Seconds from a Retry-After header, if any."""
+    return outbound.retry_after_seconds(response.headers.get("retry-after"))
