@@ -14,8 +14,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from contentplatform.auth.context import Identity
+from contentplatform.kit import text
 
 ActorType = Literal["user", "system", "api_key"]
+# The events' actor columns are this long.
+NAME_LENGTH = 255
 
 
 @dataclass(frozen=True)
@@ -34,11 +37,16 @@ def of_identity(identity: Identity, **where: str | None) -> Actor:
     """The verified caller as events name it; `where` adds ip, user_agent, request_id."""
     acting_for = identity.claims.get("act")
     impersonator = acting_for.get("sub") if isinstance(acting_for, dict) else None
+    # The claims are the identity provider's, signed but never checked as our inputs are: made
+    # fit to store (no NUL, which PostgreSQL refuses; no control or invisible characters).
     return Actor(
         type="api_key" if identity.auth == "api_key" else "user",
-        id=identity.subject,
-        display_name=identity.name or identity.email or identity.subject,
-        impersonated_by=impersonator if isinstance(impersonator, str) else None,
+        id=text.cleaned(identity.subject, NAME_LENGTH),
+        display_name=text.cleaned(identity.name or identity.email or identity.subject, NAME_LENGTH)
+        or None,
+        impersonated_by=(
+            text.cleaned(impersonator, NAME_LENGTH) if isinstance(impersonator, str) else None
+        ),
         **where,
     )
 

@@ -67,7 +67,7 @@ from contentplatform.auth.context import Access, Identity, Principal, TenantAcce
 from contentplatform.config import Settings
 from contentplatform.core import actors
 from contentplatform.core.runtime import Runtime
-from contentplatform.kit import logs
+from contentplatform.kit import logs, text
 from contentplatform.kit.errors import (
     ALL_ERRORS,
     PROBLEM_JSON,
@@ -547,7 +547,7 @@ def _actor_of(principal: Principal, request: Request, request_id: str) -> actors
     return actors.of_identity(
         identity,
         ip=principal.client_address,
-        user_agent=(request.headers.get("user-agent") or "")[:500] or None,
+        user_agent=text.cleaned(request.headers.get("user-agent") or "", 500) or None,
         request_id=request_id,
     )
 
