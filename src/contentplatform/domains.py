@@ -33,6 +33,7 @@ from contentplatform.system.manifest import domain as system
 from contentplatform.team.manifest import domain as team
 from contentplatform.tenants.manifest import domain as tenants
 from contentplatform.webhooks.manifest import domain as webhooks
+from contentplatform.website_scan.manifest import domain as website_scan
 
 DOMAINS: tuple[Domain, ...] = (
     system,
@@ -52,6 +53,7 @@ DOMAINS: tuple[Domain, ...] = (
     events,
     notifications,
     webhooks,
+    website_scan,
     public,
     flows,
 )

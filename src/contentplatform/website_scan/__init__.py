@@ -1,0 +1,1 @@
+"""Website scan: crawl configurations and schedules, the polite durable crawler, snapshots."""
