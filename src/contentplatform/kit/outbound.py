@@ -286,6 +286,14 @@ class GuardedClient:
             target = following
         raise Refused(f"More than {self.policy.max_redirects} redirects from {url}.")
 
+    async def send_once(
+        self, method: str, url: str, *, headers: Mapping[str, str] | None = None
+    ) -> Response:
+        """One exchange with `url`, a redirect answered as it is, not followed: for a caller
+        that follows redirects hop by hop to record the chain (the crawler). The URL and every
+        address it resolves to are checked as for `request`, with the same caps."""
+        return await self._send(method, check_url(url, self.policy), dict(headers or {}), None)
+
     async def _send(
         self, method: str, url: httpx.URL, headers: dict[str, str], content: bytes | None
     ) -> Response:
