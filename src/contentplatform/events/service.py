@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any
@@ -32,8 +33,12 @@ log = logging.getLogger(__name__)
 
 _WOKEN = "events.woken"
 COALESCE_SECONDS = 0.02
-# Wakes this process's dispatcher when a transaction that emitted commits (set by the loop).
-_wake: asyncio.Event | None = None
+# The dispatcher of each event loop, woken when a transaction that emitted commits on that loop.
+# Per loop: an asyncio.Event belongs to one loop, and tests run several services (each its own
+# loop and thread) in one process.
+_wakes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Event] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def emit(
@@ -85,8 +90,9 @@ def changes_between(before: dict[str, Any], after: dict[str, Any]) -> dict[str, 
 
 
 async def _wake_dispatcher() -> None:
-    if _wake is not None:
-        _wake.set()
+    wake = _wakes.get(asyncio.get_running_loop())
+    if wake is not None:
+        wake.set()
 
 
 Listener = Callable[[AsyncSession, Sequence[Event]], Awaitable[None]]
@@ -139,8 +145,7 @@ async def _hand_out(session: AsyncSession, events: Sequence[Event]) -> None:
 
 async def dispatch_forever(db: Database, poll_seconds: float, batch: int = 200) -> None:
     """Dispatch whenever a local commit emitted, and every `poll_seconds` for other processes'."""
-    global _wake
-    wake = _wake = asyncio.Event()
+    wake = _wakes[asyncio.get_running_loop()] = asyncio.Event()
     while True:
         wake.clear()
         try:
