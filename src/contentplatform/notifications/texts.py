@@ -145,7 +145,7 @@ def _member(verb: str) -> Callable[[Said], tuple[str, str]]:
 
 # webhooks' disabled_reason codes, in words.
 _DISABLED_BECAUSE: dict[str, str] = {
-    "failing": "every delivery failed for a whole retry window (about a day)",
+    "failing": "every delivery to it failed, retries included, for a whole retry window",
     "gone": "it answered 410 Gone",
 }
 
