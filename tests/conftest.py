@@ -80,6 +80,9 @@ def make_settings(
         "publish_retry_seconds": 0.05,
         # Outbound webhooks: three attempts within a second, and a short attempt timeout.
         "webhook_retry_seconds": [0, 0.2, 0.4],
+        # Events a test commits on its own loop (tests/support/database.py) wake no service's
+        # dispatcher: they are found by its poll.
+        "events_poll_seconds": 0.1,
         "webhook_timeout_seconds": 2,
     }
     values.update(overrides)

@@ -130,8 +130,13 @@ def test_an_endpoint_failing_for_long_is_disabled(
     assert told["endpoint_id"] == endpoint["id"] and told["reason"] == "failing"
     assert told["url"] == receiver.base_url + "/…"  # never the path, which may hold a token
 
-    # Disabled, it is sent nothing more.
-    emit(run, hooks.tenant_id, "draft.created")
+    # Disabled, it is sent nothing more (once the dispatcher took that event: before the
+    # endpoint is enabled again below).
+    later = emit(run, hooks.tenant_id, "draft.created")
+    deadline = time.monotonic() + 10
+    while select_all(settings, select(Event.dispatched_at).where(Event.id == later)) == [None]:
+        assert time.monotonic() < deadline, "the event was never dispatched"
+        time.sleep(0.05)
     refused = hooks.request("webhooks.redeliver", {"id": delivery["id"]})
     assert problem(refused, 409, "CONFLICT")["disabled_reason"] == "failing"
 
