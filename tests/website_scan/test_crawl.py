@@ -1,10 +1,12 @@
 """`crawl` against the generated loopback site (tests/support/sites.py): one page one row,
 robots.txt, Crawl-delay, sitemaps, the size cap, timeouts, loops, broken links, cancel, resume,
-and the SSRF guard when loopback is not allowed."""
+and the SSRF guard when loopback is not allowed; pages fetched `concurrency` at once, redirect
+hops held to robots.txt and the patterns, and outbound links checked against a second site."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -14,6 +16,7 @@ from contentplatform.website_scan.crawler import CrawlResult, CrawlSettings, cra
 from contentplatform.website_scan.frontier import Frontier
 from contentplatform.website_scan.pages import PageRecord
 from tests.support.network import NetworkGuard, no_outside_connections
+from tests.support.servers import StubServer
 from tests.support.sites import TestSite
 
 # The 20 MB page must be cut off at 2 MB; the slow page (3 s) must time out at 1 s.
@@ -24,6 +27,8 @@ LOCAL = Policy(
     connect_timeout=1.0,
     max_response_bytes=2 * 1024 * 1024,
 )
+# Long enough to wait out the slow page (3 s): what stops its fetch early is the cancel.
+PATIENT = Policy(allow_http=True, allow_loopback=True, timeout=10.0, connect_timeout=1.0)
 
 
 @pytest.fixture(autouse=True)
@@ -68,8 +73,10 @@ def test_crawl_of_the_site(site: TestSite) -> None:
     assert {"/", "/docs/", "/docs/a", "/docs/b", "/docs/deep/1", "/docs/deep/2"} <= set(pages)
     assert "/only-in-sitemap" in pages and "/private/secret" not in pages
     assert "/moved" not in pages and pages["/docs/b"].status == 200
-    assert site.paths().count("/docs/a") == 1
-    assert "/private/secret" not in site.paths()
+    # /moved redirects to /docs/b, already seen (the sitemap): that hop is not followed.
+    assert site.paths().count("/docs/a") == 1 and site.paths().count("/docs/b") == 1
+    # Not even through /to-private, which redirects there.
+    assert "/private/secret" not in site.paths() and "/to-private" not in pages
     assert "/sitemaps/pages.xml.gz" in site.paths()
     assert any(url.endswith("/private/secret") for url in result.skipped_by_robots)
 
@@ -102,9 +109,16 @@ def test_robots_can_be_ignored(site: TestSite) -> None:
     assert "/private/secret" in by_path(result, site)
 
 
-def test_crawl_delay_is_honoured() -> None:
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_crawl_delay_is_honoured(concurrency: int) -> None:
     with TestSite(crawl_delay=0.2) as site:
-        run(site, max_pages=5, sitemap_mode="skip", exclude=(r"^/(big|slow)",))
+        run(
+            site,
+            max_pages=5,
+            sitemap_mode="skip",
+            exclude=(r"^/(big|slow)",),
+            concurrency=concurrency,
+        )
     starts = [at for _, at in site.requests]
     # Crawl-delay 0.2 s over a requested 100/s (0.01 s), measured loosely where the site sees
     # the requests arrive: on a busy machine one arrival is seen late now and then, shortening
@@ -159,3 +173,132 @@ def test_ssrf_guard_when_loopback_is_not_allowed(site: TestSite, network: Networ
     )
     assert [page.error for page in private.pages] == ["refused"]
     assert network.refused == [] and network.connections == []
+
+
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_concurrency_is_how_many_fetches_are_in_flight(concurrency: int) -> None:
+    # Each page takes 0.15 s to answer, far longer than the 0.01 s between two starts.
+    with TestSite(crawl_delay=0.01, page_delay=0.15) as site:
+        result = run(
+            site,
+            include=(r"^/$", r"^/docs/"),
+            sitemap_mode="skip",
+            requests_per_second=1000.0,
+            concurrency=concurrency,
+        )
+    assert {"/", "/docs/", "/docs/a", "/docs/b", "/docs/deep/1"} <= set(by_path(result, site))
+    assert site.most_at_once == concurrency
+
+
+def test_cancel_mid_crawl_then_resume_fetches_exactly_the_rest() -> None:
+    with TestSite(page_delay=0.05) as site:
+        options = settings(site, exclude=(r"^/(big|slow)",), concurrency=2)
+        every = {page.url for page in asyncio.run(crawl(options, LOCAL)).pages}
+        stored: list[str] = []
+
+        async def keep(page: PageRecord) -> None:
+            stored.append(page.url)
+
+        first = asyncio.run(crawl(options, LOCAL, on_page=keep, cancelled=lambda: len(stored) >= 4))
+        # The other worker's page, fetched meanwhile, is not handed over after the cancel.
+        assert first.cancelled and len(stored) == 4 == len(first.pages)
+        front = first.frontier
+        queued = {url for url, _ in front.queue}
+        assert queued | front.done == set(front.seen) and not queued & front.done
+        resumed = asyncio.run(crawl(options, LOCAL, frontier=Frontier.from_json(front.to_json())))
+    again = [page.url for page in resumed.pages]
+    assert len(again) == len(set(again)) and not set(again) & set(stored)
+    assert set(stored) | set(again) == every
+
+
+def test_cancel_drops_a_fetch_in_flight_and_queues_its_url(site: TestSite) -> None:
+    options = settings(site, include=(r"^/$", r"^/slow$"), sitemap_mode="skip")
+    started = time.monotonic()
+    result = asyncio.run(crawl(options, PATIENT, cancelled=lambda: "/slow" in site.paths()))
+    # Stopped within the cancel poll, not when the slow page (3 s) answered.
+    assert time.monotonic() - started < 2
+    assert result.cancelled and [page.url for page in result.pages] == [site.url + "/"]
+    assert list(result.frontier.queue) == [(site.url + "/slow", 1)]
+
+
+def test_a_cancelled_crawl_task_queues_what_it_was_fetching(site: TestSite) -> None:
+    options = settings(site, include=(r"^/$", r"^/slow$", r"^/docs/$"), sitemap_mode="skip")
+    front = Frontier(options.max_pages, options.max_depth)
+
+    async def main() -> None:
+        task = asyncio.create_task(crawl(options, PATIENT, frontier=front))
+        for _ in range(500):  # at most 5 s
+            if "/slow" in site.paths():
+                break
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    queued = {url for url, _ in front.queue}
+    assert site.url + "/slow" in queued and site.url + "/" in front.done
+    assert queued | front.done == set(front.seen)
+
+
+def test_a_redirect_hop_is_held_to_robots_and_the_patterns(site: TestSite) -> None:
+    # /to-private redirects to /private/secret, which robots.txt disallows: never requested.
+    result = run(site, include=(r"^/$", r"^/to-private$"), sitemap_mode="skip")
+    assert "/to-private" in site.paths() and "/private/secret" not in site.paths()
+    assert set(by_path(result, site)) == {"/"}
+    assert site.url + "/private/secret" in result.skipped_by_robots
+    # /moved redirects to /docs/b, which the patterns leave out.
+    result = run(site, include=(r"^/$", r"^/moved$"), sitemap_mode="skip")
+    assert "/moved" in site.paths() and "/docs/b" not in site.paths()
+    assert set(by_path(result, site)) == {"/"}
+    # The start URL's own redirect is held to robots.txt only, as the start URL is.
+    result = run(site, start_url=site.url + "/moved", include=(r"^/nothing",), max_depth=0)
+    assert set(by_path(result, site)) == {"/docs/b"}
+
+
+def test_outbound_links_are_checked_when_asked() -> None:
+    with TestSite() as elsewhere, TestSite(external=elsewhere.url) as site:
+        checked = run(site, include=(r"^/$",), sitemap_mode="skip", check_external_links=True)
+        assert sorted(elsewhere.methods) == [("HEAD", "/docs/a"), ("HEAD", "/gone")]
+        unchecked = run(site, include=(r"^/$",), sitemap_mode="skip")
+        assert len(elsewhere.methods) == 2
+    outbound = [link for link in checked.broken_links if not link.internal]
+    # The 404 is broken, the 200 is not.
+    assert [(link.target_url, link.status, link.error) for link in outbound] == [
+        (elsewhere.url + "/gone", 404, None)
+    ]
+    assert outbound[0].sources == [(site.url + "/", "Gone elsewhere")]
+    assert all(link.internal for link in unchecked.broken_links)
+
+
+def test_an_outbound_link_is_asked_again_with_get_when_head_is_not_served() -> None:
+    with StubServer() as elsewhere, TestSite(external=elsewhere.url) as site:
+        # The stub serves GET only: HEAD is answered 501 before it sees the request.
+        elsewhere.route("GET", "/docs/a", lambda *_: (200, {}, {"ok": True}))
+        checked = run(site, include=(r"^/$",), sitemap_mode="skip", check_external_links=True)
+        asked = [(request["method"], request["path"]) for request in elsewhere.requests]
+    assert sorted(asked) == [("GET", "/docs/a"), ("GET", "/gone")]
+    outbound = [link for link in checked.broken_links if not link.internal]
+    assert [(link.target_url, link.status) for link in outbound] == [(elsewhere.url + "/gone", 404)]
+
+
+def test_an_error_handing_a_page_over_stops_the_crawl_as_itself(site: TestSite) -> None:
+    # The workflow stops a crawl by raising from on_page: that error comes out as it is (no
+    # ExceptionGroup), the other worker stopped, and the unstored URLs stay queued.
+    class Stop(Exception):
+        pass
+
+    handed: list[str] = []
+
+    async def refuse_the_third(page: PageRecord) -> None:
+        if len(handed) == 2:
+            raise Stop
+        handed.append(page.url)
+
+    front = Frontier(200, 5)
+    options = settings(site, exclude=(r"^/(big|slow)",), concurrency=2)
+    with pytest.raises(Stop):
+        asyncio.run(crawl(options, LOCAL, frontier=front, on_page=refuse_the_third))
+    queued = {url for url, _ in front.queue}
+    assert len(handed) == 2 and queued | front.done == set(front.seen)
+    assert not set(handed) & queued

@@ -1,5 +1,6 @@
 """The crawler's parts one by one (issue 21): URL normalization and patterns, robots.txt,
-sitemaps, page records, the frontier's JSON, the fetcher's politeness and SSRF refusals."""
+sitemaps, page records, the frontier's JSON, the fetcher's politeness, redirect hop checks and
+SSRF refusals."""
 
 from __future__ import annotations
 
@@ -91,6 +92,10 @@ def test_robots_parse() -> None:
     assert not rules.allowed("https://e.com/private/x", UA)
     assert rules.crawl_delay(UA) == 2.0
     assert rules.sitemaps == ["https://e.com/s.xml"]
+    # Rules that disallow something, in every group; an empty Disallow allows all.
+    assert rules.disallow_count == 1
+    text = "User-agent: a\nDisallow: /x\nDisallow:\n\nUser-agent: *\ndisallow : /y # z\n"
+    assert robots.parse(text).disallow_count == 2
 
 
 @pytest.mark.parametrize(("status", "allowed", "retry"), [(404, True, False), (500, False, True)])
@@ -104,6 +109,7 @@ async def test_robots_missing_allows_all_and_5xx_disallows_all(
             rules = await robots.load(fetcher, stub.url)
     assert rules.allowed(stub.url + "/anything", UA) is allowed
     assert rules.retry is retry
+    assert rules.problem == (None if allowed else "HTTP 500")
 
 
 def test_sitemap_parse_gzip_and_refuse_entities() -> None:
@@ -118,6 +124,21 @@ def test_sitemap_parse_gzip_and_refuse_entities() -> None:
     )
     with pytest.raises(DefusedXmlException):
         sitemaps.parse(xxe)
+
+
+def test_sitemaps_given_up_on_keep_what_they_found() -> None:
+    found = sitemaps.SiteMap()
+    found.urls["https://e.com/a"] = None
+    found.sitemaps.append(sitemaps.SitemapReport("https://e.com/done.xml", "urlset", 1))
+    found.sitemaps.append(sitemaps.SitemapReport("https://e.com/reading.xml"))
+    found.pending.append(("https://e.com/queued.xml", 1, True))
+    found.give_up("timeout")
+    assert [(report.url, report.error) for report in found.sitemaps] == [
+        ("https://e.com/done.xml", None),
+        ("https://e.com/reading.xml", "timeout"),
+        ("https://e.com/queued.xml", "timeout"),
+    ]
+    assert found.urls == {"https://e.com/a": None} and found.pending == []
 
 
 def test_page_record_holds_what_an_audit_needs() -> None:
@@ -166,6 +187,9 @@ def test_frontier_round_trips_through_json_and_requeues_in_flight_urls() -> None
     again = Frontier.from_json(front.to_json())
     assert list(again.queue) == [("https://e.com/a", 1), ("https://e.com/b", 1)]
     assert again.done == {"https://e.com/"} and again.truncated
+    # The same in memory, for a crawl stopped with fetches in flight.
+    front.requeue_unfinished()
+    assert list(front.queue) == list(again.queue)
     with pytest.raises(ValueError):
         Frontier(max_pages=5001)
 
@@ -185,6 +209,27 @@ async def test_fetcher_honours_retry_after() -> None:
     assert fetched.status == 200 and len(calls) == 2
     assert calls[1] - calls[0] >= 0.25
     assert {k.lower(): v for k, v in stub.requests[0]["headers"].items()}["user-agent"] == UA
+
+
+@run
+async def test_fetcher_follows_a_redirect_only_where_the_check_allows() -> None:
+    with StubServer() as stub:
+        stub.route("GET", "/a", lambda *_: (301, {"location": "/b"}, b""))
+        stub.route("GET", "/b", lambda *_: (302, {"location": "/private/c"}, b""))
+        asked: list[str] = []
+
+        def follow(target: str) -> bool:
+            asked.append(target)
+            return "/private/" not in target
+
+        async with Fetcher(LOCAL, user_agent=UA, interval=0) as fetcher:
+            fetched = await fetcher.fetch(stub.url + "/a", follow=follow)
+        paths = [request["path"] for request in stub.requests]
+    assert asked == [stub.url + "/b", stub.url + "/private/c"]
+    assert paths == ["/a", "/b"]  # the refused hop is never requested
+    assert (fetched.status, fetched.final_url, fetched.error) == (302, stub.url + "/b", None)
+    assert fetched.redirect_chain == [stub.url + "/a"]
+    assert fetched.refused_redirect == stub.url + "/private/c" and not fetched.broken
 
 
 @run

@@ -672,6 +672,8 @@ _EXTRACTORS: dict[str, Callable[[bytes], str]] = {
     "text": _plain,
     "md": _plain,
     "markdown": _plain,
+    # A web page the website scan imported: its main content, kept as markdown.
+    "url": _plain,
     "html": _html,
     "htm": _html,
 }

@@ -45,6 +45,55 @@ async def by_content_hash_or_storage_path(
     return same_content, at_path
 
 
+async def imported_from(
+    session: AsyncSession, tenant_id: uuid.UUID, source: str, url: str
+) -> Document | None:
+    """The live document of `source` imported from the page at `url` (`source_metadata.url`),
+    the newest when there are several."""
+    statement = (
+        _live(tenant_id)
+        .where(Document.source == source, Document.source_metadata["url"].as_string() == url)
+        .order_by(Document.created_at.desc(), Document.id)
+        .limit(1)
+    )
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+async def imported_hashes(
+    session: AsyncSession, tenant_id: uuid.UUID, source: str
+) -> dict[str, str | None]:
+    """The content hash of each live document of `source`, by the URL it was imported from."""
+    url = Document.source_metadata["url"].as_string()
+    statement = select(url, Document.content_hash).where(
+        Document.tenant_id == tenant_id,
+        Document.deleted_at.is_(None),
+        Document.source == source,
+    )
+    return {found: digest for found, digest in (await session.execute(statement)).tuples() if found}
+
+
+async def imported_under_key(
+    session: AsyncSession, tenant_id: uuid.UUID, source: str, key: str
+) -> list[Document]:
+    """The live documents of `source` whose latest import had the idempotency key `key`
+    (`source_metadata.import_key`)."""
+    statement = _live(tenant_id).where(
+        Document.source == source, Document.source_metadata["import_key"].as_string() == key
+    )
+    return list((await session.execute(statement)).scalars())
+
+
+async def web_pages(session: AsyncSession, tenant_id: uuid.UUID, limit: int) -> list[Document]:
+    """The tenant's newest ready pages imported by the website scan."""
+    statement = (
+        _live(tenant_id)
+        .where(Document.source == "website_scan", Document.status == "ready")
+        .order_by(Document.created_at.desc(), Document.id)
+        .limit(limit)
+    )
+    return list((await session.scalars(statement)).all())
+
+
 async def primary(session: AsyncSession, tenant_id: uuid.UUID) -> Document | None:
     result = await session.execute(_live(tenant_id).where(Document.is_primary.is_(True)))
     return result.scalar_one_or_none()

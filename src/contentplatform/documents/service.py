@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -33,6 +37,7 @@ from contentplatform.kit import durable, errors
 from contentplatform.kit.cache import ScopedCache
 from contentplatform.kit.db import after_commit, utcnow
 from contentplatform.kit.errors import Conflict, FieldError
+from contentplatform.kit.text import cleaned
 from contentplatform.storage import paths, sniff
 from contentplatform.storage.store import StorageError
 from contentplatform.tenants import service as tenants
@@ -294,6 +299,171 @@ async def retry_ingestion(
     await _start_ingestion(session, runtime, tenant, document)
 
 
+# --- web pages the website scan imports --------------------------------------------------------
+
+WEBSITE_SCAN = "website_scan"
+# Imported pages' type: their text is the page's main content, as markdown (parsing.py).
+WEB_PAGE = "url"
+WEB_PAGE_NAME = "Web page"
+
+
+@dataclass(frozen=True)
+class WebPage:
+    """A crawled page to keep as knowledge (websiteScan.importPages)."""
+
+    url: str  # normalized by the crawler: one document per URL
+    title: str | None
+    text: str  # the page's main content, markdown
+    content_hash: str  # the crawler's hash of that text
+    snapshot_id: uuid.UUID
+    page_id: uuid.UUID
+    language: str | None  # the page's own, the default of the knowledge metadata's
+    # The knowledge metadata given (description, tags, language), only the fields given.
+    knowledge: dict[str, Any]
+    import_key: str | None  # the idempotency key of the import, when it had one
+    imported_at: datetime
+
+
+@dataclass(frozen=True)
+class PageImport:
+    document_id: uuid.UUID
+    document_version: int
+    unchanged: bool
+
+
+@dataclass(frozen=True)
+class KeyedImport:
+    """A document an import under an idempotency key made or versioned, as it recorded it."""
+
+    page_id: str
+    document_id: uuid.UUID
+    document_version: int
+
+
+def web_page_storage_path(org_id: str, snapshot_id: uuid.UUID, page_id: uuid.UUID) -> str:
+    path = f"{org_id}/website-scan/{snapshot_id}/{page_id}.md"
+    return paths.validate_storage_path(path, org_id)
+
+
+def web_page_filename(title: str | None, url: str) -> str:
+    """A document's name for a web page: its title, else its URL without the scheme (its path
+    segments apart by a right-pointing angle quote), as plain text on one line, slashes made
+    dashes, at most 255 characters; guarded like every filename."""
+    name = cleaned(title or "", 255)
+    if not name:
+        address = re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*://", "", url).strip("/")
+        name = " \u203a ".join(part for part in address.split("/") if part)
+        name = cleaned(name, 255)
+    name = re.sub(r"\s*[/\\]+\s*", " - ", name).strip(" -")[:255].rstrip()
+    return guarded_filename(name or WEB_PAGE_NAME, WEB_PAGE)
+
+
+async def import_web_page(
+    session: AsyncSession, runtime: Runtime, tenant: TenantAccess, page: WebPage
+) -> PageImport:
+    """Keep a crawled page as a knowledge document, ingested like an upload: a new document, or
+    the next version of the live one imported from the same URL when the text changed (its
+    filename, which people may have changed, stays); `unchanged` when the text is the same.
+
+    The file is `<org>/website-scan/<snapshot>/<page>.md`. PlanLimitReached (documents or
+    storage) and InsufficientCredits (the ingestion's hold) are raised before anything is
+    written, so a caller may go on with its other pages."""
+    existing = await repository.imported_from(session, tenant.tenant_id, WEBSITE_SCAN, page.url)
+    if existing is not None and existing.content_hash == page.content_hash:
+        return PageImport(existing.id, existing.document_version, unchanged=True)
+    data = page.text.encode("utf-8")
+    storage_path = web_page_storage_path(tenant.org_id, page.snapshot_id, page.page_id)
+    taken = await repository.by_storage_path(session, tenant.tenant_id, storage_path)
+    if taken is not None and (existing is None or taken.id != existing.id):
+        raise StoragePathTaken(f"Document {taken.id} already uses the storagePath {storage_path}.")
+    stored_before = (existing.size_bytes or 0) if existing is not None else 0
+    await _room_for(
+        session,
+        tenant.tenant_id,
+        documents=1 if existing is None else 0,
+        size_bytes=len(data) - stored_before,
+    )
+    document_id = existing.id if existing is not None else uuid.uuid4()
+    version = existing.document_version + 1 if existing is not None else 1
+    reservation_id = await _hold_ingestion(
+        session, runtime, tenant, document_id, page.content_hash, version, 0, len(data)
+    )
+    # Held: from here the page is imported. The file first, so the ingestion finds it.
+    await runtime.store.put(storage_path, data, content_type=CONTENT_TYPES["md"])
+    if existing is None:
+        document = Document(
+            id=document_id,
+            tenant_id=tenant.tenant_id,
+            filename=web_page_filename(page.title, page.url),
+            source=WEBSITE_SCAN,
+            source_metadata={},
+            is_primary=False,
+        )
+        session.add(document)
+        knowledge = schemas.Knowledge(language=page.language)
+    else:
+        document = existing
+        knowledge = schemas.Knowledge.model_validate(document.knowledge)
+    knowledge = knowledge.model_copy(update=page.knowledge)
+    knowledge.tags = list(dict.fromkeys(tag.strip() for tag in knowledge.tags if tag.strip()))
+    document.file_type = WEB_PAGE
+    document.storage_path = storage_path
+    document.document_version = version
+    document.ingest_attempt = 0
+    document.content_hash = page.content_hash
+    document.size_bytes = len(data)
+    document.chunk_count = 0
+    document.text_path = None
+    metadata = {
+        **document.source_metadata,
+        "url": page.url,
+        "snapshot_id": str(page.snapshot_id),
+        "page_id": str(page.page_id),
+        "knowledge": knowledge.model_dump(by_alias=True),
+        "imported_at": page.imported_at.isoformat(),
+    }
+    metadata.pop("import_key", None)
+    if page.import_key is not None:
+        metadata["import_key"] = page.import_key
+    document.source_metadata = metadata
+    _begin_ingestion(session, runtime, tenant, document, reservation_id)
+    await _flush(session, StoragePathTaken("Another import of this page is being written."))
+    return PageImport(document.id, document.document_version, unchanged=False)
+
+
+async def imported_hashes(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, str | None]:
+    """The content hash of every live document imported from a web page, by its URL."""
+    return await repository.imported_hashes(session, tenant_id, WEBSITE_SCAN)
+
+
+async def imported_unchanged(
+    session: AsyncSession, tenant_id: uuid.UUID, url: str, content_hash: str | None
+) -> uuid.UUID | None:
+    """The live document imported from the page at `url`, when it holds this content."""
+    document = await repository.imported_from(session, tenant_id, WEBSITE_SCAN, url)
+    if document is None or content_hash is None or document.content_hash != content_hash:
+        return None
+    return document.id
+
+
+async def imports_under_key(
+    session: AsyncSession, tenant_id: uuid.UUID, key: str, since: datetime
+) -> list[KeyedImport]:
+    """The live documents the website scan's import under `key` made or versioned since
+    `since` (each document remembers the key of its latest import only)."""
+    found = []
+    for document in await repository.imported_under_key(session, tenant_id, WEBSITE_SCAN, key):
+        metadata = document.source_metadata
+        try:
+            imported_at = datetime.fromisoformat(str(metadata.get("imported_at")))
+        except ValueError:
+            continue
+        if imported_at >= since:
+            page_id = str(metadata.get("page_id"))
+            found.append(KeyedImport(page_id, document.id, document.document_version))
+    return found
+
+
 def _upload_expired(document: Document) -> bool:
     """Registered, never confirmed, and failed for it once the upload URL's lifetime passed."""
     return (
@@ -306,11 +476,36 @@ def _upload_expired(document: Document) -> bool:
 async def _start_ingestion(
     session: AsyncSession, runtime: Runtime, tenant: TenantAccess, document: Document
 ) -> None:
+    reservation_id = await _hold_ingestion(
+        session,
+        runtime,
+        tenant,
+        document.id,
+        document.content_hash,
+        document.document_version,
+        document.ingest_attempt,
+        document.size_bytes or 0,
+    )
+    _begin_ingestion(session, runtime, tenant, document, reservation_id)
+
+
+async def _hold_ingestion(
+    session: AsyncSession,
+    runtime: Runtime,
+    tenant: TenantAccess,
+    document_id: uuid.UUID,
+    content_hash: str | None,
+    version: int,
+    attempt: int,
+    size_bytes: int,
+) -> uuid.UUID:
+    """Hold the credits of one ingestion (InsufficientCredits, writing nothing, when short):
+    apart from the document, so a caller can learn it is refused before changing anything."""
     # Tenant, document, content and version: a retried request never holds twice, and a new
     # document with a deleted one's content never adopts that one's hold.
-    key = f"{tenant.tenant_id}:{document.id}:{document.content_hash}:v{document.document_version}"
-    if document.ingest_attempt:
-        key += f":retry{document.ingest_attempt}"
+    key = f"{tenant.tenant_id}:{document_id}:{content_hash}:v{version}"
+    if attempt:
+        key += f":retry{attempt}"
     # The document is written once, with its hold, after this (not flushed by the queries of
     # the hold): one write fewer in the tenant's serialized confirmation.
     with session.no_autoflush:
@@ -319,11 +514,22 @@ async def _start_ingestion(
             tenant.tenant_id,
             kind=INGEST_KIND,
             idempotency_key=key,
-            amount=ingest_cost(document.size_bytes or 0),
+            amount=ingest_cost(size_bytes),
             ttl_seconds=runtime.settings.credit_reservation_ttl_seconds,
             monthly_grant=runtime.settings.monthly_credit_grant,
         )
-    document.ingest_reservation_id = reservation.id
+    return reservation.id
+
+
+def _begin_ingestion(
+    session: AsyncSession,
+    runtime: Runtime,
+    tenant: TenantAccess,
+    document: Document,
+    reservation_id: uuid.UUID,
+) -> None:
+    """The document, its credits held, processing; its workflow starts once this commits."""
+    document.ingest_reservation_id = reservation_id
     # Processing from now: its workflow starts as soon as this commits (no queue to wait in),
     # and the workflow need not write the document to say so.
     document.status = "processing"
@@ -506,6 +712,19 @@ async def public_urls(
         url = public_url(document) if document is not None else None
         if url is not None:
             found[document_id] = url
+    return found
+
+
+async def web_pages(
+    session: AsyncSession, tenant_id: uuid.UUID, limit: int = 200
+) -> list[tuple[str, str]]:
+    """(title, URL) of the site pages the website scan imported as knowledge, newest first."""
+    found = []
+    for document in await repository.web_pages(session, tenant_id, limit):
+        url = public_url(document)
+        if url is not None:
+            title = document.source_metadata.get("title")
+            found.append((title if isinstance(title, str) and title else document.filename, url))
     return found
 
 

@@ -4,7 +4,9 @@ Per host: at most `concurrency` requests at once and at least `interval` seconds
 starts of two requests (the config's request rate, or robots.txt's Crawl-delay when longer).
 429/503 are retried after their Retry-After (bounded), else after a doubling backoff. Redirects
 are followed here hop by hop, not by the client, so the chain is recorded, loops are caught and
-every hop is checked against the SSRF rules again (the client checks each request it sends).
+every hop is checked against the SSRF rules again (the client checks each request it sends); a
+caller's `follow` check decides too (the crawler's robots.txt and path patterns), so a redirect
+to a page the crawl may not fetch is answered as it is, its target never requested.
 Responses larger than the cap are cut off and recorded as too large, never held whole.
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import httpx
@@ -26,6 +28,9 @@ _RETRY_STATUSES = {429, 503}
 # Longest Retry-After honoured: a site asking for more is treated as failing for this run.
 MAX_RETRY_WAIT_SECONDS = 60.0
 MAX_REDIRECTS = 10
+
+# Whether a redirect to this (absolute, not normalized) URL may be followed.
+HopCheck = Callable[[str], bool]
 
 
 @dataclass
@@ -43,6 +48,9 @@ class Fetched:
     elapsed_ms: int = 0
     error: str | None = None
     message: str | None = None
+    # The target of a redirect the caller's `follow` check refused: never requested; the
+    # redirect itself is the answer (`status` 3xx, `final_url` the URL that redirected).
+    refused_redirect: str | None = None
 
     @property
     def broken(self) -> bool:
@@ -119,8 +127,11 @@ class Fetcher:
             self._hosts[host].interval = self.interval
         return self._hosts[host]
 
-    async def fetch(self, url: str, method: str = "GET") -> Fetched:
-        """`url` fetched with redirects followed hop by hop. Never raises for the network."""
+    async def fetch(
+        self, url: str, method: str = "GET", *, follow: HopCheck | None = None
+    ) -> Fetched:
+        """`url` fetched with redirects followed hop by hop, each hop only when `follow` (if
+        given) allows its target. Never raises for the network."""
         result = Fetched(url=url, final_url=url)
         started = time.monotonic()
         seen = {urls.normalize(url) or url}
@@ -138,6 +149,10 @@ class Fetcher:
                 key = urls.normalize(target) or target
                 if key in seen:
                     result.error, result.message = "redirect_loop", f"Redirect loop at {target}."
+                    return result
+                if follow is not None and not follow(target):
+                    result.redirect_chain.pop()
+                    result.refused_redirect = target
                     return result
                 seen.add(key)
             result.error = "too_many_redirects"

@@ -43,6 +43,14 @@ class Frontier:
     def finish(self, url: str) -> None:
         self.done.add(url)
 
+    def requeue_unfinished(self) -> None:
+        """Every URL seen but neither done nor queued (popped, and its fetch never finished)
+        back to the front of the queue, shallowest first, so it is fetched on resume."""
+        queued = {url for url, _ in self.queue}
+        for url, depth in sorted(self.seen.items(), key=lambda item: -item[1]):
+            if url not in self.done and url not in queued:
+                self.queue.appendleft((url, depth))
+
     def to_json(self) -> str:
         return json.dumps(
             {
@@ -64,8 +72,5 @@ class Frontier:
         frontier.queue = deque((url, depth) for url, depth in data["queue"])
         frontier.seen, frontier.done = dict(data["seen"]), set(data["done"])
         frontier.truncated = data["truncated"]
-        queued = {url for url, _ in frontier.queue}
-        for url, depth in sorted(frontier.seen.items(), key=lambda item: -item[1]):
-            if url not in frontier.done and url not in queued:
-                frontier.queue.appendleft((url, depth))
+        frontier.requeue_unfinished()
         return frontier

@@ -1,13 +1,23 @@
 """What an SEO audit needs of one fetched page: selectolax for the structure (title, meta,
-headings, links, hreflang, JSON-LD), trafilatura for the main text (hashed and counted)."""
+headings, links, hreflang, JSON-LD), trafilatura for the main text (hashed and counted).
+
+Parsing is CPU work: `off_loop` runs it on one thread of its own, so the event loop (fetches,
+the API, DBOS) keeps moving meanwhile. One thread for the whole process, not a pool: lxml under
+trafilatura is not safe to call from several threads at once (adbar/trafilatura#840 reports
+crashes), and under the GIL more threads would not parse faster anyway.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
 import json
 import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import trafilatura
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
@@ -21,6 +31,16 @@ MAX_JSON_LD = 20
 MAX_JSON_LD_BYTES = 100_000
 MAX_TEXT = 200  # characters kept of a title, heading or anchor text
 _SPACE = re.compile(r"\s+")
+_PARSER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="page-parser")
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+async def off_loop(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """`function(*args, **kwargs)` run on the parser thread (see the module docstring)."""
+    call = functools.partial(function, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_PARSER, call)
 
 
 @dataclass
@@ -53,7 +73,7 @@ class PageRecord:
     hreflang: dict[str, str] = field(default_factory=dict)
     json_ld: list[Any] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
-    main_text: str = ""
+    main_text: str = ""  # markdown
     word_count: int = 0
     content_hash: str | None = None
 
@@ -96,13 +116,7 @@ def record(
         return page
     html = fetched.body.decode("utf-8", errors="replace")
     tree = HTMLParser(html)
-    head_base = tree.css_first("base[href]")
-    base = (
-        urls.normalize(head_base.attributes.get("href") or "", fetched.final_url)
-        if head_base
-        else None
-    )
-    base = base or fetched.final_url
+    base = _base(tree, fetched.final_url)
 
     title = tree.css_first("title")
     page.title = _clean(title.text()) if title else None
@@ -136,13 +150,50 @@ def record(
                 page.json_ld.append(json.loads(text))
             except ValueError:
                 page.json_ld.append({"error": "invalid JSON-LD"})
+    page.links = _links(tree, base, site, allow_subdomains)
+
+    # Main content as markdown (headings, lists, emphasis kept): trafilatura drops navigation,
+    # footers and boilerplate.
+    page.main_text = (
+        trafilatura.extract(
+            html,
+            url=fetched.final_url,
+            favor_recall=True,
+            output_format="markdown",
+            include_formatting=True,
+        )
+        or ""
+    )
+    page.word_count = len(page.main_text.split())
+    page.content_hash = content_hash(page.main_text)
+    return page
+
+
+def links_of(fetched: Fetched, site: str, *, allow_subdomains: bool = False) -> list[Link]:
+    """The links of a fetched HTML page (as `record` finds them, without the rest of it); none
+    when it is no 2xx HTML answer."""
+    if fetched.status is None or not 200 <= fetched.status < 300 or not is_html(fetched):
+        return []
+    tree = HTMLParser(fetched.body.decode("utf-8", errors="replace"))
+    return _links(tree, _base(tree, fetched.final_url), site, allow_subdomains)
+
+
+def _base(tree: HTMLParser, final_url: str) -> str:
+    """What relative links resolve against: the page's <base href>, else where it was found."""
+    head_base = tree.css_first("base[href]")
+    base = urls.normalize(head_base.attributes.get("href") or "", final_url) if head_base else None
+    return base or final_url
+
+
+def _links(tree: HTMLParser, base: str, site: str, allow_subdomains: bool) -> list[Link]:
+    found: list[Link] = []
     seen: set[str] = set()
     for node in tree.css("a[href]"):
         href = urls.normalize(node.attributes.get("href") or "", base)
-        if href is None or href in seen or len(page.links) >= MAX_LINKS:
+        if href is None or href in seen or len(found) >= MAX_LINKS:
             continue
         seen.add(href)
-        page.links.append(
+        found.append(
             Link(
                 url=href,
                 text=_clean(node.text()),
@@ -150,9 +201,4 @@ def record(
                 internal=urls.same_site(href, site, allow_subdomains=allow_subdomains),
             )
         )
-
-    # Main content: trafilatura drops navigation, footers and boilerplate.
-    page.main_text = trafilatura.extract(html, url=fetched.final_url, favor_recall=True) or ""
-    page.word_count = len(page.main_text.split())
-    page.content_hash = content_hash(page.main_text)
-    return page
+    return found

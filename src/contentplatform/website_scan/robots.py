@@ -7,6 +7,7 @@ size the RFC says a crawler must at least parse; the rest is cut off.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from protego import Protego
@@ -14,6 +15,8 @@ from protego import Protego
 from contentplatform.website_scan.fetching import Fetcher
 
 MAX_ROBOTS_BYTES = 500 * 1024
+# A Disallow line that disallows something (an empty value allows all, RFC 9309 2.2.2).
+_DISALLOW = re.compile(r"^[ \t]*disallow[ \t]*:[ \t]*[^\s#]", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass
@@ -23,6 +26,8 @@ class Robots:
     retry: bool = False
     parser: Protego | None = None
     sitemaps: list[str] = field(default_factory=list)
+    disallow_count: int = 0  # Disallow rules of every group (a summary for people)
+    problem: str | None = None  # why it could not be read (then `disallow_all`)
 
     def allowed(self, url: str, agent: str) -> bool:
         if self.disallow_all:
@@ -38,7 +43,12 @@ class Robots:
 
 def parse(text: str) -> Robots:
     parser = Protego.parse(text)
-    return Robots(found=True, parser=parser, sitemaps=list(parser.sitemaps))
+    return Robots(
+        found=True,
+        parser=parser,
+        sitemaps=list(parser.sitemaps),
+        disallow_count=len(_DISALLOW.findall(text)),
+    )
 
 
 async def load(fetcher: Fetcher, origin: str) -> Robots:
@@ -46,7 +56,8 @@ async def load(fetcher: Fetcher, origin: str) -> Robots:
     fetched = await fetcher.fetch(origin.rstrip("/") + "/robots.txt")
     # Unreachable (or too large, a loop): like a 5xx, the site's wishes are unknown.
     if fetched.status is None or fetched.status >= 500:
-        return Robots(disallow_all=True, retry=True)
+        problem = fetched.error or f"HTTP {fetched.status}"
+        return Robots(disallow_all=True, retry=True, problem=problem)
     if fetched.status >= 400 or fetched.error is not None:
         return Robots()
     return parse(fetched.body[:MAX_ROBOTS_BYTES].decode("utf-8", errors="replace"))

@@ -22,6 +22,8 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Role
+from contentplatform.billing import service as billing
+from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.config import Settings
 from contentplatform.kit import cron, errors, outbound
 from contentplatform.kit.db import utcnow
@@ -38,7 +40,7 @@ from contentplatform.website_scan.errors import (
     RobotsOverrideForbidden,
     StartUrlRefused,
 )
-from contentplatform.website_scan.models import CrawlConfig, CrawlSchedule
+from contentplatform.website_scan.models import CrawlConfig, CrawlRun, CrawlSchedule
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -94,15 +96,18 @@ async def require(
     return errors.require(config, CrawlConfigNotFound, config_id)
 
 
-def _record(config: CrawlConfig, schedule: CrawlSchedule | None) -> schemas.CrawlConfig:
+def _record(
+    config: CrawlConfig, schedule: CrawlSchedule | None, last_run: CrawlRun | None = None
+) -> schemas.CrawlConfig:
     values = {column.key: getattr(config, column.key) for column in CrawlConfig.__table__.columns}
     return schemas.CrawlConfig.model_validate(
         {
             **values,
             "user_agent": schemas.USER_AGENT,
             "schedule": schemas.CrawlSchedule.model_validate(schedule) if schedule else None,
-            # Runs come with the crawler.
-            "last_run": None,
+            "last_run": schemas.CrawlRunSummary.model_validate(last_run, from_attributes=True)
+            if last_run
+            else None,
         }
     )
 
@@ -111,7 +116,10 @@ async def get(
     session: AsyncSession, tenant_id: uuid.UUID, config_id: uuid.UUID
 ) -> schemas.CrawlConfig:
     config = await require(session, tenant_id, config_id)
-    return _record(config, await repository.schedule_of(session, tenant_id, config.id))
+    runs = await repository.last_runs(session, tenant_id, [config.id])
+    return _record(
+        config, await repository.schedule_of(session, tenant_id, config.id), runs.get(config.id)
+    )
 
 
 async def page(
@@ -125,9 +133,11 @@ async def page(
         limit=data.limit,
         offset=offset_of(data.page, data.limit),
     )
-    schedules = await repository.schedules_of(session, tenant_id, [row.id for row in rows])
+    ids = [row.id for row in rows]
+    schedules = await repository.schedules_of(session, tenant_id, ids)
+    runs = await repository.last_runs(session, tenant_id, ids)
     return schemas.CrawlConfigPage(
-        data=[_record(row, schedules.get(row.id)) for row in rows],
+        data=[_record(row, schedules.get(row.id), runs.get(row.id)) for row in rows],
         total=total,
         page=data.page,
         limit=data.limit,
@@ -149,6 +159,18 @@ def _check_settings(
         raise CrawlSettingUnavailable(
             message, errors=[FieldError("renderJavascript", "only false is accepted")]
         )
+
+
+async def check_page_cap(session: AsyncSession, tenant_id: uuid.UUID, max_pages: int) -> None:
+    """PlanLimitReached (403, `crawl_pages`) when the plan caps a crawl below `max_pages`."""
+    cap = (await billing.plan_limits(session, tenant_id)).crawl_pages
+    if cap is not None and max_pages > cap:
+        raise PlanLimitReached("crawl_pages", cap)
+
+
+async def page_cap(session: AsyncSession, tenant_id: uuid.UUID) -> int | None:
+    """The pages one crawl may fetch on the organization's plan now (None: the 5000 bound)."""
+    return (await billing.plan_limits(session, tenant_id)).crawl_pages
 
 
 async def _claim_start_url(
@@ -175,6 +197,7 @@ async def create(
 ) -> schemas.CrawlConfig:
     _check_settings(role, data.respect_robots_txt, data.render_javascript)
     start = await checked_start_url(settings, data.start_url)
+    await check_page_cap(session, tenant_id, data.max_pages)
     await _claim_start_url(session, tenant_id, start, None)
     config = CrawlConfig(
         id=uuid.uuid4(),
@@ -201,7 +224,7 @@ async def create(
 
 
 # Fields an update copies as given (null: unchanged); name and start URL are checked apart.
-_PLAIN_FIELDS = (
+PLAIN_FIELDS = (
     "include_patterns",
     "exclude_patterns",
     "max_pages",
@@ -226,23 +249,28 @@ async def update(
     """Change what `data` gives; a run already started keeps the settings it copied."""
     _check_settings(role, data.respect_robots_txt, data.render_javascript)
     start = None if data.start_url is None else await checked_start_url(settings, data.start_url)
+    if data.max_pages is not None:
+        await check_page_cap(session, tenant_id, data.max_pages)
     config = await require(session, tenant_id, data.id, for_update=True)
     if start is not None:
         await _claim_start_url(session, tenant_id, start, config.id)
         config.start_url, config.host = start.url, start.host
     if data.name is not None:
         config.name = data.name
-    for field in _PLAIN_FIELDS:
+    for field in PLAIN_FIELDS:
         value = getattr(data, field)
         if value is not None:
             setattr(config, field, list(value) if isinstance(value, list) else value)
     config.updated_at = utcnow()
-    return _record(config, await repository.schedule_of(session, tenant_id, config.id))
+    runs = await repository.last_runs(session, tenant_id, [config.id])
+    return _record(
+        config, await repository.schedule_of(session, tenant_id, config.id), runs.get(config.id)
+    )
 
 
 async def delete(session: AsyncSession, tenant_id: uuid.UUID, config_id: uuid.UUID) -> None:
     """Soft-delete the config and its schedule (which stops). Snapshots and imported documents
-    will be kept; cancelling its queued and running runs comes with the crawler."""
+    are kept; the caller cancels its runs (crawls.cancel_all_of_config)."""
     config = await require(session, tenant_id, config_id, for_update=True)
     now = utcnow()
     config.deleted_at = now

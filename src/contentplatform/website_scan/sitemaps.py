@@ -30,8 +30,26 @@ class SitemapReport:
 
 @dataclass
 class SiteMap:
+    """What the sitemaps gave, so far: kept by the caller, it holds what was found when a time
+    limit stops the reading (`give_up`)."""
+
     urls: dict[str, str | None] = field(default_factory=dict)  # normalized url -> lastmod
     sitemaps: list[SitemapReport] = field(default_factory=list)
+    via_robots: set[str] = field(default_factory=set)  # found through a sitemap robots.txt names
+    # Sitemaps queued, not read yet: (url, index depth, declared in robots.txt).
+    pending: list[tuple[str, int, bool]] = field(default_factory=list)
+
+    def give_up(self, reason: str) -> None:
+        """Mark the sitemap being read and those still queued as unfinished, with `reason`."""
+        for report in self.sitemaps:
+            if report.type is None and report.error is None:
+                report.error = reason
+        reported = {report.url for report in self.sitemaps}
+        for url, _, _ in self.pending:
+            if url not in reported:
+                reported.add(url)
+                self.sitemaps.append(SitemapReport(url, error=reason))
+        self.pending.clear()
 
 
 def _local(tag: str) -> str:
@@ -62,16 +80,28 @@ def parse(body: bytes) -> tuple[str, list[tuple[str, str | None]]]:
 
 
 async def discover(
-    fetcher: Fetcher, start_url: str, declared: list[str], *, limit: int = 5000
+    fetcher: Fetcher,
+    start_url: str,
+    declared: list[str],
+    *,
+    limit: int = 5000,
+    allow_subdomains: bool = False,
+    into: SiteMap | None = None,
 ) -> SiteMap:
-    """Every URL of the site's sitemaps (same site as `start_url` only), at most `limit`."""
-    result = SiteMap()
+    """Every URL of the site's sitemaps (the site of `start_url` only), at most `limit`: those
+    robots.txt `declared`, then /sitemap.xml, indexes followed. Found URLs go into `into` (when
+    given) as they come, so a caller that stops this on a time limit keeps them."""
+    result = into or SiteMap()
     origin = start_url.split("/", 3)
     root = "/".join(origin[:3])
-    queue = [(url, 0) for url in dict.fromkeys([*declared, root + "/sitemap.xml"])]
+    guessed = root + "/sitemap.xml"
+    named = dict.fromkeys(declared)
+    result.pending.extend((url, 0, True) for url in named)
+    if guessed not in named:
+        result.pending.append((guessed, 0, False))
     visited: set[str] = set()
-    while queue and len(visited) < MAX_SITEMAPS and len(result.urls) < limit:
-        url, depth = queue.pop(0)
+    while result.pending and len(visited) < MAX_SITEMAPS and len(result.urls) < limit:
+        url, depth, via_robots = result.pending.pop(0)
         if url in visited:
             continue
         visited.add(url)
@@ -90,11 +120,17 @@ async def discover(
         for loc, lastmod in entries:
             if report.type == "index":
                 if depth < MAX_INDEX_DEPTH:  # an index nested deeper is ignored
-                    queue.append((loc, depth + 1))
+                    result.pending.append((loc, depth + 1, via_robots))
                 continue
             normalized = urls.normalize(loc)
-            if normalized and urls.same_site(normalized, start_url):
-                result.urls.setdefault(normalized, lastmod)
+            if normalized and urls.same_site(
+                normalized, start_url, allow_subdomains=allow_subdomains
+            ):
+                if normalized not in result.urls:
+                    result.urls[normalized] = lastmod
+                    if via_robots:
+                        result.via_robots.add(normalized)
                 if len(result.urls) >= limit:
                     break
+    result.pending.clear()  # what is left was cut off by a cap, not unfinished
     return result
