@@ -1,4 +1,5 @@
-"""`PUT /v1/uploads/{path}`: where clients send the bytes of a local-storage upload URL.
+"""`PUT /v1/uploads/{path}`: where clients send the bytes of a local-storage upload URL; and
+`GET /v1/downloads/{path}`: where a signed download URL of a local object reads it (media's).
 
 With S3 clients upload to the bucket's presigned URL instead, and this route answers 404.
 The URL's signature is the only credential (no bearer token), as with a presigned S3 URL.
@@ -8,18 +9,24 @@ path, size or Content-Type) or expired (as S3 does; 401 would ask for a bearer t
 "Payload too large" (code BAD_REQUEST) naming the limit when the body is larger than the URL
 allows or than `max_upload_bytes`;
 400 for a malformed Content-Length or a body that ends early.
+
+A download answers the object's bytes with a type from its extension (images and MP4 by name,
+anything else `application/octet-stream`), `X-Content-Type-Options: nosniff` and a sandboxing
+Content-Security-Policy, so a stored file never runs as a page of this service's origin; 403
+when the signature is missing, wrong or expired; 404 when the object is gone.
 """
 
 from __future__ import annotations
 
 import time
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 from starlette.requests import ClientDisconnect
 
 from contentplatform.core.runtime import Runtime
 from contentplatform.kit.errors import BadRequest, NotFound, PayloadTooLarge
 from contentplatform.storage import paths
+from contentplatform.storage.store import ObjectMissing
 
 router = APIRouter()
 
@@ -62,3 +69,40 @@ async def receive_upload(request: Request, path: str) -> dict[str, object]:
 
     await store.put(path, bytes(body), content_type=request.headers.get("content-type"))
     return {"storagePath": path, "size": len(body)}
+
+
+# What a download is served as, by extension; every other object is plain bytes.
+DOWNLOAD_TYPES = {
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "png": "image/png",
+    "gif": "image/gif",
+    "webp": "image/webp",
+    "avif": "image/avif",
+    "mp4": "video/mp4",
+}
+
+
+@router.get("/v1/downloads/{path:path}", include_in_schema=False)
+async def serve_download(request: Request, path: str) -> Response:
+    current: Runtime = request.app.state.runtime
+    store = current.store
+    if not store.is_local:
+        raise NotFound(f"There is nothing at {request.url.path}.")
+    store.signer.verify_download(path, request.query_params, now=time.time())
+    paths.validate_storage_path(path, paths.organization_of(path))
+    try:
+        data = await store.get(path)
+    except ObjectMissing:
+        raise NotFound("The object of this download URL is gone.") from None
+    extension = path.rsplit("/", 1)[-1].rpartition(".")[2].lower()
+    return Response(
+        data,
+        media_type=DOWNLOAD_TYPES.get(extension, "application/octet-stream"),
+        headers={
+            "Cache-Control": "private, max-age=3600",
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "default-src 'none'; sandbox",
+            "Content-Disposition": "inline",
+        },
+    )

@@ -1,4 +1,5 @@
-"""Signed upload URLs for local storage, served by this service (`PUT /v1/uploads/{path}`).
+"""Signed upload URLs for local storage, served by this service (`PUT /v1/uploads/{path}`), and
+signed download URLs of stored objects (`GET /v1/downloads/{path}`, for media).
 
 The URL carries `expires` (unix seconds), `length` (the most bytes it accepts) and `signature`,
 an HMAC-SHA256 over method, path, expiry, length and the Content-Type the upload must send.
@@ -46,11 +47,14 @@ class UploadSigner:
     def from_data_dir(cls, data_dir: Path) -> UploadSigner:
         return cls(load_or_create_key(data_dir))
 
-    def signature(self, path: str, *, expires: int, length: int, content_type: str) -> str:
+    def signature(
+        self, path: str, *, expires: int, length: int, content_type: str, method: str = "PUT"
+    ) -> str:
         # Newlines cannot occur in a valid path, an integer or a normalized type, so no two
-        # different uploads share one message.
+        # different uploads share one message; the method keeps a download's signature from
+        # ever serving as an upload's, and the other way round.
         message = "\n".join(
-            ["PUT", path, str(expires), str(length), normalize_content_type(content_type)]
+            [method, path, str(expires), str(length), normalize_content_type(content_type)]
         )
         return hmac.new(self._key, message.encode("utf-8"), hashlib.sha256).hexdigest()
 
@@ -85,3 +89,25 @@ class UploadSigner:
         if now >= int(expires):
             raise Forbidden("This upload URL has expired; ask for a new one.")
         return int(length)
+
+    # Downloads: a GET of one object until `expires` (media's signed URLs). The message is the
+    # upload's with method GET, length 0 and no type.
+
+    def download_url(self, base_url: str, path: str, *, expires: int) -> str:
+        signature = self.signature(path, expires=expires, length=0, content_type="", method="GET")
+        query = urlencode({"expires": expires, "signature": signature})
+        return f"{base_url.rstrip('/')}/v1/downloads/{quote(path, safe='/')}?{query}"
+
+    def verify_download(self, path: str, query: Mapping[str, str], *, now: float) -> None:
+        """Forbidden (403) unless the URL is a genuine, unexpired download URL of `path`."""
+        expires = query.get("expires", "")
+        if not _NUMBER.fullmatch(expires):
+            raise Forbidden("This download URL is incomplete; ask for a new one.")
+        expected = self.signature(
+            path, expires=int(expires), length=0, content_type="", method="GET"
+        )
+        given = query.get("signature", "").encode("utf-8")
+        if not hmac.compare_digest(expected.encode("ascii"), given):
+            raise Forbidden("The download URL's signature does not match this path.")
+        if now >= int(expires):
+            raise Forbidden("This download URL has expired; ask for a new one.")

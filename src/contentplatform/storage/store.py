@@ -190,3 +190,23 @@ class ObjectStore:
         return UploadTarget(
             url=url, headers=headers, expires_at=datetime.fromtimestamp(expires, UTC)
         )
+
+    async def download_url(self, path: str, *, expires_in: int, base_url: str | None = None) -> str:
+        """A URL that GETs the object at `path` for `expires_in` seconds, with no other
+        credential: S3's presigned GET, or with local storage a URL on this service
+        (`base_url`, this request's) signed as upload URLs are. The expiry is rounded up to a
+        whole minute, so URLs handed out within one minute are the same URL (a browser's cache
+        keeps the image)."""
+        if expires_in <= 0:
+            raise ValueError("expires_in must be > 0")
+        expires = math.ceil((time.time() + expires_in) / 60) * 60
+        if isinstance(self.backend, S3Store):
+            with _failures("sign a download of", path):
+                return str(
+                    await obstore.sign_async(
+                        self.backend, "GET", path, timedelta(seconds=expires - time.time())
+                    )
+                )
+        if not base_url:
+            raise ValueError("local storage needs the service's base_url for download URLs")
+        return self.signer.download_url(base_url, path, expires=expires)

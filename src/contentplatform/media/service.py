@@ -1,0 +1,1024 @@
+"""The rules of media assets: uploads made safe and de-duplicated, stock imports, licences and
+attachments to drafts. Never commits.
+
+An upload is checked by its bytes against its declared type, an image loses its location
+(images.py) and is stored cleaned in place of what was uploaded, with its web-sized renditions
+and thumbnail beside it under `<org>/media/derived/<asset id>/`; what is stored is read back,
+hashed and checked again before the asset is made. The same content twice in a tenant is one
+asset (`unchanged`), as is the same stock photo twice.
+
+For other domains: `allows_automated_selection(provider)` and `hotlink_required(provider)` say
+what a stock provider's terms allow (an AI workflow's images step may only pick photos of
+AUTOMATED_SELECTION_PROVIDERS by itself, and never sends hotlinked ones to a model).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.auth.context import Role, TenantAccess
+from contentplatform.config import Settings
+from contentplatform.core.runtime import Runtime
+from contentplatform.drafts import service as drafts
+from contentplatform.kit import errors
+from contentplatform.kit.db import utcnow
+from contentplatform.kit.errors import BadRequest, Conflict, FieldError, InternalError
+from contentplatform.kit.schemas import offset_of
+from contentplatform.kit.text import cleaned
+from contentplatform.media import images, providers, repository, schemas
+from contentplatform.media.errors import (
+    FeaturedNeedsImage,
+    ImageRefused,
+    LicenseForbidsUse,
+    MediaFilenameRefused,
+    MediaInUse,
+    MediaNotFound,
+    MediaPathTaken,
+    MediaTooLarge,
+    MediaTypeMismatch,
+    NothingUploadedHere,
+    StockAssetNotFound,
+    StockLicenseAdminOnly,
+    StockProviderRefused,
+    StockProviderUnavailable,
+)
+from contentplatform.media.models import MediaAsset, MediaAttachment
+from contentplatform.media.stock import PhotoMissing, ProviderFailed, StockProvider, StockQuery
+from contentplatform.storage import paths
+from contentplatform.storage.store import ObjectStore
+from contentplatform.tenants import service as tenants
+
+# How long a signed URL of a stored file works.
+SIGNED_URL_SECONDS = 3600
+# The extensions a file of each type may carry; the first is added to a name without one.
+EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "image/jpeg": (".jpg", ".jpeg"),
+    "image/png": (".png",),
+    "image/webp": (".webp",),
+    "image/gif": (".gif",),
+    "image/avif": (".avif",),
+    "video/mp4": (".mp4",),
+}
+# Bytes of a file's start that show its type.
+HEAD_BYTES = 8192
+
+# --- what other domains ask ---------------------------------------------------------------------
+
+AUTOMATED_SELECTION_PROVIDERS: frozenset[str] = providers.AUTOMATED_SELECTION_PROVIDERS
+
+
+def allows_automated_selection(provider: str | None) -> bool:
+    """Whether software (an AI workflow's images step) may choose an asset of `provider` by
+    itself: an upload or an AI image (no provider) always; a stock photo only when its
+    provider's terms allow it (Unsplash's do not: a person chooses)."""
+    return provider is None or provider in AUTOMATED_SELECTION_PROVIDERS
+
+
+async def for_automated_selection(
+    session: AsyncSession, tenant_id: uuid.UUID, limit: int = 200
+) -> list[dict[str, Any]]:
+    """The organization's newest images an AI workflow may choose by itself: live, licence
+    usable now, and an upload, an AI image or a photo whose provider's terms allow it
+    (`{id, title, alt_text, tags}`)."""
+    now = utcnow()
+    rows = await repository.images(session, tenant_id, limit)
+    return [
+        {"id": str(a.id), "title": a.title, "alt_text": a.alt_text, "tags": list(a.tags or [])}
+        for a in rows
+        if allows_automated_selection(a.provider) and use_refused(a, now) is None
+    ]
+
+
+async def featured_id(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID
+) -> uuid.UUID | None:
+    """The draft's featured image, if it has one."""
+    found = await repository.featured_of(session, tenant_id, draft_id)
+    return found.id if found is not None else None
+
+
+def hotlink_required(provider: str | None) -> bool:
+    """Whether an asset of `provider` must be shown from the provider's URL: never copied, never
+    sent to an AI model (Unsplash)."""
+    return provider in providers.HOTLINK_PROVIDERS
+
+
+# --- licences -----------------------------------------------------------------------------------
+
+
+def license_status(verified: bool, expires_at: datetime | None, now: datetime) -> str:
+    """expired (past expires_at), else unverified (no type, or attribution required without a
+    text), else expiring (within 30 days), else valid. The list's filter says the same in SQL
+    (repository.license_status_is)."""
+    if expires_at is not None and expires_at <= now:
+        return "expired"
+    if not verified:
+        return "unverified"
+    if expires_at is not None and expires_at <= now + repository.EXPIRING_WITHIN:
+        return "expiring"
+    return "valid"
+
+
+def _verified(license: schemas.MediaLicense) -> bool:
+    attribution = license.attribution
+    return license.type is not None and (not attribution.required or bool(attribution.text))
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """An instant given without a zone is read as UTC."""
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _apply_license(asset: MediaAsset, license: schemas.MediaLicense) -> None:
+    license = license.model_copy(update={"expires_at": _aware(license.expires_at)})
+    asset.license = license.model_dump(mode="json")
+    asset.license_verified = _verified(license)
+    asset.license_expires_at = license.expires_at
+
+
+def _merged(current: dict[str, Any], patch: dict[str, Any]) -> schemas.MediaLicense:
+    """`patch` (the fields given, by name) over the licence `current`: attribution and usage
+    rights field by field, null resetting either whole."""
+    merged = dict(current)
+    for key, value in patch.items():
+        if key in ("attribution", "usage_rights") and isinstance(value, dict):
+            base = merged.get(key)
+            merged[key] = {**(base if isinstance(base, dict) else {}), **value}
+        elif key in ("attribution", "usage_rights") and value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return schemas.MediaLicense.model_validate(merged)
+
+
+def _license_given(data: schemas.LicenseInput | None) -> dict[str, Any]:
+    return {} if data is None else data.model_dump(exclude_unset=True)
+
+
+def use_refused(asset: MediaAsset, now: datetime) -> tuple[str, str] | None:
+    """Why the asset's licence forbids using it (attaching it, publishing a draft that shows
+    it): `(reason, what the licence does)`, or None. Expired, or no commercial use."""
+    if license_status(asset.license_verified, asset.license_expires_at, now) == "expired":
+        expired = asset.license_expires_at.isoformat() if asset.license_expires_at else "?"
+        return "license_expired", f"expired at {expired}"
+    license = schemas.MediaLicense.model_validate(asset.license or {})
+    if license.usage_rights.commercial is False:
+        return "not_commercial", "does not allow commercial use"
+    return None
+
+
+# --- records ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Links:
+    """Signed URLs of stored files, for one request (its base URL, for local storage)."""
+
+    store: ObjectStore
+    base_url: str
+
+    async def of(self, path: str | None) -> str | None:
+        if path is None:
+            return None
+        return await self.store.download_url(
+            path, expires_in=SIGNED_URL_SECONDS, base_url=self.base_url
+        )
+
+
+async def _record(
+    asset: MediaAsset, usage_count: int, links: Links, now: datetime
+) -> schemas.MediaAsset:
+    internal = asset.storage == "internal"
+    renditions = {
+        name: schemas.Rendition(
+            url=await links.of(rendition["path"]) or "",
+            width=rendition["width"],
+            height=rendition["height"],
+            bytes=rendition["bytes"],
+        )
+        for name, rendition in (asset.renditions or {}).items()
+        if isinstance(rendition, dict) and rendition.get("path")
+    }
+    return schemas.MediaAsset(
+        id=asset.id,
+        tenant_id=asset.tenant_id,
+        kind=asset.kind,
+        filename=asset.filename,
+        mime_type=asset.mime_type,
+        storage=asset.storage,
+        url=await links.of(asset.storage_path) if internal else asset.hotlink_url,
+        thumbnail_url=await links.of(asset.thumbnail_path)
+        if internal
+        else asset.hotlink_thumbnail_url,
+        renditions=renditions,
+        width=asset.width,
+        height=asset.height,
+        bytes=asset.size_bytes,
+        content_hash=asset.content_hash,
+        title=asset.title,
+        alt_text=asset.alt_text,
+        caption=asset.caption,
+        tags=list(asset.tags or []),
+        source=asset.source,
+        provider=asset.provider,
+        provider_asset_id=asset.provider_asset_id,
+        license=schemas.MediaLicense.model_validate(asset.license or {}),
+        license_status=license_status(asset.license_verified, asset.license_expires_at, now),
+        usage_count=usage_count,
+        created_at=asset.created_at,
+        updated_at=asset.updated_at,
+    )
+
+
+async def _one(
+    session: AsyncSession, tenant_id: uuid.UUID, asset: MediaAsset, links: Links
+) -> schemas.MediaAsset:
+    counts = await repository.usage_counts(session, tenant_id, [asset.id])
+    return await _record(asset, counts.get(asset.id, 0), links, utcnow())
+
+
+async def _confirmed(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    asset: MediaAsset,
+    links: Links,
+    *,
+    unchanged: bool,
+) -> schemas.ConfirmedMediaAsset:
+    record = await _one(session, tenant_id, asset, links)
+    return schemas.ConfirmedMediaAsset(**record.model_dump(), unchanged=unchanged)
+
+
+async def require(
+    session: AsyncSession, tenant_id: uuid.UUID, media_id: uuid.UUID, *, for_update: bool = False
+) -> MediaAsset:
+    asset = await repository.get(session, tenant_id, media_id, for_update=for_update)
+    return errors.require(asset, MediaNotFound, media_id)
+
+
+# --- names and paths ----------------------------------------------------------------------------
+
+
+def guarded_filename(name: str, mime_type: str) -> str:
+    """The filename, as documents guard theirs: not empty, no slashes or control characters;
+    it keeps the extension of its type (a name without one gets it; another type's is 400)."""
+    name = name.strip()
+    if not name or any(c in name for c in "/\\\0") or any(ord(c) < 32 for c in name):
+        raise MediaFilenameRefused(
+            "A filename cannot be empty or contain slashes or control characters.",
+            errors=[FieldError("filename", "invalid characters")],
+        )
+    allowed = EXTENSIONS[mime_type]
+    extension = os.path.splitext(name)[1].lower()
+    if extension in allowed:
+        return name
+    if extension and extension[1:].isalnum() and len(extension) <= 6:
+        raise MediaFilenameRefused(
+            f"A {mime_type} file keeps the extension {allowed[0]}; {extension} is not allowed.",
+            errors=[FieldError("filename", f"must end with {' or '.join(allowed)}")],
+        )
+    candidate = name + allowed[0]
+    if len(candidate) > 255:
+        raise MediaFilenameRefused(
+            "The filename is too long once its extension is added.",
+            errors=[FieldError("filename", "too long")],
+        )
+    return candidate
+
+
+def _media_prefix(org_id: str) -> str:
+    return f"{org_id}/media/"
+
+
+def _derived_prefix(org_id: str) -> str:
+    return f"{org_id}/media/derived/"
+
+
+def _upload_path(org_id: str, storage_path: str) -> str:
+    """`storage_path` when the organization may confirm it: under `<org>/media/` (where
+    media.createUploadUrl puts uploads), not among the files the service derives."""
+    path = paths.validate_storage_path(storage_path, org_id)
+    if not path.startswith(_media_prefix(org_id)) or path.startswith(_derived_prefix(org_id)):
+        message = f"must be an upload path under {_media_prefix(org_id)} (media.createUploadUrl)"
+        raise BadRequest(
+            f"Invalid storagePath: {message}.", errors=[FieldError("storagePath", message)]
+        )
+    return path
+
+
+def _size_limit(settings: Settings, mime_type: str) -> int:
+    return min(schemas.MAX_BYTES[mime_type], settings.max_upload_bytes)
+
+
+def _too_large(size: int, limit: int, mime_type: str, field: str) -> MediaTooLarge:
+    return MediaTooLarge(
+        f"The file is {size} bytes; a {mime_type} file may have at most {limit}.",
+        errors=[FieldError(field, f"must be at most {limit} for {mime_type}")],
+    )
+
+
+# --- uploads ------------------------------------------------------------------------------------
+
+
+async def create_upload_url(
+    runtime: Runtime, tenant: TenantAccess, data: schemas.CreateMediaUploadUrlInput, base_url: str
+) -> schemas.MediaUploadUrl:
+    filename = guarded_filename(data.filename, data.mime_type)
+    limit = _size_limit(runtime.settings, data.mime_type)
+    if data.bytes > limit:
+        raise _too_large(data.bytes, limit, data.mime_type, "bytes")
+    storage_path = paths.validate_storage_path(
+        f"{_media_prefix(tenant.org_id)}{uuid.uuid4()}/{paths.safe_filename(filename)}",
+        tenant.org_id,
+    )
+    target = await runtime.store.upload_url(
+        storage_path,
+        content_type=data.mime_type,
+        content_length=data.bytes,
+        expires_in=runtime.settings.upload_url_ttl_seconds,
+        base_url=base_url,
+    )
+    return schemas.MediaUploadUrl(
+        upload_url=target.url,
+        storage_path=storage_path,
+        method="PUT",
+        headers=target.headers,
+        expires_at=target.expires_at,
+    )
+
+
+async def _uploaded(runtime: Runtime, storage_path: str, mime_type: str) -> bytes:
+    """The uploaded bytes, when there are some, within the type's size and of that type."""
+    info = await runtime.store.head(storage_path)
+    if info is None:
+        raise NothingUploadedHere(
+            "Nothing has been uploaded at this storagePath.",
+            errors=[FieldError("storagePath", "nothing uploaded here")],
+        )
+    limit = _size_limit(runtime.settings, mime_type)
+    if info.size > limit:
+        raise _too_large(info.size, limit, mime_type, "storagePath")
+    content = await runtime.store.get(storage_path)
+    if len(content) > limit:
+        raise _too_large(len(content), limit, mime_type, "storagePath")
+    detected = images.detected_type(content[:HEAD_BYTES])
+    if detected != mime_type:
+        found = detected or "not an image or video this service takes"
+        raise MediaTypeMismatch(
+            f"The uploaded file is {found}, not the declared {mime_type} (its bytes were "
+            "checked, not its name).",
+            errors=[FieldError("mimeType", f"the file is {found}, not {mime_type}")],
+        )
+    return content
+
+
+@contextlib.contextmanager
+def _image_errors() -> Iterator[None]:
+    try:
+        yield
+    except images.ImageError as error:
+        raise ImageRefused(str(error), errors=[FieldError("storagePath", str(error))]) from None
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+async def _stored_renditions(
+    store: ObjectStore, org_id: str, asset_id: uuid.UUID, prepared: images.Prepared
+) -> tuple[dict[str, Any], str]:
+    """Store the renditions and the thumbnail; their record, and the thumbnail's path."""
+    folder = f"{_derived_prefix(org_id)}{asset_id}"
+    record: dict[str, Any] = {}
+    for name, copy in prepared.renditions.items():
+        path = f"{folder}/{name}.{copy.extension}"
+        await store.put(path, copy.data, content_type=copy.mime_type)
+        record[name] = {
+            "path": path,
+            "width": copy.width,
+            "height": copy.height,
+            "bytes": len(copy.data),
+        }
+    thumbnail = prepared.thumbnail
+    thumbnail_path = f"{folder}/thumbnail.{thumbnail.extension}"
+    await store.put(thumbnail_path, thumbnail.data, content_type=thumbnail.mime_type)
+    return record, thumbnail_path
+
+
+async def _forget(store: ObjectStore, *paths_: str | None) -> None:
+    """Remove objects nobody refers to (a duplicate's upload and renditions)."""
+    for path in paths_:
+        if path is not None:
+            await store.delete(path)
+
+
+async def _duplicate_of_upload(
+    session: AsyncSession,
+    runtime: Runtime,
+    tenant_id: uuid.UUID,
+    content_hash: str,
+    storage_path: str,
+) -> MediaAsset | None:
+    """The live asset with this content, if any: the upload then goes (no asset's file is at
+    its path). Another asset's file at the path, with other content now, is a 409: its upload
+    URL was used twice, and the asset's file is no longer what it was."""
+    owner = await repository.by_storage_path(session, tenant_id, storage_path)
+    if owner is not None and owner.content_hash != content_hash:
+        raise MediaPathTaken(
+            f"This storagePath holds the file of the asset {owner.id}; upload to a new URL "
+            "(media.createUploadUrl).",
+            extensions={"mediaId": str(owner.id)},
+        )
+    duplicate = await repository.by_content_hash(session, tenant_id, content_hash)
+    if duplicate is not None and owner is None:
+        await _forget(runtime.store, storage_path)
+    return duplicate
+
+
+def _tag_keys(tags: list[str]) -> str:
+    return "\n" + "".join(f"{tag.lower()}\n" for tag in tags)
+
+
+def _set_tags(asset: MediaAsset, tags: list[str]) -> None:
+    asset.tags = list(tags)
+    asset.tag_keys = _tag_keys(asset.tags)
+
+
+async def confirm_upload(
+    session: AsyncSession,
+    runtime: Runtime,
+    tenant: TenantAccess,
+    created_by: str,
+    data: schemas.ConfirmMediaUploadInput,
+    base_url: str,
+) -> schemas.ConfirmedMediaAsset:
+    if data.stock is not None:
+        if data.storage_path is not None:
+            raise BadRequest(
+                "Give storagePath (an upload) or stock (a stock photo), not both.",
+                errors=[
+                    FieldError("storagePath", "not with stock"),
+                    FieldError("stock", "not with storagePath"),
+                ],
+            )
+        return await _import_stock(session, runtime, tenant, created_by, data, base_url)
+    missing = [
+        FieldError(name, "required with storagePath")
+        for name, value in (
+            ("storagePath", data.storage_path),
+            ("filename", data.filename),
+            ("mimeType", data.mime_type),
+        )
+        if value is None
+    ]
+    if missing or data.storage_path is None or data.filename is None or data.mime_type is None:
+        names = ", ".join(error.path for error in missing)
+        raise BadRequest(
+            f"An upload is confirmed with storagePath, filename and mimeType ({names} missing); "
+            "a stock photo with stock.",
+            errors=missing,
+        )
+    mime_type = data.mime_type
+    filename = guarded_filename(data.filename, mime_type)
+    storage_path = _upload_path(tenant.org_id, data.storage_path)
+    store = runtime.store
+    links = Links(store, base_url)
+    uploaded = await _uploaded(runtime, storage_path, mime_type)
+    is_image = mime_type in schemas.IMAGE_TYPES
+    content = uploaded
+    if is_image:
+        with _image_errors():
+            content = await images.off_loop(images.without_location, uploaded, mime_type)
+    content_hash = _sha256(content)
+    duplicate = await _duplicate_of_upload(
+        session, runtime, tenant.tenant_id, content_hash, storage_path
+    )
+    if duplicate is not None:
+        return await _confirmed(session, tenant.tenant_id, duplicate, links, unchanged=True)
+
+    asset_id = uuid.uuid4()
+    prepared: images.Prepared | None = None
+    renditions: dict[str, Any] = {}
+    thumbnail_path: str | None = None
+    if is_image:
+        with _image_errors():
+            prepared = await images.off_loop(images.renditions, content)
+        renditions, thumbnail_path = await _stored_renditions(
+            store, tenant.org_id, asset_id, prepared
+        )
+    if content is not uploaded:
+        # The cleaned image replaces the upload, and is read back: what is stored must be what
+        # was hashed, and say nowhere where it was taken. (Kept as uploaded, the file is what
+        # was read, hashed and checked already.)
+        await store.put(storage_path, content, content_type=mime_type)
+        stored = await store.get(storage_path)
+        if _sha256(stored) != content_hash or await images.off_loop(
+            images.has_location, stored, mime_type
+        ):
+            raise InternalError("The stored file differs from the one checked; confirm it again.")
+
+    # One confirmation per tenant at a time from here, so racing confirms of the same content
+    # agree on one asset (the unique index would refuse the second anyway).
+    await tenants.lock_tenant(session, tenant.tenant_id)
+    duplicate = await _duplicate_of_upload(
+        session, runtime, tenant.tenant_id, content_hash, storage_path
+    )
+    if duplicate is not None:
+        await _forget(store, thumbnail_path, *(r["path"] for r in renditions.values()))
+        return await _confirmed(session, tenant.tenant_id, duplicate, links, unchanged=True)
+    asset = MediaAsset(
+        id=asset_id,
+        tenant_id=tenant.tenant_id,
+        kind="image" if is_image else "video",
+        filename=filename,
+        mime_type=mime_type,
+        storage="internal",
+        storage_path=storage_path,
+        renditions=renditions,
+        thumbnail_path=thumbnail_path,
+        width=prepared.width if prepared else None,
+        height=prepared.height if prepared else None,
+        size_bytes=len(content),
+        content_hash=content_hash,
+        alt_text=data.alt_text,
+        caption=data.caption,
+        source="upload",
+        created_by=created_by,
+    )
+    _set_tags(asset, data.tags or [])
+    _apply_license(asset, _merged({}, _license_given(data.license)))
+    session.add(asset)
+    await _flush(session, Conflict("The same file was just confirmed; confirm it again."))
+    return await _confirmed(session, tenant.tenant_id, asset, links, unchanged=False)
+
+
+async def _flush(session: AsyncSession, conflict: Conflict) -> None:
+    """Flush, a unique index refusing the row as `conflict` (a racing request won)."""
+    try:
+        await session.flush()
+    except IntegrityError:
+        raise conflict from None
+
+
+# --- stock ----------------------------------------------------------------------------------------
+
+
+def _provider(settings: Settings, name: str | None, field: str) -> type[StockProvider]:
+    """The provider named (or the first configured one), when it is known and configured here."""
+    if name is None:
+        configured = [p for p in providers.PROVIDERS.values() if p.configured(settings)]
+        if not configured:
+            raise StockProviderRefused(
+                "No stock provider is configured on this service (for Unsplash: "
+                "CONTENTPLATFORM_STOCK_UNSPLASH_ACCESS_KEY).",
+                errors=[FieldError(field, "no provider is configured")],
+            )
+        return configured[0]
+    provider = providers.PROVIDERS.get(name.strip().lower())
+    if provider is None:
+        known = ", ".join(sorted(providers.PROVIDERS))
+        raise StockProviderRefused(
+            f"There is no stock provider {name!r}; known: {known}.",
+            errors=[FieldError(field, f"must be one of: {known}")],
+        )
+    if not provider.configured(settings):
+        raise StockProviderRefused(
+            f"The stock provider {provider.name!r} is not configured on this service.",
+            errors=[FieldError(field, "is not configured on this service")],
+        )
+    return provider
+
+
+@contextlib.contextmanager
+def _provider_errors(provider: type[StockProvider]) -> Iterator[None]:
+    try:
+        yield
+    except ProviderFailed as error:
+        raise StockProviderUnavailable(
+            str(error), extensions={"retryable": error.retryable, "provider": provider.name}
+        ) from None
+
+
+async def search_stock(runtime: Runtime, data: schemas.SearchStockInput) -> schemas.StockResultPage:
+    """A page of the provider's search, from the shared cache when the same was asked within
+    STOCK_SEARCH_CACHE_SECONDS (by anyone: the answer depends on nothing of the tenant)."""
+    settings = runtime.settings
+    provider_class = _provider(settings, data.provider, "provider")
+    query = StockQuery(
+        query=data.query, page=data.page, per_page=data.limit, orientation=data.orientation
+    )
+
+    async def produce() -> str:
+        with _provider_errors(provider_class):
+            async with provider_class(settings) as provider:
+                found = await provider.search(query)
+                results = [
+                    schemas.StockResult(
+                        provider=photo.provider,
+                        asset_id=photo.asset_id,
+                        thumb_url=photo.thumb_url,
+                        preview_url=photo.preview_url,
+                        width=photo.width,
+                        height=photo.height,
+                        description=photo.description or photo.alt_description,
+                        author_name=photo.author_name,
+                        author_url=photo.author_url,
+                        source_url=photo.source_url,
+                        license_type=provider.license_type,
+                        attribution_text=provider.attribution(photo),
+                        hotlink_required=provider.hotlink_required,
+                    )
+                    for photo in found.photos
+                ]
+        page = schemas.StockResultPage(
+            data=results, total=found.total, page=data.page, limit=data.limit
+        )
+        return page.model_dump_json()
+
+    seconds = settings.stock_search_cache_seconds
+    if seconds <= 0:
+        return schemas.StockResultPage.model_validate_json(await produce())
+    asked = [provider_class.name, query.query, query.orientation, query.page, query.per_page]
+    key = hashlib.sha256(json.dumps(asked).encode()).hexdigest()
+    text = await runtime.cache.get_or_set(
+        f"media:stock:{provider_class.name}", key, seconds, produce
+    )
+    return schemas.StockResultPage.model_validate_json(text)
+
+
+async def _import_stock(
+    session: AsyncSession,
+    runtime: Runtime,
+    tenant: TenantAccess,
+    created_by: str,
+    data: schemas.ConfirmMediaUploadInput,
+    base_url: str,
+) -> schemas.ConfirmedMediaAsset:
+    """A stock photo as a hotlinked asset with its provider's licence, its download tracked."""
+    assert data.stock is not None
+    settings = runtime.settings
+    provider_class = _provider(settings, data.stock.provider, "stock.provider")
+    asset_id = data.stock.asset_id
+    if not schemas.STOCK_ASSET_ID.fullmatch(asset_id):
+        raise BadRequest(
+            "The stock photo id has letters, digits, '_' and '-' only.",
+            errors=[FieldError("stock.assetId", "letters, digits, '_' and '-' only")],
+        )
+    mime_type = data.mime_type or "image/jpeg"
+    if mime_type not in schemas.IMAGE_TYPES:
+        raise MediaTypeMismatch(
+            f"A stock photo is an image, not {mime_type}.",
+            errors=[FieldError("mimeType", "must be an image type")],
+        )
+    filename = guarded_filename(data.filename or f"{provider_class.name}-{asset_id}", mime_type)
+    if data.license is not None and not tenant.role.includes(Role.admin):
+        raise StockLicenseAdminOnly(
+            "A stock photo's licence comes from its provider: only an admin may change it."
+        )
+    links = Links(runtime.store, base_url)
+    existing = await repository.by_provider_asset(
+        session, tenant.tenant_id, provider_class.name, asset_id
+    )
+    if existing is not None:
+        return await _confirmed(session, tenant.tenant_id, existing, links, unchanged=True)
+
+    with _provider_errors(provider_class):
+        async with provider_class(settings) as provider:
+            try:
+                photo = await provider.get(asset_id)
+                # What the provider's terms require of an import, before anything is stored.
+                await provider.track_download(photo)
+            except PhotoMissing:
+                raise StockAssetNotFound(
+                    f"{provider.label} has no photo {asset_id}.",
+                    errors=[FieldError("stock.assetId", "no such photo")],
+                ) from None
+            license = provider.license(photo).as_record()
+
+    await tenants.lock_tenant(session, tenant.tenant_id)
+    existing = await repository.by_provider_asset(
+        session, tenant.tenant_id, provider_class.name, asset_id
+    )
+    if existing is not None:
+        return await _confirmed(session, tenant.tenant_id, existing, links, unchanged=True)
+    asset = MediaAsset(
+        tenant_id=tenant.tenant_id,
+        kind="image",
+        filename=filename,
+        mime_type=mime_type,
+        # Kept at the provider: every provider so far requires it (one that let photos be
+        # copied would have them copied into storage here, as uploads are).
+        storage="hotlink",
+        hotlink_url=photo.url,
+        hotlink_thumbnail_url=photo.thumb_url,
+        renditions={},
+        width=photo.width,
+        height=photo.height,
+        title=cleaned(photo.description or photo.alt_description or "", 255) or None,
+        alt_text=data.alt_text if data.alt_text is not None else photo.alt_description,
+        caption=data.caption,
+        source="stock",
+        provider=provider_class.name,
+        provider_asset_id=asset_id,
+        created_by=created_by,
+    )
+    _set_tags(asset, data.tags if data.tags is not None else list(photo.tags)[: schemas.MAX_TAGS])
+    _apply_license(asset, _merged(license, _license_given(data.license)))
+    session.add(asset)
+    await _flush(session, Conflict("The same stock photo was just imported; import it again."))
+    return await _confirmed(session, tenant.tenant_id, asset, links, unchanged=False)
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+async def get(
+    session: AsyncSession,
+    store: ObjectStore,
+    tenant_id: uuid.UUID,
+    media_id: uuid.UUID,
+    base_url: str,
+) -> schemas.MediaAsset:
+    asset = await require(session, tenant_id, media_id)
+    return await _one(session, tenant_id, asset, Links(store, base_url))
+
+
+async def page(
+    session: AsyncSession,
+    store: ObjectStore,
+    tenant_id: uuid.UUID,
+    data: schemas.ListMediaInput,
+    base_url: str,
+) -> schemas.MediaAssetPage:
+    now = utcnow()
+    filters = repository.Filters(
+        search=data.search.strip() if data.search and data.search.strip() else None,
+        kind=None if data.kind == "all" else data.kind,
+        tags=data.tag_list,
+        source=None if data.source == "all" else data.source,
+        license_status=None if data.license_status == "all" else data.license_status,
+        unused=data.unused,
+        now=now,
+    )
+    rows, total = await repository.page(
+        session,
+        tenant_id,
+        filters,
+        sort_by=data.sort_by,
+        descending=data.sort_order == "desc",
+        limit=data.limit,
+        offset=offset_of(data.page, data.limit),
+    )
+    counts = await repository.usage_counts(session, tenant_id, [row.id for row in rows])
+    links = Links(store, base_url)
+    return schemas.MediaAssetPage(
+        data=[await _record(row, counts.get(row.id, 0), links, now) for row in rows],
+        total=total,
+        page=data.page,
+        limit=data.limit,
+    )
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+
+async def update(
+    session: AsyncSession,
+    store: ObjectStore,
+    tenant: TenantAccess,
+    data: schemas.UpdateMediaInput,
+    base_url: str,
+) -> schemas.MediaAsset:
+    """Change what `data` gives (null clears a text); merge the licence and recompute its
+    status. A stock asset's licence changes only by an admin's hand."""
+    asset = await require(session, tenant.tenant_id, data.id, for_update=True)
+    given = data.model_fields_set
+    if data.license is not None:
+        current = schemas.MediaLicense.model_validate(asset.license or {})
+        license = _merged(current.model_dump(mode="json"), _license_given(data.license))
+        license = license.model_copy(update={"expires_at": _aware(license.expires_at)})
+        if license != current and asset.source == "stock" and not tenant.role.includes(Role.admin):
+            raise StockLicenseAdminOnly(
+                "A stock asset's licence comes from its provider: only an admin may change it."
+            )
+        _apply_license(asset, license)
+    if "title" in given:
+        asset.title = data.title
+    if "alt_text" in given:
+        asset.alt_text = data.alt_text
+    if "caption" in given:
+        asset.caption = data.caption
+    if "tags" in given:
+        _set_tags(asset, data.tags or [])
+    asset.updated_at = utcnow()
+    await session.flush()
+    return await _one(session, tenant.tenant_id, asset, Links(store, base_url))
+
+
+async def delete(
+    session: AsyncSession, tenant_id: uuid.UUID, media_id: uuid.UUID, *, force: bool
+) -> schemas.MediaDeleted:
+    """Soft-delete the asset and detach it from every draft; while a published draft uses it,
+    only with `force`. Its files stay in storage (a published post may still show them)."""
+    asset = await require(session, tenant_id, media_id, for_update=True)
+    used_by = await repository.drafts_of(session, tenant_id, asset.id)
+    published = sorted(str(draft_id) for draft_id, status in used_by if status == "published")
+    if published and not force:
+        raise MediaInUse(
+            f"The asset is attached to {len(published)} published draft(s); delete it with "
+            "force=true to detach it from them anyway (their published posts keep it).",
+            extensions={"draftIds": published},
+        )
+    await repository.remove_attachments(session, tenant_id, asset.id)
+    asset.deleted_at = utcnow()
+    detached = sum(1 for _, status in used_by if status != "deleted")
+    return schemas.MediaDeleted(success=True, detached_drafts=detached)
+
+
+async def attach(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.AttachMediaInput
+) -> schemas.MediaAttachment:
+    """Attach the asset to the tenant's draft; a featured one replaces the draft's featured
+    media. Refused while the licence has expired or rules out commercial use."""
+    asset = await require(session, tenant_id, data.id)
+    draft = await drafts.require(session, tenant_id, data.draft_id)
+    license = schemas.MediaLicense.model_validate(asset.license or {})
+    refused = use_refused(asset, utcnow())
+    if refused is not None:
+        reason, why = refused
+        raise LicenseForbidsUse(
+            f"The asset's licence {why}: it cannot be attached.", extensions={"reason": reason}
+        )
+    if data.role == "featured" and asset.kind != "image":
+        raise FeaturedNeedsImage(
+            "A draft's featured media must be an image.",
+            errors=[FieldError("role", "featured needs an image")],
+        )
+    if data.role == "featured":
+        await repository.remove_featured(session, tenant_id, draft.id, keep=asset.id)
+    found = await repository.attachment(session, tenant_id, asset.id, draft.id, data.role)
+    if data.position is not None:
+        position = data.position
+    elif found is not None:
+        position = found.position
+    else:
+        position = await repository.next_position(session, tenant_id, draft.id, data.role)
+    if found is None:
+        found = MediaAttachment(
+            tenant_id=tenant_id,
+            media_id=asset.id,
+            draft_id=draft.id,
+            role=data.role,
+            position=position,
+            attached_at=utcnow(),
+        )
+        session.add(found)
+    else:
+        found.position = position
+    await _flush(
+        session,
+        Conflict("Another attachment of this draft was just made; attach it again."),
+    )
+    attribution = license.attribution
+    return schemas.MediaAttachment(
+        media_id=asset.id,
+        draft_id=draft.id,
+        role=data.role,
+        position=found.position,
+        attached_at=found.attached_at,
+        attribution_text=attribution.text if attribution.required else None,
+    )
+
+
+async def detach(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.DetachMediaInput
+) -> schemas.MediaDetached:
+    asset = await require(session, tenant_id, data.id)
+    draft = await drafts.require(session, tenant_id, data.draft_id)
+    removed = await repository.remove_attachments(
+        session, tenant_id, asset.id, draft_id=draft.id, role=data.role
+    )
+    return schemas.MediaDetached(success=True, removed=removed)
+
+
+async def usage(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.MediaUsageInput
+) -> schemas.MediaUsagePage:
+    """The live drafts using the asset, newest attachment first. `published` is what the drafts
+    domain keeps: where a published draft went live first, and when (not which connection)."""
+    asset = await require(session, tenant_id, data.id)
+    rows, total = await repository.usage_page(
+        session, tenant_id, asset.id, limit=data.limit, offset=offset_of(data.page, data.limit)
+    )
+    return schemas.MediaUsagePage(
+        data=[
+            schemas.MediaUse(
+                draft_id=row["draft_id"],
+                title=row["title"],
+                draft_status=row["status"],
+                role=row["role"],
+                attached_at=row["attached_at"],
+                published=[
+                    schemas.MediaPublication(
+                        publisher_connection_id=None,
+                        url=row["published_url"],
+                        published_at=row["published_at"],
+                    )
+                ]
+                if row["status"] == "published"
+                else [],
+            )
+            for row in rows
+        ],
+        total=total,
+        page=data.page,
+        limit=data.limit,
+    )
+
+
+# --- publishing ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FeaturedImage:
+    """A draft's featured image as publishing sends it: where its file is (`storage_path`, or
+    the provider's `hotlink_url`, never copied) and what goes with it."""
+
+    storage_path: str | None
+    hotlink_url: str | None
+    filename: str
+    mime_type: str
+    content_hash: str
+    alt_text: str
+    caption: str | None
+    license: schemas.MediaLicense
+    # Why its licence forbids publishing it now (use_refused), or None.
+    refused: str | None
+
+
+@dataclass(frozen=True)
+class DraftImages:
+    """The images publishing sends with a draft: its featured one and those of its body."""
+
+    featured: FeaturedImage | None
+    inline: tuple[FeaturedImage, ...]
+
+    @property
+    def refused(self) -> str | None:
+        """Why one of them may not be published now, if one may not."""
+        for image in (self.featured, *self.inline):
+            if image is not None and image.refused is not None:
+                return image.refused
+        return None
+
+
+async def draft_images(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID
+) -> DraftImages:
+    """The draft's featured image (if any) and its inline images, in order."""
+    featured = await featured_image(session, tenant_id, draft_id)
+    inline = await repository.inline_of(session, tenant_id, draft_id)
+    return DraftImages(featured, tuple(_published_image(asset, "inline") for asset in inline))
+
+
+async def featured_image(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID
+) -> FeaturedImage | None:
+    """The draft's featured image, if it has one."""
+    asset = await repository.featured_of(session, tenant_id, draft_id)
+    if asset is None:
+        return None
+    return _published_image(asset, "featured")
+
+
+def _published_image(asset: MediaAsset, role: str) -> FeaturedImage:
+    refused = use_refused(asset, utcnow())
+    return FeaturedImage(
+        storage_path=asset.storage_path if asset.storage == "internal" else None,
+        hotlink_url=asset.hotlink_url if asset.storage == "hotlink" else None,
+        filename=asset.filename,
+        mime_type=asset.mime_type,
+        content_hash=asset.content_hash or hashlib.sha256(asset.id.bytes).hexdigest(),
+        alt_text=asset.alt_text or asset.title or "",
+        caption=asset.caption,
+        license=schemas.MediaLicense.model_validate(asset.license or {}),
+        refused=(
+            f"The {role} image's licence {refused[1]} ({asset.filename}): replace or "
+            "detach it before publishing."
+            if refused is not None
+            else None
+        ),
+    )
