@@ -329,6 +329,8 @@ def test_finalize_run_again_after_its_commit_leaves_the_finished_run_as_it_was(
     assert run["status"] == "succeeded", run
     draft = api.draft(started["id"])
     calls = len(llm.requests)
+    # The run reads succeeded once finalize's transaction commits; DBOS records the step after.
+    assert stack.ended_workflow_status(workflow_id(run["id"])) == "SUCCESS"
 
     client = DBOSClient(system_database_url=stack.dbos_database_url)
     try:

@@ -24,13 +24,14 @@ JOB_FIELDS = {
     *("id", "tenant_id", "name", "job_type", "status", "cron_expression", "scheduled_dates"),
     *("topics", "topic_source", "keywords", "content_instructions", "document_ids"),
     *("auto_publish", "auto_publish_threshold", "publisher_connection_id", "seo_action_id"),
+    *("workflow_id", "workflow_version"),
     *("next_run_at", "last_run_at", "last_error", "created_at", "updated_at"),
 }
 # What a job says (copied by clone), as opposed to its state and history.
 SETTINGS = (
     *("job_type", "cron_expression", "scheduled_dates", "topics", "topic_source", "keywords"),
     *("content_instructions", "document_ids", "auto_publish", "auto_publish_threshold"),
-    *("publisher_connection_id", "seo_action_id"),
+    *("publisher_connection_id", "seo_action_id", "workflow_id", "workflow_version"),
 )
 INSTANCE_FIELDS = {
     *("id", "tenant_id", "job_id", "scheduled_date", "day_mode", "keywords"),

@@ -161,6 +161,24 @@ async def published(
     )
 
 
+async def published_links(
+    session: AsyncSession, tenant_id: uuid.UUID, limit: int
+) -> list[tuple[str, str]]:
+    """(title, published URL) of the tenant's newest published drafts that have a URL."""
+    statement = (
+        select(Draft.title, Draft.published_url)
+        .where(
+            Draft.tenant_id == tenant_id,
+            Draft.deleted_at.is_(None),
+            Draft.status == "published",
+            Draft.published_url.is_not(None),
+        )
+        .order_by(Draft.published_at.desc(), Draft.id)
+        .limit(limit)
+    )
+    return [(title, url) for title, url in (await session.execute(statement)).all() if url]
+
+
 async def published_by_slug(session: AsyncSession, tenant_id: uuid.UUID, slug: str) -> Draft | None:
     statement = _published(tenant_id).where(Draft.slug == slug).order_by(Draft.published_at)
     return (await session.execute(statement.limit(1))).scalar_one_or_none()

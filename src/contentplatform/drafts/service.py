@@ -523,6 +523,39 @@ async def generating(
     return draft
 
 
+async def of_run(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, run_id: uuid.UUID
+) -> Draft | None:
+    """The draft, locked, if it still exists and was last written by `run_id` (in whatever
+    status: a run past a review gate keeps its draft in review or approved)."""
+    draft = await repository.get(session, tenant_id, draft_id, for_update=True)
+    if draft is None or draft.run_id != run_id:
+        return None
+    return draft
+
+
+async def published_links(
+    session: AsyncSession, tenant_id: uuid.UUID, limit: int = 200
+) -> list[tuple[str, str]]:
+    """(title, URL) of the organization's newest published posts, for internal links."""
+    return await repository.published_links(session, tenant_id, limit)
+
+
+def revise_by_pipeline(
+    session: AsyncSession,
+    draft: Draft,
+    *,
+    changes: dict[str, Any],
+    provenance: dict[str, Any],
+    summary: str,
+) -> None:
+    """A run's steps after a review gate changed the draft a person approved there: a new AI
+    revision, the status kept (the team's workflow put those steps after its gate)."""
+    _write(session, draft, Author("ai", None), summary, dict(changes), provenance)
+    draft.provenance = provenance
+    draft.updated_at = utcnow()
+
+
 def finish_generation(
     session: AsyncSession,
     draft: Draft,
@@ -541,6 +574,21 @@ def finish_generation(
     before = draft.status
     draft.status = states.check_move(draft.status, Status.reviewing, by_pipeline=True).value
     announce_move(session, draft, before, run_id=draft.run_id)
+
+
+def discard_generated(draft: Draft) -> None:
+    """A test run keeps no draft (workflows.testRun without createDraft): the draft it wrote
+    into is deleted, never having been shown for review."""
+    draft.deleted_at = draft.updated_at = utcnow()
+
+
+def back_to_review(draft: Draft) -> None:
+    """A second review gate: the approved draft goes back to review."""
+    before = draft.status
+    draft.status = states.check_move(draft.status, Status.reviewing).value
+    draft.approved_at = draft.approved_by = None
+    draft.updated_at = utcnow()
+    announce_move(_session_of(draft), draft, before, run_id=draft.run_id)
 
 
 def fail_generation(draft: Draft, reason: str) -> None:

@@ -125,6 +125,8 @@ async def start_many(
                 created_by=each.job.created_by,
                 job_id=each.job.id,
                 instance_id=each.instance.id,
+                workflow_id=each.job.workflow_id,
+                workflow_version=each.job.workflow_version,
             )
             for each in generations
         ],
@@ -265,6 +267,7 @@ FINISHED = ("completed", "failed", "skipped")
 RUN_TO_INSTANCE = {
     "queued": "pending",
     "running": "running",
+    "waiting_review": "running",  # at a review gate: the instance runs until the run ends
     "succeeded": "completed",
     "failed": "failed",
     "cancelled": "failed",
@@ -303,7 +306,9 @@ async def follow_run(session: AsyncSession, run: GenerationRun) -> None:
     jobs.settle(job, failure=failure)
     if status == "completed" and job.auto_publish and run.draft_id is not None:
         draft = await drafts.require_or_none(session, run.tenant_id, run.draft_id, for_update=True)
-        if draft is not None and draft.status == "reviewing":
+        # Approved: by a person at the workflow's review gate (their approval stands for the
+        # SEO threshold; the content rules still hold it).
+        if draft is not None and draft.status in ("reviewing", "approved"):
             # The content rules of stage publish: one broken at error level holds the draft.
             offline = current().model.provider == "offline"
             checked = await settings.check_draft(
@@ -313,7 +318,7 @@ async def follow_run(session: AsyncSession, run: GenerationRun) -> None:
                 session,
                 draft,
                 connection_id=job.publisher_connection_id,
-                threshold=job.auto_publish_threshold,
+                threshold=job.auto_publish_threshold if draft.status == "reviewing" else None,
                 rules=settings.note_of(checked),
                 broken=None if checked.passed else settings.verdict_of(checked),
             )

@@ -4,7 +4,7 @@ jobs, the scheduler)."""
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
-from contentplatform.flows import job_runs, procedures, workflows
+from contentplatform.flows import job_runs, procedures, workflow_procedures, workflows
 
 domain = Domain(
     name="flows",
@@ -14,6 +14,7 @@ domain = Domain(
         procedures.instances_router,
         procedures.generation_router,
         procedures.billing_router,
+        workflow_procedures.workflows_router,
     ),
     durable=(
         job_runs,

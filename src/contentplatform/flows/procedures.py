@@ -37,6 +37,7 @@ from contentplatform.job_instances.errors import (
 from contentplatform.jobs import schemas as job_schemas
 from contentplatform.jobs.errors import JobBusy, JobNotFound, NoTopic
 from contentplatform.kit.schemas import Empty
+from contentplatform.media.errors import LicenseForbidsUse
 from contentplatform.publishers import attempts
 from contentplatform.publishers import schemas as publishing_schemas
 from contentplatform.publishers.errors import (
@@ -88,6 +89,7 @@ async def create_draft(ctx: Context, data: draft_schemas.CreateDraftInput) -> dr
         IllegalDraftTransition,
         PublishedAsDraft,
         PublisherDisabled,
+        LicenseForbidsUse,
     ],
 )
 async def publish(
@@ -104,7 +106,9 @@ async def publish(
     same outcome) sends nothing and answers with that attempt; `force` sends it again. Only approved
     or published drafts (409); a disabled connection, or another attempt to the same connection
     still under way, is 409. Default connection: the draft's job's, else the organization's default
-    (400 when there is none)."""
+    (400 when there is none). A featured image whose licence has expired or rules out commercial
+    use is 409 with the reason (media.attach): replace or detach it first. The featured image
+    goes to each target the way it takes one (README "Publishing")."""
     return await publishing.publish(
         ctx.session, ctx.tenant.tenant_id, data, by=ctx.identity.subject
     )

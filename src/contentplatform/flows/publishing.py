@@ -20,6 +20,8 @@ from contentplatform.drafts.models import Draft
 from contentplatform.jobs import service as jobs
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import FieldError
+from contentplatform.media import service as media
+from contentplatform.media.errors import LicenseForbidsUse
 from contentplatform.publishers import publishing, schemas
 from contentplatform.publishers import service as publishers
 from contentplatform.publishers.errors import (
@@ -39,6 +41,9 @@ async def publish(
     the target needs nothing for answers with the attempt that did it (publishers/publishing.py)."""
     draft = await drafts.require(session, tenant_id, data.id, for_update=True)
     drafts.check_publishable(draft)
+    refused = (await media.draft_images(session, tenant_id, draft.id)).refused
+    if refused is not None:
+        raise LicenseForbidsUse(refused)
     if data.mode == "draft" and draft.status == "published":
         raise PublishedAsDraft("The draft is published; it cannot be sent to a target as a draft.")
     connection = await _connection_for(session, draft, data.publisher_connection_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contentplatform.kit.errors import BadRequest, Conflict, RecordNotFound
+from contentplatform.kit.errors import BadRequest, Conflict, RecordNotFound, TooManyRequests
 
 
 class RunNotFound(RecordNotFound):
@@ -16,7 +16,18 @@ class IdempotencyKeyReused(Conflict):
 
 
 class RunFinished(Conflict):
-    """The run has ended already: only a queued or running run can be cancelled."""
+    """The run has ended already: only a queued, running or waiting run can be cancelled."""
+
+
+class TooManyTestRuns(TooManyRequests):
+    """The organization already has 3 workflow test runs going; start this one when one ends."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail, retry_after=30)
+
+
+class UnknownStep(BadRequest):
+    """`stopAfterStep` names no step of the definition tested."""
 
 
 class RunNotRetryable(Conflict):

@@ -7,7 +7,7 @@ from contentplatform.generation import events, models, procedures, workflows
 
 domain = Domain(
     name="generation",
-    routers=(procedures.router,),
+    routers=(procedures.router, procedures.workflow_runs),
     models=models,
     durable=(workflows, events),
 )

@@ -20,6 +20,13 @@ from contentplatform.generation.errors import (
     RunNotFound,
     RunNotRetryable,
     SectionNotFound,
+    TooManyTestRuns,
+    UnknownStep,
+)
+from contentplatform.workflows.errors import (
+    InvalidDefinition,
+    WorkflowNotFound,
+    WorkflowVersionNotFound,
 )
 
 router = ProcedureRouter("generation", tag="Generation")
@@ -103,7 +110,7 @@ async def stream_run(ctx: Context, data: schemas.StreamRunInput) -> EventSourceR
     errors=[RunNotFound, RunFinished],
 )
 async def cancel_run(ctx: Context, data: schemas.RunIdInput) -> schemas.Run:
-    """Cancel a queued or running run.
+    """Cancel a queued, running or waiting (at a review gate) run.
 
     It stops at its next step boundary. The model calls it has made are charged (the call under
     way, if any, is not); the rest of the hold is released. Its draft goes to `rejected` with the
@@ -171,3 +178,85 @@ async def regenerate_draft(ctx: Context, data: schemas.RegenerateDraftInput) -> 
         ctx.session, ctx.runtime, ctx.tenant.tenant_id, data, created_by=ctx.identity.subject
     )
     return service.to_schema(run)
+
+
+# --- workflow runs: the Workflows group's runs, which are this domain's runs ---------------------
+
+workflow_runs = ProcedureRouter("workflows", tag="Workflows")
+
+
+@workflow_runs.post(
+    "testRun",
+    "/v1/workflows/{id}/test-run",
+    access=Access.editor,
+    errors=[
+        WorkflowNotFound,
+        WorkflowVersionNotFound,
+        InvalidDefinition,
+        UnknownStep,
+        InsufficientCredits,
+        TooManyTestRuns,
+        DocumentNotFound,
+        DocumentNotReady,
+        IdempotencyKeyReused,
+    ],
+)
+async def test_run(ctx: Context, data: schemas.TestRunInput) -> schemas.WorkflowRun:
+    """Run the workflow on a topic without publishing.
+
+    Runs its working definition (`version: working`, the default: it must validate, 400 with
+    every violation otherwise) or a published version, exactly as a job's run would, from
+    research to finalize, and returns the run at once (`queued`): poll `workflows.getRun` or
+    follow `generation.streamRun` with its id. `stopAfterStep` ends it after that step. The
+    draft it writes is kept (in review) only with `createDraft`; without it the run keeps its
+    `result` (title, excerpt, SEO score) and review gates are skipped. Never published.
+    `generation.blog` credits are held (402) and what its model calls cost committed; at most 3
+    test runs go at once per organization (429). The same `idempotencyKey` returns the same
+    run; reusing it for another request is 409."""
+    run = await service.test_run(
+        ctx.session, ctx.runtime, ctx.tenant.tenant_id, data, created_by=ctx.identity.subject
+    )
+    return schemas.WorkflowRun.model_validate(service.workflow_run_view(run))
+
+
+@workflow_runs.get("listRuns", "/v1/workflows/runs", access=Access.member)
+async def list_workflow_runs(
+    ctx: Context, data: schemas.ListWorkflowRunsInput
+) -> schemas.WorkflowRunPage:
+    """Runs of article workflows (test runs, job runs and `generation.blog`), newest first.
+
+    Filtered by workflow, job instance, trigger and status, and by the day they were created
+    (`dateFrom`..`dateTo`, inclusive, in the organization's time zone; the last 30 days by
+    default; 400 when dateFrom is after dateTo). Steps are listed without their
+    `output_summary` (`workflows.getRun` has it)."""
+    return await service.workflow_runs(ctx.session, ctx.tenant.tenant_id, data)
+
+
+@workflow_runs.get("getRun", "/v1/workflows/runs/{id}", access=Access.member, errors=[RunNotFound])
+async def get_workflow_run(ctx: Context, data: schemas.RunIdInput) -> schemas.WorkflowRun:
+    """A run with each step's status, timing, tokens, model and credits.
+
+    Steps are the definition's (frozen when the run was asked for), then `score` and `finalize`:
+    pending, running, waiting (a review gate), succeeded, failed, skipped (disabled, after
+    `stopAfterStep`, or after a failure) or cancelled. A run at a review gate is
+    `waiting_review` until its draft is approved (`drafts.approve`: it goes on), rejected
+    (`drafts.reject`: it fails, REJECTED_AT_REVIEW) or `waiting_until` passes (REVIEW_TIMED_OUT).
+    Poll at most every 2 s, or follow `generation.streamRun`."""
+    return await service.workflow_run(ctx.session, ctx.tenant.tenant_id, data.id)
+
+
+@workflow_runs.post(
+    "cancelRun",
+    "/v1/workflows/runs/{id}/cancel",
+    access=Access.editor,
+    errors=[RunNotFound, RunFinished],
+)
+async def cancel_workflow_run(ctx: Context, data: schemas.RunIdInput) -> schemas.WorkflowRun:
+    """Cancel a queued, running or waiting run.
+
+    It ends at once (`cancelled`; its pending and running steps cancelled): the model calls it
+    made are charged and the rest of its hold released. A draft still being written is
+    rejected; one in review at a gate stays there for the team. 409 when it already ended."""
+    return await service.cancel_workflow_run(
+        ctx.session, ctx.runtime, ctx.tenant.tenant_id, data.id
+    )

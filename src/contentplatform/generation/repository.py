@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.generation.models import GenerationRun
-from contentplatform.generation.schemas import ListRunsInput
+from contentplatform.generation.schemas import ListRunsInput, ListWorkflowRunsInput
 from contentplatform.kit.db import Owned, page_of, plain
 from contentplatform.kit.schemas import offset_of
 
-UNFINISHED = ("queued", "running")
+UNFINISHED = ("queued", "running", "waiting_review")
 FINISHED = ("succeeded", "failed", "cancelled")
 
 
@@ -88,3 +89,59 @@ async def requested_topics(
         if isinstance(topic, str) and topic:
             found.append((topic, draft_id))
     return found
+
+
+async def waiting_on(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID
+) -> list[uuid.UUID]:
+    """The tenant's runs waiting at a review gate over this draft."""
+    result = await session.execute(
+        select(GenerationRun.id).where(
+            GenerationRun.tenant_id == tenant_id,
+            GenerationRun.draft_id == draft_id,
+            GenerationRun.status == "waiting_review",
+        )
+    )
+    return list(result.scalars())
+
+
+async def test_runs_going(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    """How many of the tenant's workflow test runs have not ended."""
+    statement = select(func.count()).where(
+        GenerationRun.tenant_id == tenant_id,
+        GenerationRun.trigger == "test",
+        GenerationRun.status.in_(UNFINISHED),
+    )
+    return int((await session.execute(statement)).scalar_one())
+
+
+async def workflow_runs(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    query: ListWorkflowRunsInput,
+    since: datetime,
+    until: datetime,
+) -> tuple[list[GenerationRun], int]:
+    """The tenant's article runs created in [since, until), by the filters, newest first."""
+    statement = select(GenerationRun).where(
+        GenerationRun.tenant_id == tenant_id,
+        GenerationRun.kind == "blog",
+        GenerationRun.created_at >= since,
+        GenerationRun.created_at < until,
+    )
+    if query.workflow_id is not None:
+        statement = statement.where(GenerationRun.workflow_id == query.workflow_id)
+    if query.job_instance_id is not None:
+        statement = statement.where(GenerationRun.instance_id == query.job_instance_id)
+    if query.trigger != "all":
+        statement = statement.where(GenerationRun.trigger == query.trigger)
+    if query.status != "all":
+        statement = statement.where(GenerationRun.status == query.status)
+    return await page_of(
+        session,
+        statement,
+        GenerationRun.created_at.desc(),
+        GenerationRun.id,
+        limit=query.limit,
+        offset=offset_of(query.page, query.limit),
+    )

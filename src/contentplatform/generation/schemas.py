@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -11,13 +11,20 @@ from contentplatform.kit.schemas import MAX_PAGE, Input, Listing, Page, Record
 from contentplatform.kit.text import Identifier, MultiLine
 
 RunKind = Literal["blog", "regenerate"]
-RunStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+RunStatus = Literal["queued", "running", "waiting_review", "succeeded", "failed", "cancelled"]
 Step = Literal["retrieve", "outline", "write", "optimize", "score", "finalize"]
 STEPS: tuple[Step, ...] = ("retrieve", "outline", "write", "optimize", "score", "finalize")
 MAX_KEYWORD = 100
 # A search phrase. Bounded because the focus keywords are stored in seo_meta and quoted in its
 # score breakdown, which must stay within drafts' 20,000-byte seo_meta bound.
 Keyword = Annotated[str, Field(max_length=MAX_KEYWORD)]
+
+
+def _not_blank(value: str) -> str:
+    """A topic: trimmed, and not blank."""
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value.strip()
 
 
 class BlogInput(Input):
@@ -42,12 +49,7 @@ class BlogInput(Input):
         description="The same key returns the same draft and run and never reserves twice.",
     )
 
-    @field_validator("topic")
-    @classmethod
-    def _topic_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value.strip()
+    _topic_not_blank = field_validator("topic")(_not_blank)
 
     @field_validator("keywords")
     @classmethod
@@ -266,3 +268,152 @@ class TopicSuggestion(BaseModel):
 
 class TopicList(Listing[TopicSuggestion]):
     """Topic suggestions, best first."""
+
+
+# --- workflow runs (workflows.testRun, listRuns, getRun, cancelRun) --------------------------
+
+WorkflowRunTrigger = Literal["api", "test", "job_instance"]
+StepStatus = Literal["pending", "running", "waiting", "succeeded", "failed", "skipped", "cancelled"]
+StepKey = Annotated[Identifier, Field(min_length=1, max_length=40, pattern=r"^[a-z0-9_-]+$")]
+
+
+class RunTokens(BaseModel):
+    input: int
+    output: int
+    total: int
+
+
+class StepTokens(BaseModel):
+    input: int
+    output: int
+
+
+class StepError(BaseModel):
+    code: str | None
+    message: str | None
+
+
+class WorkflowRunStepSummary(BaseModel):
+    key: str
+    type: str = Field(description="A step type, or `score` / `finalize` (every run ends so).")
+    name: str
+    status: StepStatus
+    attempts: int
+    started_at: datetime | None
+    finished_at: datetime | None
+    duration_ms: int | None
+    model: str | None = Field(description="The model its calls used; null when it made none.")
+    tokens: StepTokens
+    credits: int = Field(description="What its model calls price at (1 per started 1,000).")
+    error: StepError | None
+
+
+class WorkflowRunStep(WorkflowRunStepSummary):
+    output_summary: str | None = Field(description="What the step did, in a line.")
+
+
+class WorkflowRunError(BaseModel):
+    code: str
+    step_key: str | None
+    message: str
+
+
+class WorkflowRunResult(BaseModel):
+    title: str
+    excerpt: str | None
+    seo_score: int
+
+
+class WorkflowRunBase(BaseModel):
+    id: uuid.UUID
+    workflow_id: uuid.UUID | None = Field(description="Null: the built-in definition.")
+    workflow_version: int | Literal["working"] | None = Field(
+        description="The version followed; `working` for a test of the working definition; "
+        "null for the built-in definition."
+    )
+    workflow_name: str
+    trigger: WorkflowRunTrigger = Field(
+        description="`test` (workflows.testRun), `job_instance` (a job's run) or `api` "
+        "(generation.blog)."
+    )
+    job_instance_id: uuid.UUID | None
+    draft_id: uuid.UUID | None = Field(
+        description="The draft it writes; null for a test run that keeps none."
+    )
+    topic: str
+    status: RunStatus
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    duration_ms: int | None
+    waiting_until: datetime | None = Field(
+        description="At a review gate: when the wait ends (the run then fails)."
+    )
+    tokens: RunTokens
+    credits_used: int | None = Field(description="Committed when the run ended.")
+    error: WorkflowRunError | None
+    result: WorkflowRunResult | None
+
+
+class WorkflowRun(WorkflowRunBase):
+    """A run of a workflow definition: its status and each step's, with timing, tokens, model
+    and credits. Follow it live with `generation.streamRun` (the same id)."""
+
+    steps: list[WorkflowRunStep]
+
+
+class WorkflowRunSummary(WorkflowRunBase):
+    steps: list[WorkflowRunStepSummary]
+
+
+class WorkflowRunPage(Page[WorkflowRunSummary]):
+    """Runs, newest first."""
+
+
+class TestRunInput(Input):
+    id: uuid.UUID = Field(description="The workflow.")
+    topic: str = Field(min_length=3, max_length=300)
+    keywords: list[Keyword] = Field(default_factory=list, max_length=20)
+    document_ids: list[uuid.UUID] | None = Field(None, max_length=20)
+    version: int | Literal["working"] = Field(
+        "working",
+        description="A published version's number, or `working` (the working definition, "
+        "which must validate).",
+    )
+    stop_after_step: StepKey | None = Field(
+        None, description="Stop after this step (its key); the steps after it are skipped."
+    )
+    create_draft: bool = Field(
+        False,
+        description="Keep the draft it writes (in review). Without it the run keeps only its "
+        "result, and review gates are skipped.",
+    )
+    idempotency_key: Identifier | None = Field(None, min_length=8, max_length=128)
+
+    _topic_not_blank = field_validator("topic")(_not_blank)
+
+    @field_validator("version")
+    @classmethod
+    def _version_positive(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and not 1 <= value <= 1_000_000:
+            raise ValueError("must be between 1 and 1000000, or 'working'")
+        return value
+
+
+class ListWorkflowRunsInput(Input):
+    workflow_id: uuid.UUID | None = None
+    job_instance_id: uuid.UUID | None = None
+    trigger: Literal["all", "api", "test", "job_instance"] = "all"
+    status: Literal[
+        "all", "queued", "running", "waiting_review", "succeeded", "failed", "cancelled"
+    ] = "all"
+    date_from: date | None = Field(
+        None,
+        description="Created on or after this day (the organization's time zone); "
+        "default: 29 days before today.",
+    )
+    date_to: date | None = Field(
+        None, description="Created on or before this day (inclusive); default: today."
+    )
+    page: int = Field(1, ge=1, le=MAX_PAGE)
+    limit: int = Field(20, ge=1, le=100)

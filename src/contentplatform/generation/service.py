@@ -8,10 +8,13 @@ run what it had spent.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, time, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from sse_starlette import EventSourceResponse
@@ -29,6 +32,7 @@ from contentplatform.drafts.schemas import MAX_TITLE, ListDraftsInput
 from contentplatform.generation import (
     events,
     passages,
+    pipeline,
     repository,
     schemas,
     topics,
@@ -42,13 +46,16 @@ from contentplatform.generation.errors import (
     RunNotFound,
     RunNotRetryable,
     SectionNotFound,
+    TooManyTestRuns,
+    UnknownStep,
 )
 from contentplatform.generation.models import GenerationRun
 from contentplatform.kit import durable
-from contentplatform.kit.db import utcnow
-from contentplatform.kit.errors import FieldError, PlatformError, require
+from contentplatform.kit.db import after_commit, utcnow
+from contentplatform.kit.errors import BadRequest, FieldError, PlatformError, require
 from contentplatform.settings import service as settings
 from contentplatform.tenants import service as tenants
+from contentplatform.workflows import service as wf
 
 BLOG_KIND = "generation.blog"
 
@@ -74,6 +81,12 @@ class BlogStart:
     created_by: str | None
     job_id: uuid.UUID | None = None
     instance_id: uuid.UUID | None = None
+    # The workflow the job names (None: the organization's default, else the built-in one).
+    workflow_id: uuid.UUID | None = None
+    workflow_version: int | None = None  # the version the job pins
+    # A test run's definition (workflows.testRun), and what it was asked besides the article.
+    definition: wf.Definition | None = None
+    test: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -124,7 +137,7 @@ async def start_blogs(
     # One start per tenant at a time, so two requests racing with one key agree on one run.
     await tenants.lock_tenant(session, tenant_id)
     keys = [start.data.idempotency_key or f"run:{uuid.uuid4()}" for start in starts]
-    requests = [_request_of(start.data) for start in starts]
+    requests = [{**_request_of(start.data), **(start.test or {})} for start in starts]
     existing = await repository.by_keys(session, tenant_id, list(dict.fromkeys(keys)))
     outcomes: dict[str, Started | PlatformError] = {}
     fresh: dict[str, int] = {}  # key -> the start that needs a new run
@@ -169,8 +182,15 @@ async def start_blogs(
         ],
     )
     runs: list[dict[str, Any]] = []
+    definitions: dict[tuple[uuid.UUID | None, int | None], wf.Definition] = {}
     for (key, hold_id), run_id, draft_id in zip(held, run_ids, draft_ids, strict=True):
         start = starts[fresh[key]]
+        definition = start.definition
+        if definition is None:
+            named = (start.workflow_id, start.workflow_version)
+            if named not in definitions:
+                definitions[named] = await wf.definition_for_job(session, tenant_id, *named)
+            definition = definitions[named]
         runs.append(
             {
                 "id": run_id,
@@ -184,6 +204,8 @@ async def start_blogs(
                 "request": requests[fresh[key]],
                 "reservation_id": hold_id,
                 "created_by": start.created_by,
+                "trigger": _trigger(start),
+                **frozen(definition),
             }
         )
         outcomes[key] = Started(draft_id, run_id)
@@ -195,6 +217,24 @@ async def start_blogs(
         queue=workflows.QUEUE,
     )
     return [outcomes[key] for key in keys]
+
+
+def _trigger(start: BlogStart) -> str:
+    if start.test is not None:
+        return "test"
+    return "job_instance" if start.instance_id is not None else "api"
+
+
+def frozen(definition: wf.Definition) -> dict[str, Any]:
+    """A run's columns for the definition it follows (never changed after: a version published
+    later does not touch a run in flight)."""
+    steps = [dict(step) for step in definition.steps]
+    return {
+        "workflow_id": definition.workflow_id,
+        "workflow_version": definition.version,
+        "definition": {"name": definition.name, "steps": steps},
+        "steps": pipeline.initial_steps(steps),
+    }
 
 
 def _reused(key: str) -> IdempotencyKeyReused:
@@ -264,10 +304,12 @@ async def cancel_run(
     )
     if run.status not in repository.UNFINISHED:
         raise RunFinished(
-            f"The run is {run.status}; only a queued or running run can be cancelled."
+            f"The run is {run.status}; only a queued, running or waiting run can be cancelled."
         )
     draft = await drafts.generating(session, tenant_id, run.draft_id, run.id)
-    if draft is not None:
+    if draft is not None and not workflows.keeps_draft(run):
+        drafts.discard_generated(draft)
+    elif draft is not None:
         drafts.fail_generation(draft, CANCELLED)
     charged = None
     if run.reservation_id is not None:
@@ -280,10 +322,16 @@ async def cancel_run(
             )
         elif held.status == "held":
             await credits.release(session, tenant_id, run.reservation_id)
+    waiting = run.status == "waiting_review"
     run.status = "cancelled"
     run.error = {"code": "CANCELLED", "message": "The run was cancelled.", "retryable": False}
     run.credits_committed = charged
     run.finished_at = utcnow()
+    run.waiting_until = None
+    if run.steps:
+        run.steps = pipeline.end(run.steps, "cancelled", run.finished_at)
+    if waiting:  # its workflow waits at a gate: it ends now, not at its next wake
+        after_commit(session, functools.partial(workflows.wake, run.id))
     await watchers.run_changed(session, run)
     return run
 
@@ -332,6 +380,7 @@ async def retry_run(
         key=key,
         retry_of=old.id,
         created_by=created_by,
+        followed=old,
     )
 
 
@@ -419,9 +468,11 @@ async def _start_again(
     key: str,
     retry_of: uuid.UUID | None,
     created_by: str | None,
+    followed: GenerationRun | None = None,
 ) -> GenerationRun:
     """A queued run writing `draft` again (it goes to generating: 409 from a status that cannot),
-    under a new hold (402), started once this commits."""
+    under a new hold (402), started once this commits. A retry follows the definition the run
+    it retries followed."""
     run_id = uuid.uuid4()
     drafts.generate_again(draft, run_id)
     hold = await credits.reserve(
@@ -450,6 +501,7 @@ async def _start_again(
                 "reservation_id": hold.id,
                 "retry_of": retry_of,
                 "created_by": created_by,
+                **_followed(followed),
             }
         ],
     )
@@ -463,6 +515,20 @@ async def _start_again(
     run = await repository.get(session, tenant_id, run_id)
     assert run is not None, "inserted above, in this transaction"
     return run
+
+
+def _followed(run: GenerationRun | None) -> dict[str, Any]:
+    """The definition (and trigger) a retry takes over from the run it retries."""
+    if run is None or run.definition is None:
+        return {}
+    steps = list(run.definition.get("steps") or [])
+    return {
+        "workflow_id": run.workflow_id,
+        "workflow_version": run.workflow_version,
+        "definition": run.definition,
+        "steps": pipeline.initial_steps(steps),
+        "trigger": run.trigger,
+    }
 
 
 # --- topics -----------------------------------------------------------------------------------
@@ -532,3 +598,176 @@ async def _drafts_covering(session: AsyncSession, tenant_id: uuid.UUID) -> list[
         if draft_id in live:
             covering.append(topics.Covering(topic, draft_id, "a draft"))
     return covering
+
+
+# --- workflow runs ----------------------------------------------------------------------------
+
+MAX_TEST_RUNS = 3
+TEST_KEY_PREFIX = "workflow-test:"
+RUN_DAYS = 30
+
+
+async def test_run(
+    session: AsyncSession,
+    runtime: Runtime,
+    tenant_id: uuid.UUID,
+    data: schemas.TestRunInput,
+    *,
+    created_by: str | None,
+) -> GenerationRun:
+    """A run of the workflow's working definition (which must validate) or of one of its
+    versions on a topic, never published: `generation.blog` credits held (402), at most
+    MAX_TEST_RUNS going at once per organization (429). The same idempotency key returns the
+    same run."""
+    if data.version == "working":
+        definition = await wf.working_definition(session, tenant_id, data.id)
+        wf.check_runnable(definition.steps)
+    else:
+        await wf.require(session, tenant_id, data.id)
+        definition = await wf.definition_at(session, tenant_id, data.id, data.version)
+    keys = [step["key"] for step in definition.steps]
+    if data.stop_after_step is not None and data.stop_after_step not in keys:
+        message = f"The definition has no step {data.stop_after_step!r} (its steps: {keys})."
+        raise UnknownStep(message, errors=[FieldError("stopAfterStep", "no such step")])
+    await tenants.lock_tenant(session, tenant_id)
+    key = f"{TEST_KEY_PREFIX}{data.idempotency_key or uuid.uuid4()}"
+    known = (await repository.by_keys(session, tenant_id, [key])).get(key)
+    if known is None and await repository.test_runs_going(session, tenant_id) >= MAX_TEST_RUNS:
+        raise TooManyTestRuns(
+            f"The organization already has {MAX_TEST_RUNS} test runs going; start this one "
+            "when one of them ends."
+        )
+    blog = schemas.BlogInput(
+        topic=data.topic,
+        keywords=data.keywords,
+        document_ids=data.document_ids,
+        idempotency_key=key,
+    )
+    test = {"createDraft": data.create_draft, "stopAfterStep": data.stop_after_step}
+    if data.version == "working":
+        definition = wf.Definition(definition.workflow_id, None, definition.name, definition.steps)
+    [outcome] = await start_blogs(
+        session,
+        runtime,
+        tenant_id,
+        [BlogStart(blog, created_by, definition=definition, test=test)],
+    )
+    if isinstance(outcome, PlatformError):
+        raise outcome
+    if known is None:
+        events.create_after_commit(session, tenant_id, outcome.run_id)
+    run = await repository.get(session, tenant_id, outcome.run_id)
+    assert run is not None, "made or found above, in this transaction"
+    return run
+
+
+async def workflow_run(
+    session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID
+) -> schemas.WorkflowRun:
+    run = require(await repository.get(session, tenant_id, run_id), RunNotFound, run_id)
+    return schemas.WorkflowRun.model_validate(workflow_run_view(run))
+
+
+async def workflow_runs(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListWorkflowRunsInput
+) -> schemas.WorkflowRunPage:
+    """Runs of articles (test, job and API runs), newest first, created within the days asked
+    (the organization's time zone; the last 30 by default)."""
+    zone = ZoneInfo(await tenants.timezone_of(session, tenant_id))
+    today = utcnow().astimezone(zone).date()
+    date_to = data.date_to or today
+    date_from = data.date_from or (date_to - timedelta(days=RUN_DAYS - 1))
+    if date_from > date_to:
+        raise BadRequest(
+            "dateFrom is after dateTo.", errors=[FieldError("dateFrom", "after dateTo")]
+        )
+    since = datetime.combine(date_from, time.min, zone)
+    until = datetime.combine(date_to + timedelta(days=1), time.min, zone)
+    rows, total = await repository.workflow_runs(session, tenant_id, data, since, until)
+    views = [
+        {**workflow_run_view(run), "steps": [_without_summary(s) for s in _steps_view(run)]}
+        for run in rows
+    ]
+    return schemas.WorkflowRunPage.model_validate(
+        {"data": views, "total": total, "page": data.page, "limit": data.limit}
+    )
+
+
+def _without_summary(step: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in step.items() if k != "output_summary"}
+
+
+async def cancel_workflow_run(
+    session: AsyncSession, runtime: Runtime, tenant_id: uuid.UUID, run_id: uuid.UUID
+) -> schemas.WorkflowRun:
+    run = await cancel_run(session, runtime, tenant_id, run_id)
+    return schemas.WorkflowRun.model_validate(workflow_run_view(run))
+
+
+def _ms(start: datetime | None, end: datetime | None) -> int | None:
+    if start is None or end is None:
+        return None
+    return max(0, int((end - start).total_seconds() * 1000))
+
+
+def _steps_view(run: GenerationRun) -> list[dict[str, Any]]:
+    shown = []
+    for step in run.steps or []:
+        input_tokens, output_tokens, model = pipeline.step_usage(run.usage, step["key"])
+        started = _moment(step.get("started_at"))
+        finished = _moment(step.get("finished_at"))
+        shown.append(
+            {
+                **step,
+                "started_at": started,
+                "finished_at": finished,
+                "duration_ms": _ms(started, finished),
+                "model": model,
+                "tokens": {"input": input_tokens, "output": output_tokens},
+                "credits": pipeline.step_credits(input_tokens, output_tokens),
+            }
+        )
+    return shown
+
+
+def _moment(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+
+def workflow_run_view(run: GenerationRun) -> dict[str, Any]:
+    """The run as workflows.getRun shows it."""
+    input_tokens, output_tokens = workflows.tokens_of(run)
+    error = None
+    if run.error:
+        failed = next(
+            (s["key"] for s in run.steps or [] if s["status"] in ("failed", "cancelled")), None
+        )
+        error = {"code": run.error["code"], "step_key": failed, "message": run.error["message"]}
+    version: int | str | None = run.workflow_version
+    if run.workflow_id is not None and version is None:
+        version = "working"
+    return {
+        "id": run.id,
+        "workflow_id": run.workflow_id,
+        "workflow_version": version,
+        "workflow_name": (run.definition or {}).get("name") or wf.builtin_definition().name,
+        "trigger": run.trigger,
+        "job_instance_id": run.instance_id,
+        "draft_id": run.draft_id if workflows.keeps_draft(run) else None,
+        "topic": run.request.get("topic") or "",
+        "status": run.status,
+        "created_at": run.created_at,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "duration_ms": _ms(run.started_at, run.finished_at),
+        "waiting_until": run.waiting_until,
+        "tokens": {
+            "input": input_tokens,
+            "output": output_tokens,
+            "total": input_tokens + output_tokens,
+        },
+        "credits_used": run.credits_committed,
+        "error": error,
+        "result": run.result,
+        "steps": _steps_view(run),
+    }

@@ -6,6 +6,7 @@ from datetime import datetime
 from sqlalchemy import (
     JSON,
     Boolean,
+    ForeignKey,
     Index,
     Integer,
     String,
@@ -51,6 +52,12 @@ class Job(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
     auto_publish_threshold: Mapped[int | None] = mapped_column(Integer)
     publisher_connection_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     seo_action_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    # The workflow its runs use (its published version when a run starts); None: the
+    # organization's default workflow, else the built-in definition. Never deleted while named.
+    workflow_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, ForeignKey("workflows.id"))
+    # A version of it the job's runs keep following whatever is published later; None: the
+    # version live when each run starts.
+    workflow_version: Mapped[int | None] = mapped_column(Integer)
     next_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_error: Mapped[str | None] = mapped_column(Text)

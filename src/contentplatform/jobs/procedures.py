@@ -22,6 +22,7 @@ from contentplatform.jobs.errors import (
 )
 from contentplatform.kit.schemas import SUCCESS, Empty, Success
 from contentplatform.publishers.errors import ConnectionNotFound
+from contentplatform.workflows.errors import WorkflowNotFound, WorkflowNotPublished
 
 router = ProcedureRouter("jobs", tag="Jobs")
 
@@ -30,7 +31,9 @@ SCHEDULES = (
     "see jobs.schedulingConfig); a `scheduled` job needs `scheduledDates` (at most 366; a date "
     "without an offset is read in the organization's time zone); a `one_off` job takes at most "
     "one date, or none to run only when triggered. topicSource `manual` needs at least one "
-    "topic; `seo_plan` is reserved for SEO plans."
+    "topic; `seo_plan` is reserved for SEO plans. `workflowId` names the workflow the job's "
+    "runs follow (a workflow of the organization with a published version: another's or a "
+    "deleted one is 404, one never published 400); null: the organization's default."
 )
 
 
@@ -45,7 +48,15 @@ async def list_jobs(ctx: Context, data: schemas.ListJobsInput) -> list[schemas.J
     "/v1/jobs",
     access=Access.editor,
     description=SCHEDULES + " documentIds must be ready documents of the organization.",
-    errors=[BadSchedule, DocumentNotReady, DocumentNotFound, ConnectionNotFound, PlanLimitReached],
+    errors=[
+        BadSchedule,
+        DocumentNotReady,
+        DocumentNotFound,
+        ConnectionNotFound,
+        PlanLimitReached,
+        WorkflowNotFound,
+        WorkflowNotPublished,
+    ],
 )
 async def create(ctx: Context, data: schemas.CreateJobInput) -> schemas.Job:
     """Create a job: what to write and when."""
@@ -119,6 +130,8 @@ async def get_by_id(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
         DocumentNotFound,
         ConnectionNotFound,
         PlanLimitReached,
+        WorkflowNotFound,
+        WorkflowNotPublished,
     ],
 )
 async def update(ctx: Context, data: schemas.UpdateJobInput) -> schemas.Job:

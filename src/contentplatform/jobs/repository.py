@@ -71,6 +71,18 @@ async def many(session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.U
     return list((await session.execute(_live(tenant_id).where(Job.id.in_(job_ids)))).scalars())
 
 
+async def naming_workflow(
+    session: AsyncSession, tenant_id: uuid.UUID, workflow_id: uuid.UUID
+) -> list[uuid.UUID]:
+    """The live jobs (any status) naming the workflow, oldest first."""
+    statement = (
+        select(Job.id)
+        .where(Job.tenant_id == tenant_id, Job.deleted_at.is_(None), Job.workflow_id == workflow_id)
+        .order_by(Job.created_at, Job.id)
+    )
+    return list((await session.execute(statement)).scalars())
+
+
 async def scheduled(session: AsyncSession, tenant_id: uuid.UUID) -> list[Job]:
     """Live jobs with a next run or able to have one (not paused, not completed)."""
     statement = _live(tenant_id).where(Job.status.in_(("active", "processing", "error")))

@@ -48,6 +48,18 @@ class JobFields(Input):
     auto_publish_threshold: int | None = Field(None, ge=0, le=100)
     publisher_connection_id: uuid.UUID | None = None
     seo_action_id: uuid.UUID | None = None
+    workflow_id: uuid.UUID | None = Field(
+        None,
+        description="The workflow the job's runs follow (its published version when a run "
+        "starts); null: the organization's default workflow, else the built-in one.",
+    )
+    workflow_version: int | None = Field(
+        None,
+        ge=1,
+        le=1_000_000,
+        description="Pin the job to this version of its workflow (it must exist): its runs keep "
+        "following it whatever is published later. Null: the version live when a run starts.",
+    )
 
 
 class CreateJobInput(JobFields):
@@ -128,6 +140,12 @@ class Job(Record):
     auto_publish_threshold: int | None
     publisher_connection_id: uuid.UUID | None
     seo_action_id: uuid.UUID | None
+    workflow_id: uuid.UUID | None = Field(
+        description="The workflow its runs follow; null: the organization's default."
+    )
+    workflow_version: int | None = Field(
+        description="The version its runs follow; null: the workflow's live version."
+    )
     next_run_at: datetime | None
     last_run_at: datetime | None
     last_error: str | None

@@ -30,6 +30,8 @@ from contentplatform.kit.errors import FieldError
 from contentplatform.kit.schemas import offset_of
 from contentplatform.publishers import service as publishers
 from contentplatform.tenants import service as tenants
+from contentplatform.workflows import service as workflows
+from contentplatform.workflows.errors import WorkflowVersionNotFound
 
 
 async def require(
@@ -188,6 +190,25 @@ async def _apply(session: AsyncSession, job: Job, data: schemas.JobFields, timez
         job.publisher_connection_id = data.publisher_connection_id
     if "seo_action_id" in given:
         job.seo_action_id = data.seo_action_id
+    if "workflow_id" in given:
+        if data.workflow_id is not None:
+            await workflows.require_published(session, job.tenant_id, data.workflow_id)
+        job.workflow_id = data.workflow_id
+        if "workflow_version" not in given:
+            job.workflow_version = None  # another workflow: its live version
+    if "workflow_version" in given:
+        if data.workflow_version is not None:
+            if job.workflow_id is None:
+                message = "workflowVersion pins a version of the job's workflow: name one."
+                raise BadSchedule(message, errors=[FieldError("workflowVersion", message)])
+            try:
+                await workflows.definition_at(
+                    session, job.tenant_id, job.workflow_id, data.workflow_version
+                )
+            except WorkflowVersionNotFound as missing:
+                field = FieldError("workflowVersion", "no such version")
+                raise BadSchedule(missing.detail, errors=[field]) from None
+        job.workflow_version = data.workflow_version
 
 
 async def checked_documents(
@@ -264,6 +285,8 @@ async def clone(
         auto_publish_threshold=source.auto_publish_threshold,
         publisher_connection_id=source.publisher_connection_id,
         seo_action_id=source.seo_action_id,
+        workflow_id=source.workflow_id,
+        workflow_version=source.workflow_version,
         created_by=created_by,
     )
     session.add(copy)
@@ -369,6 +392,14 @@ async def find(
 ) -> Job | None:
     """The job, or None when it was deleted (a run may outlive its job)."""
     return await repository.get(session, tenant_id, job_id, for_update=for_update)
+
+
+async def naming_workflow(
+    session: AsyncSession, tenant_id: uuid.UUID, workflow_id: uuid.UUID
+) -> list[uuid.UUID]:
+    """The jobs that are not deleted (whatever their status: a paused or completed job may run
+    again) naming the workflow."""
+    return await repository.naming_workflow(session, tenant_id, workflow_id)
 
 
 async def publisher_of(

@@ -1,0 +1,1 @@
+"""Workflows: article pipelines as ordered typed steps, with immutable published versions."""
