@@ -201,6 +201,7 @@ def test_webflow_lists_its_collections_fields(desk: Desk) -> None:
                     {"slug": "post-summary", "type": "PlainText", "required": False},
                     {"slug": "seo-title", "type": "PlainText", "required": False},
                     {"slug": "meta-description", "type": "PlainText", "required": False},
+                    {"slug": "main-image", "type": "Image", "required": False},
                 ],
             }
         ]

@@ -13,28 +13,38 @@ Events: `draft.unpublished` per copy taken down (drafts.service.mark_published t
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.config import Settings
 from contentplatform.drafts import html
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
 from contentplatform.events import service as events
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.schemas import offset_of
+from contentplatform.media import service as media
 from contentplatform.publishers import repository, schemas
 from contentplatform.publishers.models import Publication, PublishAttempt, PublisherConnection
 from contentplatform.publishers.service import require
 from contentplatform.publishers.strategies.base import (
     Article,
     AuthFailed,
+    Credit,
+    Invalid,
+    Picture,
     PublishError,
     Remote,
     Result,
 )
+from contentplatform.storage.store import ObjectMissing, ObjectStore
 
 IN_FLIGHT = ("pending", "running")
+# How long the signed URL of a featured image handed to a target works: the target fetches it
+# while the try runs (Shopify, Webflow), a webhook receiver when the event arrives.
+PICTURE_URL_SECONDS = 3600
 
 
 async def draft_attempts(
@@ -71,10 +81,14 @@ async def success_rate(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid
 
 async def begin_try(
     session: AsyncSession, tenant_id: uuid.UUID, attempt_id: uuid.UUID
-) -> tuple[PublishAttempt, PublisherConnection, Article, Remote | None] | None:
+) -> (
+    tuple[PublishAttempt, PublisherConnection, Article, Remote | None, media.DraftImages | None]
+    | None
+):
     """Start one try: the attempt running with one more try, and what to send where. None
     when there is nothing to do (the attempt finished or was cancelled); a draft that can no
-    longer be published fails the attempt here."""
+    longer be published fails the attempt here, and so does a featured image whose licence
+    forbids it now (expired since it was attached, say)."""
     attempt = await repository.attempt(session, tenant_id, attempt_id, for_update=True)
     if attempt is None or attempt.status not in ("scheduled", *IN_FLIGHT):
         return None
@@ -97,6 +111,10 @@ async def begin_try(
             failure = "The draft has no copy on that connection to take down."
     elif draft.status not in ("approved", "published"):
         failure = f"The draft is {draft.status} now; it needs approving before it is published."
+    featured = None
+    if failure is None and draft is not None and attempt.mode != "unpublish":
+        featured = await media.draft_images(session, tenant_id, draft.id)
+        failure = featured.refused
     if failure is not None or draft is None or connection is None:
         fail(session, attempt, {"code": "invalid", "message": failure, "retryable": False})
         return None
@@ -110,7 +128,59 @@ async def begin_try(
         remote = Remote(
             publication.external_id, publication.remote_version, publication.external_url
         )
-    return attempt, connection, article_of(draft), remote
+    return attempt, connection, article_of(draft), remote, featured
+
+
+async def with_featured_image(
+    article: Article, images: media.DraftImages | None, store: ObjectStore, settings: Settings
+) -> Article:
+    """`article` with its featured and inline images as the targets take them: our file read
+    from storage, with a signed URL (an hour) for the targets that fetch it themselves; a
+    hotlinked stock image by its provider's URL alone. Read outside any transaction."""
+    if images is None:
+        return article
+    featured = None
+    if images.featured is not None:
+        featured = await _picture(images.featured, "featured", store, settings)
+    inline = [await _picture(image, "inline", store, settings) for image in images.inline]
+    return replace(article, featured_image=featured, inline_images=inline)
+
+
+async def _picture(
+    featured: media.FeaturedImage, role: str, store: ObjectStore, settings: Settings
+) -> Picture:
+    attribution = featured.license.attribution
+    credit = None
+    if attribution.required and attribution.text:
+        credit = Credit(
+            text=attribution.text,
+            author_name=attribution.author_name,
+            author_url=attribution.author_url,
+            source_name=featured.license.source_name,
+            source_url=featured.license.source_url,
+        )
+    data, url = None, featured.hotlink_url or ""
+    if featured.storage_path is not None:
+        try:
+            data = await store.get(featured.storage_path)
+        except ObjectMissing:
+            raise Invalid(
+                f"The {role} image's file ({featured.filename}) is gone from storage; "
+                "attach another."
+            ) from None
+        url = await store.download_url(
+            featured.storage_path, expires_in=PICTURE_URL_SECONDS, base_url=settings.public_base_url
+        )
+    return Picture(
+        url=url,
+        alt=featured.alt_text,
+        filename=featured.filename,
+        mime_type=featured.mime_type,
+        content_hash=featured.content_hash,
+        data=data,
+        caption=featured.caption,
+        credit=credit,
+    )
 
 
 def article_of(draft: Draft) -> Article:

@@ -213,16 +213,17 @@ async def auto_publish(
         return
     assert connection is not None
     score = draft.seo_score
-    drafts.approve_automatically(
-        draft,
-        {
-            **note,
-            "decision": "published",
-            "reason": f"SEO score {score} reached the threshold {threshold}."
-            if threshold is not None
-            else "The job publishes every draft it writes.",
-        },
-    )
+    decision = {
+        **note,
+        "decision": "published",
+        "reason": f"SEO score {score} reached the threshold {threshold}."
+        if threshold is not None
+        else "The job publishes every draft it writes.",
+    }
+    if draft.status == "approved":  # a person approved it (a workflow's review gate)
+        draft.auto_publish = {**decision, "reason": f"Approved by {draft.approved_by}."}
+    else:
+        drafts.approve_automatically(draft, decision)
     await _begin(session, _new_attempt(draft, connection, "publish", "auto_publish", None))
 
 

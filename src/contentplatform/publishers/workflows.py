@@ -75,12 +75,14 @@ async def try_once(tenant_id: str, attempt_id: str) -> dict[str, Any]:
         begun = await attempts.begin_try(session, *ids)
         if begun is None:
             return {"done": True}
-        attempt, connection, article, remote = begun
+        attempt, connection, article, remote, featured = begun
         tries = attempt.tries
         taking_down = attempt.mode == "unpublish"
         mode: Mode = "draft" if attempt.mode == "draft" else "publish"
         strategy_connection = connection
     try:
+        if not taking_down:
+            article = await attempts.with_featured_image(article, featured, current.store, settings)
         async with outbound.GuardedClient(service.policy(settings)) as client:
             strategy = service.build(strategy_connection, settings, client)
             if taking_down:

@@ -5,13 +5,17 @@ connection's config and credentials as a connection stores them; and the article
 from __future__ import annotations
 
 import asyncio
+import io
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
+import PIL.Image
+
 from contentplatform.kit.outbound import GuardedClient, Policy
-from contentplatform.publishers.strategies.base import Article, Strategy
+from contentplatform.publishers.strategies.base import Article, Credit, Picture, Strategy
+from tests.support.servers import StubServer
 
 S = TypeVar("S", bound=Strategy)
 T = TypeVar("T")
@@ -85,3 +89,54 @@ def run_strategy(
             return await work(strategy)
 
     return asyncio.run(main())
+
+
+# A featured image of ours (uploaded; its file goes to targets that take one) and a hotlinked
+# stock one (Unsplash: shown from the provider's URL, never copied).
+def _png() -> bytes:
+    out = io.BytesIO()
+    PIL.Image.new("RGB", (4, 3), "navy").save(out, "PNG")
+    return out.getvalue()
+
+
+PNG_BYTES = _png()
+UNSPLASH_CREDIT = Credit(
+    text="Photo by Ana Lens on Unsplash",
+    author_name="Ana Lens",
+    author_url="https://unsplash.com/@analens?utm_source=content_platform&utm_medium=referral",
+    source_name="Unsplash",
+    source_url="https://unsplash.com/?utm_source=content_platform&utm_medium=referral",
+)
+
+
+def our_picture(url: str = "https://files.example/signed/harbour.png") -> Picture:
+    return Picture(
+        url=url,
+        alt="Boats in the harbour at dawn",
+        filename="harbour.png",
+        mime_type="image/png",
+        content_hash="ab12" * 16,
+        data=PNG_BYTES,
+        caption="The harbour <at> dawn",
+    )
+
+
+def stock_picture() -> Picture:
+    return Picture(
+        url="https://images.unsplash.com/photo-1?ixid=abc&w=1080",
+        alt="A lighthouse",
+        filename="photo-1.jpg",
+        mime_type="image/jpeg",
+        content_hash="cd34" * 16,
+        credit=UNSPLASH_CREDIT,
+    )
+
+
+def serving(picture_bytes: bytes) -> StubServer:
+    """A loopback server answering GET /signed/harbour.png with `picture_bytes`: our signed URL,
+    for the targets that fetch the image themselves (Shopify, Webflow)."""
+    server = StubServer()
+    server.route(
+        "GET", "/signed/harbour.png", lambda *_: (200, {"content-type": "image/png"}, picture_bytes)
+    )
+    return server

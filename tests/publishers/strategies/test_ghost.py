@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import httpx
 import jwt
 import pytest
+from bs4 import BeautifulSoup
 from pydantic import ValidationError
 
 from contentplatform.kit.outbound import Policy
@@ -26,7 +27,14 @@ from contentplatform.publishers.strategies.base import (
     Transient,
 )
 from contentplatform.publishers.strategies.ghost import Ghost, GhostConfig, GhostCredentials
-from tests.publishers.strategies.support import LOOPBACK, publish, run_strategy
+from tests.publishers.strategies.support import (
+    LOOPBACK,
+    PNG_BYTES,
+    our_picture,
+    publish,
+    run_strategy,
+    stock_picture,
+)
 from tests.publishers.strategies.support import PRICING_THAT_SCALES as ARTICLE
 from tests.support.targets.ghost import GhostServer
 from tests.support.targets.scripted import Failure
@@ -381,3 +389,69 @@ def test_a_malformed_key_is_refused_without_echoing_it(key: str) -> None:
 
     assert key not in str(raised.value)
     assert "id:secret" in str(raised.value)
+
+
+# --- the featured image ------------------------------------------------------------------------
+
+
+def test_the_featured_image_is_uploaded_once_and_set_with_its_alt_and_caption(
+    ghost: GhostServer,
+) -> None:
+    with_image = replace(ARTICLE, featured_image=our_picture())
+
+    first = run(ghost, publish(article=with_image))
+    run(
+        ghost,
+        lambda s: s.update(Remote(first.external_id, first.remote_version), with_image, "publish"),
+    )
+
+    [(url, upload)] = ghost.images.items()  # the update kept the upload the post shows
+    assert upload["data"] == PNG_BYTES
+    assert upload["content_type"] == "image/png"
+    assert upload["ref"] == upload["filename"] == f"cp-{'ab12' * 4}-harbour.png"
+    post = ghost.posts[first.external_id]
+    assert post["feature_image"] == url
+    assert post["feature_image_alt"] == "Boats in the harbour at dawn"
+    assert post["feature_image_caption"] == "The harbour &lt;at&gt; dawn"
+
+
+def test_a_hotlinked_stock_image_is_shown_from_the_providers_url_with_its_credit(
+    ghost: GhostServer,
+) -> None:
+    run(ghost, publish(article=replace(ARTICLE, featured_image=stock_picture())))
+
+    [post] = ghost.posts.values()
+    assert ghost.images == {}
+    assert post["feature_image"] == "https://images.unsplash.com/photo-1?ixid=abc&w=1080"
+    assert post["feature_image_caption"] == (
+        'Photo by <a href="https://unsplash.com/@analens?utm_source=content_platform&amp;'
+        'utm_medium=referral" rel="noopener">Ana Lens</a> on <a href="https://unsplash.com/'
+        '?utm_source=content_platform&amp;utm_medium=referral" rel="noopener">Unsplash</a>'
+    )
+
+
+def test_an_image_taken_off_the_draft_is_taken_off_the_post(ghost: GhostServer) -> None:
+    first = run(ghost, publish(article=replace(ARTICLE, featured_image=stock_picture())))
+
+    run(
+        ghost,
+        lambda s: s.update(Remote(first.external_id, first.remote_version), ARTICLE, "publish"),
+    )
+
+    post = ghost.posts[first.external_id]
+    assert post["feature_image"] is None
+    assert post["feature_image_caption"] is None
+
+
+def test_inline_images_are_uploaded_and_shown_in_the_html_card(ghost: GhostServer) -> None:
+    run(ghost, publish(article=replace(ARTICLE, inline_images=[our_picture(), stock_picture()])))
+
+    [(url, upload)] = ghost.images.items()  # ours uploaded; the stock one never
+    assert upload["data"] == PNG_BYTES
+    [post] = ghost.posts.values()
+    page = BeautifulSoup(post["html"], "html.parser")
+    assert [img["src"] for img in page.find_all("img")] == [
+        url,
+        "https://images.unsplash.com/photo-1?ixid=abc&w=1080",
+    ]
+    assert page.find("h2").find_next_sibling("p").find_next_sibling().name == "figure"

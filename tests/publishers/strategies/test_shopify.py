@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import pytest
+from bs4 import BeautifulSoup
 from pydantic import ValidationError
 
 from contentplatform.publishers.strategies.base import (
@@ -25,7 +26,15 @@ from contentplatform.publishers.strategies.shopify import (
     ShopifyConfig,
     ShopifyCredentials,
 )
-from tests.publishers.strategies.support import article, only, run_strategy
+from tests.publishers.strategies.support import (
+    PNG_BYTES,
+    article,
+    only,
+    our_picture,
+    run_strategy,
+    serving,
+    stock_picture,
+)
 from tests.support.targets.scripted import Failure
 from tests.support.targets.shopify import ShopifyShop, throttled
 
@@ -269,3 +278,48 @@ def test_credentials_need_a_token() -> None:
         ShopifyCredentials.model_validate({"accessToken": ""})
     with pytest.raises(ValidationError):
         ShopifyCredentials.model_validate({"token": TOKEN})
+
+
+# --- the featured image ------------------------------------------------------------------------
+
+
+def test_the_featured_image_is_fetched_by_shopify_from_our_signed_url(shop: ShopifyShop) -> None:
+    with serving(PNG_BYTES) as files:
+        url = f"{files.url}/signed/harbour.png"
+        act(shop, lambda s: s.publish(article(featured_image=our_picture(url)), "publish"))
+
+    stored = only(shop.articles)
+    assert stored["image"] == {
+        "url": url,
+        "altText": "Boats in the harbour at dawn",
+        "bytes": PNG_BYTES,
+    }
+
+
+def test_a_hotlinked_stock_image_opens_the_body_instead_of_being_copied(shop: ShopifyShop) -> None:
+    act(shop, lambda s: s.publish(article(featured_image=stock_picture()), "publish"))
+
+    stored = only(shop.articles)
+    assert "image" not in stored
+    assert stored["body"].startswith(
+        '<figure><img src="https://images.unsplash.com/photo-1?ixid=abc&amp;w=1080" '
+        'alt="A lighthouse" loading="lazy"><figcaption>Photo by <a href='
+    )
+    assert stored["body"].endswith("<h2>Plans</h2><p>Three plans, billed monthly.</p>")
+
+
+def test_inline_images_become_shop_files_shown_from_shopifys_cdn(shop: ShopifyShop) -> None:
+    signed = "https://files.example/signed/harbour.png?sig=1"
+    pictures = [our_picture(signed), stock_picture()]
+    act(shop, lambda s: s.publish(article(inline_images=pictures), "publish"))
+
+    [made] = shop.files.values()  # ours, made from our signed URL; the stock one never
+    assert (made["originalSource"], made["contentType"]) == (signed, "IMAGE")
+    assert made["alt"] == "Boats in the harbour at dawn"
+    assert made["fileStatus"] == "READY"  # read back until Shopify had processed it
+    page = BeautifulSoup(only(shop.articles)["body"], "html.parser")
+    assert [img["src"] for img in page.find_all("img")] == [
+        made["url"],
+        "https://images.unsplash.com/photo-1?ixid=abc&w=1080",
+    ]
+    assert shop.operations()[1:3] == ["CreateFile", "FileStatus"]

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import pytest
+from bs4 import BeautifulSoup
 from pydantic import ValidationError
 
 from contentplatform.publishers.strategies.base import (
@@ -23,7 +24,15 @@ from contentplatform.publishers.strategies.webflow import (
     WebflowConfig,
     WebflowCredentials,
 )
-from tests.publishers.strategies.support import article, only, run_strategy
+from tests.publishers.strategies.support import (
+    PNG_BYTES,
+    article,
+    only,
+    our_picture,
+    run_strategy,
+    serving,
+    stock_picture,
+)
 from tests.support.targets.scripted import Failure
 from tests.support.targets.webflow import WebflowSite, schema_field
 
@@ -294,3 +303,79 @@ GOOD = {"collectionId": "6650a1b2c3d4e5f6a7b8c9d0", "fieldMapping": {"content": 
 def test_config_refuses_bad_ids_urls_mappings_and_unknown_fields(raw: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         WebflowConfig.model_validate(raw)
+
+
+# --- the featured image ------------------------------------------------------------------------
+
+
+def test_the_featured_image_goes_to_its_mapped_image_field(webflow: WebflowSite) -> None:
+    mapping = MAPPING | {"featuredImage": "main-image"}
+    with serving(PNG_BYTES) as files:
+        url = f"{files.url}/signed/harbour.png"
+        act(
+            webflow,
+            lambda s: s.publish(article(featured_image=our_picture(url)), "publish"),
+            fieldMapping=mapping,
+        )
+
+    image = only(webflow.items)["fieldData"]["main-image"]
+    assert image["alt"] == "Boats in the harbour at dawn"
+    assert webflow.assets[image["fileId"]] == PNG_BYTES  # Webflow copied it from our URL
+
+
+def test_a_hotlinked_stock_image_opens_the_body_instead_of_being_copied(
+    webflow: WebflowSite,
+) -> None:
+    mapping = MAPPING | {"featuredImage": "main-image"}
+    act(
+        webflow,
+        lambda s: s.publish(article(featured_image=stock_picture()), "publish"),
+        fieldMapping=mapping,
+    )
+
+    field_data = only(webflow.items)["fieldData"]
+    assert "main-image" not in field_data
+    assert webflow.assets == {}
+    assert field_data["post-body"].startswith(
+        '<figure><img src="https://images.unsplash.com/photo-1?ixid=abc&amp;w=1080"'
+    )
+
+
+def test_a_featured_image_field_that_is_not_an_image_fails_the_connection_test(
+    webflow: WebflowSite,
+) -> None:
+    mapping = MAPPING | {"content": "post-body", "seoTitle": None, "featuredImage": "seo-title"}
+
+    result = act(webflow, lambda s: s.test_connection(), fieldMapping=mapping)
+
+    assert result.ok is False
+    assert result.warnings == [
+        "The field 'seo-title' is PlainText, not Image: it cannot hold the featured image."
+    ]
+
+
+def test_inline_images_are_uploaded_as_site_assets_and_shown_from_webflow(
+    webflow: WebflowSite,
+) -> None:
+    pictures = [our_picture(), stock_picture()]
+    act(webflow, lambda s: s.publish(article(inline_images=pictures), "publish"))
+
+    [asset] = webflow.site_assets.values()  # ours, with its file; the stock one never
+    assert asset["data"] == PNG_BYTES
+    assert asset["fileName"] == f"cp-{'ab12' * 4}-harbour.png"
+    body = only(webflow.items)["fieldData"][MAPPING["content"]]
+    page = BeautifulSoup(body, "html.parser")
+    assert [img["src"] for img in page.find_all("img")] == [
+        asset["hostedUrl"],
+        "https://images.unsplash.com/photo-1?ixid=abc&w=1080",
+    ]
+
+
+def test_inline_images_need_the_site_id(webflow: WebflowSite) -> None:
+    with pytest.raises(Invalid, match="siteId"):
+        act(
+            webflow,
+            lambda s: s.publish(article(inline_images=[our_picture()]), "publish"),
+            siteId=None,
+        )
+    assert webflow.items == {}

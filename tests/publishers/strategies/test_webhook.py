@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
+from bs4 import BeautifulSoup
 from pydantic import ValidationError
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
@@ -26,7 +27,14 @@ from contentplatform.publishers.strategies.webhook import (
     WebhookConfig,
     new_signing_secret,
 )
-from tests.publishers.strategies.support import DRAFT_ID, LOOPBACK, run_strategy
+from tests.publishers.strategies.support import (
+    DRAFT_ID,
+    LOOPBACK,
+    UNSPLASH_CREDIT,
+    our_picture,
+    run_strategy,
+    stock_picture,
+)
 from tests.support.targets.scripted import Failure
 from tests.support.targets.webhook import WebhookReceiver
 
@@ -82,6 +90,8 @@ def test_publish_delivers_a_signed_article_event(receiver: WebhookReceiver) -> N
         "meta_description": "What each plan costs.",
         "tags": ["pricing"],
         "canonical_url": "https://acme.example/pricing",
+        "featured_image": None,
+        "inline_images": [],
         "external_id": str(DRAFT_ID),
     }
     [delivery] = receiver.deliveries
@@ -252,3 +262,45 @@ def test_a_webhook_has_no_credentials_but_needs_its_secret() -> None:
 def test_config_refuses_bad_urls_missing_and_unknown_fields(raw: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         WebhookConfig.model_validate(raw)
+
+
+def test_the_featured_image_goes_with_its_credit_and_whether_it_may_be_copied(
+    receiver: WebhookReceiver,
+) -> None:
+    act(receiver, lambda s: s.publish(article(featured_image=stock_picture()), "publish"))
+    act(receiver, lambda s: s.publish(article(featured_image=our_picture(), version=2), "publish"))
+
+    stock, ours = (event["data"]["featured_image"] for event in receiver.events)
+    assert stock == {
+        "url": "https://images.unsplash.com/photo-1?ixid=abc&w=1080",
+        "alt": "A lighthouse",
+        "caption": "Photo by Ana Lens on Unsplash",
+        "mime_type": "image/jpeg",
+        "hotlink_required": True,
+        "credit": {
+            "text": "Photo by Ana Lens on Unsplash",
+            "author_name": "Ana Lens",
+            "author_url": UNSPLASH_CREDIT.author_url,
+            "source_name": "Unsplash",
+            "source_url": UNSPLASH_CREDIT.source_url,
+        },
+    }
+    assert ours["url"] == "https://files.example/signed/harbour.png"
+    assert ours["hotlink_required"] is False
+    assert ours["caption"] == "The harbour <at> dawn"
+    assert ours["credit"] is None
+
+
+def test_inline_images_go_as_figures_and_as_a_list_to_copy(receiver: WebhookReceiver) -> None:
+    pictures = [our_picture(), stock_picture()]
+    act(receiver, lambda s: s.publish(article(inline_images=pictures), "publish"))
+
+    [event] = receiver.events
+    listed = event["data"]["inline_images"]
+    assert [(i["url"], i["hotlink_required"]) for i in listed] == [
+        ("https://files.example/signed/harbour.png", False),
+        ("https://images.unsplash.com/photo-1?ixid=abc&w=1080", True),
+    ]
+    assert listed[1]["credit"]["author_name"] == "Ana Lens"
+    page = BeautifulSoup(event["data"]["html"], "html.parser")
+    assert [img["src"] for img in page.find_all("img")] == [i["url"] for i in listed]

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import pytest
+from bs4 import BeautifulSoup
 from pydantic import ValidationError
 
 from contentplatform.kit.outbound import Policy
@@ -29,7 +30,14 @@ from contentplatform.publishers.strategies.wordpress import (
     WordPressConfig,
     WordPressCredentials,
 )
-from tests.publishers.strategies.support import LOOPBACK, publish, run_strategy
+from tests.publishers.strategies.support import (
+    LOOPBACK,
+    PNG_BYTES,
+    our_picture,
+    publish,
+    run_strategy,
+    stock_picture,
+)
 from tests.publishers.strategies.support import PRICING_THAT_SCALES as ARTICLE
 from tests.support.servers import StubServer
 from tests.support.targets.scripted import Failure
@@ -349,3 +357,62 @@ def test_a_bad_config_is_refused(config: dict[str, Any]) -> None:
 def test_bad_credentials_are_refused(credentials: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         WordPressCredentials.model_validate(credentials)
+
+
+# --- the featured image ------------------------------------------------------------------------
+
+
+def test_the_featured_image_is_uploaded_described_and_set_once(wp: WordPressServer) -> None:
+    with_image = replace(ARTICLE, featured_image=our_picture())
+
+    first = run(wp, publish(article=with_image))
+    run(wp, lambda s: s.update(Remote(first.external_id), with_image, "publish"))
+
+    [media] = wp.media.values()  # the update found the upload instead of sending it again
+    assert media["data"] == PNG_BYTES
+    assert media["mime_type"] == "image/png"
+    assert media["filename"] == f"cp-{'ab12' * 4}-harbour.png"
+    assert media["alt_text"] == "Boats in the harbour at dawn"
+    assert media["caption"] == "The harbour &lt;at&gt; dawn"
+    assert wp.posts[int(first.external_id)]["featured_media"] == media["id"]
+
+
+def test_a_hotlinked_stock_image_opens_the_post_and_is_never_uploaded(wp: WordPressServer) -> None:
+    run(wp, publish(article=replace(ARTICLE, featured_image=stock_picture())))
+
+    [post] = wp.posts.values()
+    assert wp.media == {}
+    assert post["featured_media"] == 0
+    figure = post["content"].split("\n")[1]
+    assert figure.startswith(
+        '<figure><img src="https://images.unsplash.com/photo-1?ixid=abc&amp;w=1080"'
+    )
+    assert (
+        'Photo by <a href="https://unsplash.com/@analens?utm_source=content_platform&amp;'
+        'utm_medium=referral" rel="noopener">Ana Lens</a> on <a href="https://unsplash.com/'
+    ) in figure
+
+
+def test_an_image_taken_off_the_draft_is_taken_off_the_post(wp: WordPressServer) -> None:
+    first = run(wp, publish(article=replace(ARTICLE, featured_image=our_picture())))
+
+    run(wp, lambda s: s.update(Remote(first.external_id), ARTICLE, "publish"))
+
+    assert wp.posts[int(first.external_id)]["featured_media"] == 0
+
+
+def test_inline_images_are_uploaded_once_and_shown_from_the_library(wp: WordPressServer) -> None:
+    with_images = replace(ARTICLE, inline_images=[our_picture(), stock_picture()])
+
+    first = run(wp, publish(article=with_images))
+    run(wp, lambda s: s.update(Remote(first.external_id), with_images, "publish"))
+
+    [media] = wp.media.values()  # ours, once (the update found it); the stock one never
+    assert media["data"] == PNG_BYTES
+    content = wp.posts[int(first.external_id)]["content"]
+    page = BeautifulSoup(content, "html.parser")
+    sources = [img["src"] for img in page.find_all("img")]
+    assert sources == [media["source_url"], "https://images.unsplash.com/photo-1?ixid=abc&w=1080"]
+    # The first after the first section's paragraph; the second, with no section left, last.
+    assert page.find("h2").find_next_sibling("p").find_next_sibling().name == "figure"
+    assert "Photo by" in str(page.find_all("figure")[1].figcaption)

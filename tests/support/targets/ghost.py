@@ -42,6 +42,8 @@ Ghost's UPDATE_COLLISION.
 
 from __future__ import annotations
 
+import email.parser
+import email.policy
 import json
 import re
 import secrets
@@ -65,6 +67,8 @@ EDITABLE = (
     "codeinjection_head",
     "codeinjection_foot",
     "feature_image",
+    "feature_image_alt",
+    "feature_image_caption",
     "featured",
 )
 ERROR_TYPES = {
@@ -119,6 +123,8 @@ class GhostServer(ScriptedServer):
         self.key_id = secrets.token_hex(12)
         self.secret = secrets.token_hex(32)
         self.posts: dict[str, dict[str, Any]] = {}
+        # Uploaded images by the URL Ghost answered: {filename, content_type, data, ref}.
+        self.images: dict[str, dict[str, Any]] = {}
         self.tokens: list[dict[str, Any]] = []
         self._last_update = datetime.now(UTC)
         self.tags: dict[str, dict[str, Any]] = {}
@@ -232,6 +238,8 @@ class GhostServer(ScriptedServer):
             return self._browse(request)
         if route == "/posts/" and method == "POST":
             return self._create(request)
+        if route == "/images/upload/" and method == "POST":
+            return self._upload(request)
         if route == "/tags/" and method == "GET":
             tags = [tag | {"url": f"{self.url}/tag/{tag['slug']}/"} for tag in self.tags.values()]
             return self._list("tags", tags, request)
@@ -337,6 +345,31 @@ class GhostServer(ScriptedServer):
             wanted = fields.split(",")
             shown = [{name: item[name] for name in wanted if name in item} for item in shown]
         return 200, {}, {resource: shown, "meta": {"pagination": pagination}}
+
+    def _upload(self, request: Seen) -> Answer:
+        """`POST /images/upload/`: a multipart form with `file`, `purpose` and `ref`."""
+        content_type = request.headers.get("content-type", "")
+        if not content_type.startswith("multipart/form-data"):
+            raise _Refusal(415, "Please select an image.")
+        form = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+            f"content-type: {content_type}\r\n\r\n".encode() + request.body
+        )
+        parts = {
+            part.get_param("name", header="content-disposition"): part for part in form.iter_parts()
+        }
+        file = parts.get("file")
+        if file is None or not file.get_filename():
+            raise _Refusal(422, "Please select an image.")
+        data = file.get_payload(decode=True)
+        url = f"{self.url}/content/images/2026/11/{file.get_filename()}"
+        ref = parts.get("ref")
+        self.images[url] = {
+            "filename": file.get_filename(),
+            "content_type": file.get_content_type(),
+            "data": data,
+            "ref": ref.get_payload(decode=True).decode() if ref is not None else None,
+        }
+        return 201, {}, {"images": [{"url": url, "ref": self.images[url]["ref"]}]}
 
     def _create(self, request: Seen) -> Answer:
         fields = _post_in(request)

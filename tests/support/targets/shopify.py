@@ -15,6 +15,8 @@ unknown path), checks the `X-Shopify-Access-Token` header (401 with Shopify's RE
   other fields of a selection are answered whether asked for or not. `blogs(first:, after:)`
   pages through `blogs` as a connection (`nodes`, `pageInfo {hasNextPage endCursor}`; `first`
   1-250, opaque cursors) and needs a content scope (ACCESS_DENIED otherwise).
+- `fileCreate(files:)` makes a file per `originalSource` URL (`files`; a write scope needed), at
+  `fileStatus` UPLOADED; `node(id:)` answers it READY with its CDN `image { url }`.
 
 Failures are scripted as for any `ScriptedServer` (`fail(...)`, every request here being a
 POST to one path), or per GraphQL operation with `fail_operation` (handled in `handle`, so
@@ -35,6 +37,7 @@ import base64
 import itertools
 import json
 import re
+import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -124,6 +127,10 @@ class ShopifyShop(ScriptedServer):
         }
         self.blog_id = "gid://shopify/Blog/41"
         self.articles: dict[str, dict[str, Any]] = {}
+        # Files made by `fileCreate`: {id, originalSource, alt, contentType, fileStatus, url}.
+        # A file is UPLOADED when made and READY (with its CDN URL) once read back by `node`,
+        # as Shopify processes it in the background.
+        self.files: dict[str, dict[str, Any]] = {}
         self._ids = itertools.count(9001)
         self._ticks = itertools.count(1)
         self._operation_failures: list[_OperationFailure] = []
@@ -193,7 +200,7 @@ class ShopifyShop(ScriptedServer):
     # Execution.
 
     def _root_operation(self, document: str) -> str:
-        for name in ("articleCreate", "articleUpdate", "articles"):
+        for name in ("articleCreate", "articleUpdate", "articles", "fileCreate", "node"):
             if re.search(rf"\b{name}\s*\(", document):
                 return name
         return "shop"
@@ -208,6 +215,13 @@ class ShopifyShop(ScriptedServer):
         return None
 
     def _execute(self, operation: str, document: str, variables: dict[str, Any]) -> Answer:
+        if operation == "fileCreate":
+            return self._file_create(document, variables)
+        if operation == "node":
+            found = self.files.get(str(variables.get("id")))
+            if found is not None:
+                found["fileStatus"] = "READY"
+            return 200, {}, {"data": {"node": self._file(found) if found else None}}
         if operation in ("articleCreate", "articleUpdate"):
             if not set(self.scopes) & WRITE_SCOPES:
                 return (
@@ -240,6 +254,38 @@ class ShopifyShop(ScriptedServer):
                 return 200, {}, _top_error(str(problem))
             return 200, {}, {"data": {**self._query(document, variables), "blogs": blogs}}
         return 200, {}, {"data": self._query(document, variables)}
+
+    def _file_create(self, document: str, variables: dict[str, Any]) -> Answer:
+        if "$files: [FileCreateInput!]!" not in document:
+            return 200, {}, _top_error("Variable $files of type [FileCreateInput!]! is required")
+        if not set(self.scopes) & WRITE_SCOPES:
+            return 200, {}, _top_error("Access denied for fileCreate field.", "ACCESS_DENIED")
+        made = []
+        for given in variables.get("files") or []:
+            source = str(given.get("originalSource") or "")
+            if not source.startswith(("http://", "https://")):
+                error = _user_error(["files", "0", "originalSource"], "Invalid URL", "INVALID")
+                return 200, {}, {"data": {"fileCreate": {"files": [], "userErrors": [error]}}}
+            file_id = f"gid://shopify/MediaImage/{next(self._ids)}"
+            name = source.split("?")[0].rsplit("/", 1)[-1] or "image"
+            self.files[file_id] = {
+                "id": file_id,
+                "originalSource": source,
+                "alt": given.get("alt"),
+                "contentType": given.get("contentType"),
+                "fileStatus": "UPLOADED",
+                "url": f"https://cdn.shopify.test/s/files/1/{file_id.rsplit('/', 1)[-1]}/{name}",
+            }
+            made.append(self._file(self.files[file_id]))
+        return 200, {}, {"data": {"fileCreate": {"files": made, "userErrors": []}}}
+
+    def _file(self, found: dict[str, Any]) -> dict[str, Any]:
+        ready = found["fileStatus"] == "READY"
+        return {
+            "id": found["id"],
+            "fileStatus": found["fileStatus"],
+            "image": {"url": found["url"]} if ready else None,
+        }
 
     def _blogs(self, arguments: str, variables: dict[str, Any]) -> dict[str, Any]:
         """One page of the `blogs` connection, for `first:` and `after:` (values or variables)."""
@@ -393,6 +439,15 @@ class ShopifyShop(ScriptedServer):
         for name in ("title", "body", "summary", "tags"):
             if name in fields:
                 article[name] = fields[name]
+        if fields.get("image"):
+            # Shopify copies the image from its URL into its CDN as the article is written.
+            image = fields["image"]
+            with urllib.request.urlopen(image["url"], timeout=10) as answer:
+                article["image"] = {
+                    "url": image["url"],
+                    "altText": image.get("altText"),
+                    "bytes": answer.read(),
+                }
         if fields.get("handle"):
             article["handle"] = fields["handle"]
         elif not article["handle"]:

@@ -11,7 +11,10 @@ Endpoints (all under /v2): `GET sites/{id}`, `GET collections/{id}`, `GET
 collections/{id}/items` (`slug`, `name` filters), `GET|PATCH collections/{id}/items/{item}`,
 `POST collections/{id}/items` (staged; `isDraft` defaults to true, as it does since December
 2024), `POST collections/{id}/items/publish` (`{"itemIds": [...]}`, copies the staged item to
-`live`), `DELETE collections/{id}/items/{item}/live` (404 when it is not live).
+`live`), `DELETE collections/{id}/items/{item}/live` (404 when it is not live), `POST
+sites/{id}/assets` (`{fileName, fileHash}` -> `{id, uploadUrl, uploadDetails, hostedUrl}`), and
+the storage's form upload at that `uploadUrl` (no bearer token, as S3's presigned form; the
+file must match the MD5 `fileHash`), kept in `uploaded`.
 
     with WebflowSite(token="wf-token") as webflow:
         webflow.fail(Failure(429, headers={"retry-after": "30"}))
@@ -24,7 +27,11 @@ collections/{id}/items` (`slug`, `name` filters), `GET|PATCH collections/{id}/it
 from __future__ import annotations
 
 import copy
+import email.parser
+import email.policy
+import hashlib
 import itertools
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -64,6 +71,7 @@ def blog_fields() -> list[dict[str, Any]]:
         schema_field("post-summary"),
         schema_field("seo-title"),
         schema_field("meta-description"),
+        schema_field("main-image", "Image"),
     ]
 
 
@@ -76,6 +84,10 @@ class WebflowSite(ScriptedServer):
         self.fields = blog_fields()
         self.items: dict[str, dict[str, Any]] = {}  # the staged items, by id
         self.live: dict[str, dict[str, Any]] = {}  # published fieldData, by item id
+        self.assets: dict[str, bytes] = {}  # files copied into Image fields, by file id
+        # Site assets: {id, fileName, fileHash, hostedUrl, data (None until uploaded)}.
+        self.site_assets: dict[str, dict[str, Any]] = {}
+        self.upload_path = "/asset-uploads"
         self.collection_path = f"/v2/collections/{COLLECTION_ID}"
         self.items_path = f"{self.collection_path}/items"
         self._ids = itertools.count(1)
@@ -95,9 +107,15 @@ class WebflowSite(ScriptedServer):
         return _error(code or DEFAULT_CODES.get(status, "internal_error"), message)
 
     def handle(self, request: Seen) -> Answer:
+        if request.method == "POST" and request.path == self.upload_path:
+            return self._form_upload(request)
         if request.headers.get("authorization") != f"Bearer {self.token}":
             return 401, {}, _error("not_authorized", "Request not authorized")
         parts = request.path.strip("/").split("/")
+        if parts[:2] == ["v2", "sites"] and parts[3:] == ["assets"] and request.method == "POST":
+            if parts[2] != self.site_id:
+                return 404, {}, _error("resource_not_found", "Site not found")
+            return self._new_asset(request)
         if parts[:2] == ["v2", "sites"] and len(parts) == 3:
             if parts[2] != self.site_id:
                 return 404, {}, _error("resource_not_found", "Site not found")
@@ -130,6 +148,56 @@ class WebflowSite(ScriptedServer):
 
     # Endpoints.
 
+    def _new_asset(self, request: Seen) -> Answer:
+        body = _json(request) or {}
+        name, digest = body.get("fileName"), body.get("fileHash")
+        if not isinstance(name, str) or not isinstance(digest, str) or len(digest) != 32:
+            return 400, {}, _invalid("fileHash", "fileName and an MD5 fileHash are required")
+        asset_id = f"asset{next(self._ids)}"
+        hosted = f"https://uploads-ssl.webflow.test/{self.site_id}/{asset_id}_{name}"
+        self.site_assets[asset_id] = {
+            "id": asset_id,
+            "fileName": name,
+            "fileHash": digest,
+            "hostedUrl": hosted,
+            "data": None,
+        }
+        details = {"key": f"{self.site_id}/{asset_id}_{name}", "acl": "public-read"}
+        return (
+            200,
+            {},
+            {
+                "id": asset_id,
+                "uploadUrl": f"{self.url}{self.upload_path}",
+                "uploadDetails": details,
+                "hostedUrl": hosted,
+                "contentType": "image/jpeg",
+            },
+        )
+
+    def _form_upload(self, request: Seen) -> Answer:
+        """S3's presigned form POST: the fields it was given, then `file`; 204."""
+        header = f"Content-Type: {request.headers.get('content-type', '')}\r\n\r\n".encode()
+        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+            header + request.body
+        )
+        fields: dict[str, bytes] = {}
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            fields[str(name)] = part.get_payload(decode=True) or b""
+        key = fields.get("key", b"").decode()
+        found = next(
+            (a for a in self.site_assets.values() if key.endswith(f"{a['id']}_{a['fileName']}")),
+            None,
+        )
+        data = fields.get("file")
+        if found is None or data is None:
+            return 400, {}, b"<Error><Code>InvalidArgument</Code></Error>"
+        if hashlib.md5(data, usedforsecurity=False).hexdigest() != found["fileHash"]:
+            return 400, {}, b"<Error><Code>BadDigest</Code></Error>"
+        found["data"] = data
+        return 204, {}, b""
+
     def _collection(self) -> dict[str, Any]:
         return {
             "id": self.collection_id,
@@ -160,6 +228,7 @@ class WebflowSite(ScriptedServer):
         problem = self._field_problem(body["fieldData"], creating=True)
         if problem:
             return problem
+        self._copy_images(body["fieldData"])
         return 202, {}, self._new_item(body)
 
     def _update(self, item_id: str, request: Seen) -> Answer:
@@ -173,6 +242,7 @@ class WebflowSite(ScriptedServer):
         problem = self._field_problem(field_data, creating=False, item_id=item_id)
         if problem:
             return problem
+        self._copy_images(field_data)
         item["fieldData"].update(field_data)
         for flag in ("isDraft", "isArchived"):
             if flag in body:
@@ -194,6 +264,21 @@ class WebflowSite(ScriptedServer):
             self._publish(item)
             published.append(item_id)
         return 202, {}, {"publishedItemIds": published, "errors": errors}
+
+    def _copy_images(self, field_data: dict[str, Any]) -> None:
+        """Webflow copies an Image field's file from its `url` into its asset CDN, and keeps
+        `{fileId, url, alt}` (the CDN's URL)."""
+        images = {field["slug"] for field in self.fields if field["type"] == "Image"}
+        for slug in images & field_data.keys():
+            given = field_data[slug]
+            with urllib.request.urlopen(given["url"], timeout=10) as answer:
+                file_id = f"6650c000000000000000{len(self.assets) + 1:04x}"
+                self.assets[file_id] = answer.read()
+            field_data[slug] = {
+                "fileId": file_id,
+                "url": f"https://cdn.prod.website-files.com/{file_id}.img",
+                "alt": given.get("alt"),
+            }
 
     # The store.
 

@@ -48,6 +48,7 @@ import base64
 import html
 import json
 import re
+import urllib.parse
 from datetime import UTC, datetime
 from typing import Any
 
@@ -97,6 +98,7 @@ class WordPressServer(ScriptedServer):
     CATEGORIES = f"{API}/categories"
     TAGS = f"{API}/tags"
     USERS = f"{API}/users"
+    MEDIA = f"{API}/media"
 
     def __init__(
         self,
@@ -114,6 +116,8 @@ class WordPressServer(ScriptedServer):
         self.user_id = 1
         self.posts: dict[int, dict[str, Any]] = {}
         self._next_id = 1
+        # The media library: {id, filename, mime_type, data, alt_text, caption, source_url}.
+        self.media: dict[int, dict[str, Any]] = {}
         # Terms by id: {id, taxonomy, name (as stored: `&amp;`), slug, description, parent}.
         self.terms: dict[int, dict[str, Any]] = {}
         self._next_term_id = UNCATEGORIZED
@@ -183,6 +187,13 @@ class WordPressServer(ScriptedServer):
             return self._terms(request, "post_tag")
         if path == self.USERS and method == "GET":
             return self._users(logged_in, request)
+        if path == self.MEDIA and method == "GET":
+            return self._media_list(request)
+        if path == self.MEDIA and method == "POST":
+            return self._upload(logged_in, request)
+        match = re.fullmatch(rf"{self.MEDIA}/(\d+)", path)
+        if match and method == "POST":
+            return self._media_update(logged_in, request, int(match[1]))
         match = re.fullmatch(rf"{self.POSTS}/(\d+)", path)
         if match and method in ("GET", "POST", "PUT", "PATCH"):
             post = self.posts.get(int(match[1]))
@@ -445,6 +456,65 @@ class WordPressServer(ScriptedServer):
         )
         return True
 
+    # The media library.
+
+    def _upload(self, logged_in: bool, request: Seen) -> Answer:
+        """A file sent as the body, named by Content-Disposition (WordPress's raw upload)."""
+        self._require(
+            logged_in,
+            "upload_files",
+            "rest_cannot_create",
+            "Sorry, you are not allowed to upload media on this site.",
+        )
+        found = re.search(r'filename="?([^";]+)"?', request.headers.get("content-disposition", ""))
+        if not found or not request.body:
+            raise _Refusal(400, "rest_upload_no_data", "No data supplied.")
+        filename = urllib.parse.unquote(found[1])
+        media_id = self._next_id
+        self._next_id += 1
+        self.media[media_id] = {
+            "id": media_id,
+            "filename": filename,
+            "mime_type": request.headers.get("content-type", ""),
+            "data": request.body,
+            "alt_text": "",
+            "caption": "",
+            # WordPress names the attachment (its title) after the file, without the extension.
+            "title": filename.rsplit(".", 1)[0],
+            "source_url": f"{self.url}/wp-content/uploads/2026/11/{filename}",
+        }
+        return 201, {}, self._media_item(self.media[media_id])
+
+    def _media_update(self, logged_in: bool, request: Seen, media_id: int) -> Answer:
+        self._require(
+            logged_in, "upload_files", "rest_cannot_edit", "Sorry, you cannot edit this item."
+        )
+        item = self.media.get(media_id)
+        if item is None:
+            raise _Refusal(404, "rest_post_invalid_id", "Invalid post ID.")
+        fields = _fields(request)
+        for name in ("alt_text", "caption"):
+            if name in fields:
+                item[name] = fields[name]
+        return 200, {}, self._media_item(item)
+
+    def _media_list(self, request: Seen) -> Answer:
+        search = request.query.get("search", "").lower()
+        found = [item for item in self.media.values() if search in item["title"].lower()]
+        return 200, {}, [self._media_item(item) for item in found]
+
+    def _media_item(self, item: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": item["id"],
+            "type": "attachment",
+            "media_type": "image",
+            "mime_type": item["mime_type"],
+            "title": {"rendered": item["title"], "raw": item["title"]},
+            "alt_text": item["alt_text"],
+            "caption": {"rendered": item["caption"], "raw": item["caption"]},
+            "source_url": item["source_url"],
+        }
+
     # Posts.
 
     def _new_post(self) -> dict[str, Any]:
@@ -484,9 +554,11 @@ class WordPressServer(ScriptedServer):
             if name in fields:
                 value = fields[name]
                 post[name] = value["raw"] if isinstance(value, dict) else value
-        for name in ("status", "author", "categories", "tags"):
+        for name in ("status", "author", "categories", "tags", "featured_media"):
             if name in fields:
                 post[name] = fields[name]
+        if post.get("featured_media") and post["featured_media"] not in self.media:
+            raise _Refusal(400, "rest_invalid_featured_media", "Invalid featured media ID.")
         if "slug" in fields:
             post["slug"] = _slugify(fields["slug"])
         if post["status"] not in ("draft", "pending"):
@@ -527,7 +599,7 @@ class WordPressServer(ScriptedServer):
             "excerpt": text(excerpt, f"<p>{excerpt}</p>\n" if excerpt else "")
             | {"protected": False},
             "author": post["author"],
-            "featured_media": 0,
+            "featured_media": post.get("featured_media", 0),
             "comment_status": "open",
             "ping_status": "open",
             "sticky": False,

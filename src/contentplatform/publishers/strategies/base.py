@@ -10,13 +10,16 @@ service records attempts and results. Besides writing (`publish`, `update`, `unp
 
 from __future__ import annotations
 
+import html
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import NoneType
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, get_args
 
 import httpx
+from bs4 import BeautifulSoup, Tag
 from pydantic import AfterValidator, BaseModel, ConfigDict, HttpUrl
 from pydantic.alias_generators import to_camel
 
@@ -58,6 +61,81 @@ SiteAddress = Annotated[HttpUrl, AfterValidator(_site_address)]
 
 
 @dataclass(frozen=True)
+class Credit:
+    """Whom an image's licence says to name, and where: "Photo by {author} on {source}"."""
+
+    text: str
+    author_name: str | None = None
+    author_url: str | None = None
+    source_name: str | None = None
+    source_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Picture:
+    """An image that goes out with an article (media/): its featured image or one in its body.
+
+    `data` is the file, for a target that takes an upload; None for a hotlinked stock image,
+    whose provider requires its own URL to be shown and the file never copied (Unsplash): a
+    target that can only take a copy (a WordPress featured image, Shopify's, Webflow's) shows it
+    in the body instead, as a figure of `url`. `url` is where the image can be fetched: the
+    provider's for a hotlinked one, else a signed URL of ours. Alt text and caption are plain
+    text; `credit` is the attribution the licence requires, or None."""
+
+    url: str
+    alt: str
+    filename: str
+    mime_type: str
+    content_hash: str
+    data: bytes | None = None
+    caption: str | None = None
+    credit: Credit | None = None
+
+    @property
+    def hotlinked(self) -> bool:
+        return self.data is None
+
+    def caption_text(self) -> str | None:
+        """The caption with the attribution after it, as plain text."""
+        parts = [part for part in (self.caption, self.credit and self.credit.text) if part]
+        return " — ".join(parts) or None
+
+    def caption_html(self) -> str | None:
+        """The caption with the attribution, as HTML: the author and the source linked when the
+        licence gives their pages (as Unsplash's guidelines ask)."""
+        parts = [html.escape(self.caption, quote=False)] if self.caption else []
+        if self.credit is not None:
+            parts.append(_credit_html(self.credit))
+        return " — ".join(parts) or None
+
+    def figure(self, src: str | None = None) -> str:
+        """The image as a `<figure>` for an article's body, at `src` (default: its `url`)."""
+        image = (
+            f'<img src="{html.escape(src or self.url)}" alt="{html.escape(self.alt)}" '
+            'loading="lazy">'
+        )
+        caption = self.caption_html()
+        return (
+            f"<figure>{image}<figcaption>{caption}</figcaption></figure>"
+            if caption
+            else (f"<figure>{image}</figure>")
+        )
+
+
+def _credit_html(credit: Credit) -> str:
+    if not (credit.author_name and credit.source_name):
+        return html.escape(credit.text, quote=False)
+    author = _link(credit.author_name, credit.author_url)
+    return f"Photo by {author} on {_link(credit.source_name, credit.source_url)}"
+
+
+def _link(label: str, url: str | None) -> str:
+    if not url:
+        return html.escape(label, quote=False)
+    return f'<a href="{html.escape(url)}" rel="noopener">{html.escape(label, quote=False)}</a>'
+
+
+@dataclass(frozen=True)
 class Article:
     """A draft as it goes out. `html` is already sanitized; the title, excerpt, SEO title, meta
     description and tags are plain text, made so here whatever the draft holds (kit/text.py):
@@ -73,6 +151,9 @@ class Article:
     meta_description: str | None = None
     tags: list[str] = field(default_factory=list)
     canonical_url: str | None = None
+    featured_image: Picture | None = None
+    # The images of the body, in their attachments' order (placed by `with_inline_images`).
+    inline_images: list[Picture] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # A draft written before titles were plain text may still hold markup.
@@ -85,6 +166,41 @@ class Article:
         }
         for name, value in plain.items():
             object.__setattr__(self, name, value)
+
+
+# Sections of the body that are not the article's own: figures never go in them.
+_NOT_SECTIONS = ("sources", "related-reading")
+
+
+def with_inline_images(body: str, figures: Sequence[str]) -> str:
+    """`body` with the inline images' `figures` in place, one rule for every target: the n-th
+    after the first paragraph under the article's n-th `<h2>` (right after the heading when the
+    section opens with no paragraph); the ones left over at the end of the article, before its
+    Related reading or Sources list."""
+    if not figures:
+        return body
+    soup = BeautifulSoup(body, "html.parser")
+    headings = [h for h in soup.find_all("h2") if h.get("id") not in _NOT_SECTIONS]
+    left = list(figures)
+    for heading in headings:
+        if not left:
+            break
+        anchor: Tag = heading
+        for sibling in heading.find_next_siblings():
+            if not isinstance(sibling, Tag) or sibling.name == "h2":
+                break
+            if sibling.name == "p":
+                anchor = sibling
+                break
+        anchor.insert_after(BeautifulSoup(left.pop(0), "html.parser"))
+    if left:
+        rest = BeautifulSoup("".join(left), "html.parser")
+        closing = next((h for h in soup.find_all("h2") if h.get("id") in _NOT_SECTIONS), None)
+        if closing is not None:
+            closing.insert_before(rest)
+        else:
+            soup.append(rest)
+    return str(soup)
 
 
 def _plain_or_none(value: str | None) -> str | None:

@@ -19,6 +19,17 @@ serves no more, and `limit=all` no longer), following `meta.pagination.next`.
 
 The title, excerpt, meta title and description and tags go as plain text: Ghost keeps them as
 text and escapes them in its pages.
+
+The featured image is uploaded (`POST /images/upload/`, multipart, `purpose=image`) and the
+URL Ghost answers with becomes the post's `feature_image`, with `feature_image_alt` and
+`feature_image_caption` (HTML: the caption and the attribution its licence requires, author and
+source linked). Its filename carries the image's content hash, so a post whose feature image is
+already that upload is not sent the file again. A hotlinked stock image (Unsplash) is never
+uploaded: Ghost takes the provider's URL as `feature_image` as it is. Without a featured image
+the post's is cleared. Inline images are uploaded the same way and shown in the HTML card as
+figures of the URLs Ghost answers (base.with_inline_images places them); hotlinked ones by the
+provider's URL. Ghost's Admin API cannot list uploads, so each publish or update uploads them
+again (Ghost keeps each as a file of its own).
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import quote
 
+import httpx
 import jwt
 from pydantic import ConfigDict, Field, field_validator
 
@@ -41,6 +53,7 @@ from contentplatform.publishers.strategies.base import (
     Choice,
     Invalid,
     Mode,
+    Picture,
     Remote,
     RemoteConflict,
     RemoteNotFound,
@@ -55,6 +68,7 @@ from contentplatform.publishers.strategies.base import (
     marker,
     mask,
     unpublished,
+    with_inline_images,
 )
 
 TARGET = "Ghost"
@@ -65,7 +79,12 @@ NOT_THE_API = (
 API_VERSION = "v5.0"
 TOKEN_LIFETIME = 5 * 60  # seconds; Ghost refuses tokens valid for longer
 # Ghost refuses longer values (422); an over-long excerpt should not stop a post going out.
-MAX_LENGTHS = {"custom_excerpt": 300, "meta_title": 300, "meta_description": 500}
+MAX_LENGTHS = {
+    "custom_excerpt": 300,
+    "meta_title": 300,
+    "meta_description": 500,
+    "feature_image_alt": 191,
+}
 _KEY = re.compile(r"(?P<id>[0-9a-f]+):(?P<secret>(?:[0-9a-f]{2})+)")
 
 
@@ -119,15 +138,81 @@ class Ghost(Strategy[GhostConfig, GhostCredentials], type="ghost"):
     async def publish(self, article: Article, mode: Mode) -> Result:
         ours = await self._find_ours(article)
         if ours is not None:
-            return await self._save(str(ours["id"]), _fields(article, mode), ours["updated_at"])
-        fields = _fields(article, mode) | {"codeinjection_foot": marker(article)}
+            fields = _fields(article, mode, await self._figures(article)) | (
+                await self._feature_image(article, ours)
+            )
+            return await self._save(str(ours["id"]), fields, ours["updated_at"])
+        fields = (
+            _fields(article, mode, await self._figures(article))
+            | await self._feature_image(article, None)
+            | {"codeinjection_foot": marker(article)}
+        )
         response = await self.api.call(
             "POST", "/posts/", params={"source": "html"}, json={"posts": [fields]}, creates=True
         )
         return _result(_post(response))
 
     async def update(self, remote: Remote, article: Article, mode: Mode) -> Result:
-        return await self._save(remote.external_id, _fields(article, mode), remote.remote_version)
+        current = None
+        if article.featured_image is not None and article.featured_image.data is not None:
+            current = await self._read(remote.external_id)
+        fields = _fields(article, mode, await self._figures(article)) | (
+            await self._feature_image(article, current)
+        )
+        return await self._save(remote.external_id, fields, remote.remote_version)
+
+    async def _feature_image(
+        self, article: Article, current: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """The post's feature image fields: the upload the post already shows when it is this
+        image (`current`, the post as Ghost has it), else a new upload; None to clear it."""
+        picture = article.featured_image
+        if picture is None:
+            return {"feature_image": None, "feature_image_alt": None, "feature_image_caption": None}
+        url = picture.url
+        if picture.data is not None:
+            shown = (current or {}).get("feature_image")
+            if isinstance(shown, str) and picture.content_hash[:16] in shown:
+                url = shown
+            else:
+                url = await self._upload(picture, picture.data)
+        return {
+            "feature_image": url,
+            "feature_image_alt": _clip(picture.alt, MAX_LENGTHS["feature_image_alt"]) or None,
+            "feature_image_caption": picture.caption_html(),
+        }
+
+    async def _figures(self, article: Article) -> list[str]:
+        """The inline images as figures of their uploads (hotlinked: the provider's URL)."""
+        figures = []
+        for picture in article.inline_images:
+            src = picture.url
+            if picture.data is not None:
+                src = await self._upload(picture, picture.data)
+            figures.append(picture.figure(src))
+        return figures
+
+    async def _upload(self, picture: Picture, data: bytes) -> str:
+        filename = f"cp-{picture.content_hash[:16]}-{picture.filename}"
+        # httpx encodes the multipart body; the guarded client sends it.
+        encoded = httpx.Request(
+            "POST",
+            "http://upload.invalid/",
+            files={"file": (filename, data, picture.mime_type)},
+            data={"purpose": "image", "ref": filename},
+        )
+        response = await self.api.call(
+            "POST",
+            "/images/upload/",
+            content=encoded.read(),
+            headers={"content-type": encoded.headers["content-type"]},
+            creates=True,
+        )
+        images = http.json_object(response, unexpected=NOT_THE_API).get("images")
+        url = images[0].get("url") if isinstance(images, list) and images else None
+        if not isinstance(url, str):
+            raise Invalid(NOT_THE_API)
+        return url
 
     async def unpublish(self, remote: Remote) -> Result:
         result = await self._save(remote.external_id, {"status": "draft"}, remote.remote_version)
@@ -211,11 +296,12 @@ class Ghost(Strategy[GhostConfig, GhostCredentials], type="ghost"):
         }
 
 
-def _fields(article: Article, mode: Mode) -> dict[str, Any]:
+def _fields(article: Article, mode: Mode, figures: list[str]) -> dict[str, Any]:
+    body = with_inline_images(article.html, figures)
     return {
         "title": article.title,
         # An HTML card: Ghost keeps what is inside as it is.
-        "html": f"<!--kg-card-begin: html-->\n{article.html}\n<!--kg-card-end: html-->",
+        "html": f"<!--kg-card-begin: html-->\n{body}\n<!--kg-card-end: html-->",
         "slug": article.slug,
         "status": "published" if mode == "publish" else "draft",
         "custom_excerpt": _clip(article.excerpt, MAX_LENGTHS["custom_excerpt"]),

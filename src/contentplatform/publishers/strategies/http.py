@@ -67,16 +67,20 @@ class Api:
         *,
         params: Mapping[str, str | int] | None = None,
         json: Any = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
         creates: bool = False,
     ) -> outbound.Response:
+        """`headers` are sent besides the API's own (a file's content type, say)."""
         return await call(
             self.client,
             method,
             self.base_url + path,
             target=self.target,
-            headers=self.headers(),
+            headers={**self.headers(), **(headers or {})},
             params=params,
             json=json,
+            content=content,
             creates=creates,
         )
 

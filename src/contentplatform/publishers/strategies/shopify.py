@@ -13,6 +13,17 @@ rate, ACCESS_DENIED is a missing scope).
 following `pageInfo.endCursor`): the ids `blogId` in the config names. It needs a content scope
 (`read_content`, or the write scope, which includes it).
 
+The featured image goes as the article's `image` (`{url, altText}`): Shopify fetches it from our
+signed URL into its own CDN when the article is written. A hotlinked stock image (Unsplash),
+whose file must not be copied, opens the body as a figure of the provider's URL with its
+attribution instead.
+
+Inline images: each is created as a file of the shop with `fileCreate` (`originalSource`: our
+signed URL, which Shopify fetches into its CDN), then read back with `node(id)` until its
+`fileStatus` is READY (at most FILE_POLLS times, FILE_POLL_SECONDS apart), and shown in the body
+as a figure of the file's `image.url` (base.with_inline_images places them); a hotlinked one by
+the provider's URL. Each publish or update creates them again (Shopify keeps each as a file).
+
 The title and the SEO tags are plain text, as Shopify keeps them (themes escape them); the summary
 is HTML to Shopify, so the excerpt goes escaped.
 
@@ -25,6 +36,7 @@ never overwritten; that is a RemoteConflict asking for another slug.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from datetime import datetime
@@ -44,6 +56,7 @@ from contentplatform.publishers.strategies.base import (
     Blog,
     Invalid,
     Mode,
+    Picture,
     PublishError,
     RateLimited,
     Remote,
@@ -59,6 +72,7 @@ from contentplatform.publishers.strategies.base import (
     mask,
     parse_url,
     unpublished,
+    with_inline_images,
 )
 
 # Pinned so a field Shopify renames in a later version cannot change our requests underneath
@@ -98,6 +112,22 @@ mutation UpdateArticle($id: ID!, $article: ArticleUpdateInput!) {{
   articleUpdate(id: $id, article: $article) {{ article {{ {ARTICLE_FIELDS} }} {USER_ERRORS} }}
 }}
 """
+
+# Inline images: a file of the shop made from our URL, then read until Shopify has processed it.
+FILE_CREATE_MUTATION = f"""
+mutation CreateFile($files: [FileCreateInput!]!) {{
+  fileCreate(files: $files) {{
+    files {{ id fileStatus ... on MediaImage {{ image {{ url }} }} }} {USER_ERRORS}
+  }}
+}}
+"""
+FILE_QUERY = """
+query FileStatus($id: ID!) {
+  node(id: $id) { ... on MediaImage { id fileStatus image { url } } }
+}
+"""
+FILE_POLLS = 10
+FILE_POLL_SECONDS = 0.5
 
 TEST_QUERY = """
 query ConnectionTest($blogId: ID!) {
@@ -208,7 +238,7 @@ class Shopify(Strategy[ShopifyConfig, ShopifyCredentials], type="shopify"):
             return await self._update(str(existing["id"]), article, mode, context)
         author = self.config.author_name or (context.get("shop") or {}).get("name") or "Staff"
         fields = {
-            **self._article_input(article, mode),
+            **self._article_input(article, mode, await self._figures(article)),
             "blogId": self.config.blog_id,
             "author": {"name": author},
         }
@@ -254,7 +284,8 @@ class Shopify(Strategy[ShopifyConfig, ShopifyCredentials], type="shopify"):
         self, article_id: str, article: Article, mode: Mode, context: dict[str, Any]
     ) -> Result:
         # A changed slug moves the article; the redirect keeps links to the old address working.
-        fields = {**self._article_input(article, mode), "redirectNewHandle": True}
+        figures = await self._figures(article)
+        fields = {**self._article_input(article, mode, figures), "redirectNewHandle": True}
         data = await self._graphql(UPDATE_MUTATION, {"id": article_id, "article": fields})
         return self._result(self._written(data, "articleUpdate"), context)
 
@@ -270,15 +301,51 @@ class Shopify(Strategy[ShopifyConfig, ShopifyCredentials], type="shopify"):
             raise RemoteNotFound(f"{TARGET}: the shop has no blog {self.config.blog_id}.")
         return data
 
-    def _article_input(self, article: Article, mode: Mode) -> dict[str, Any]:
+    async def _figures(self, article: Article) -> list[str]:
+        """The inline images as figures of the shop's own copies (hotlinked: the provider's)."""
+        figures = []
+        for picture in article.inline_images:
+            src = picture.url if picture.hotlinked else await self._hosted(picture)
+            figures.append(picture.figure(src))
+        return figures
+
+    async def _hosted(self, picture: Picture) -> str:
+        """The CDN URL of the shop's copy of the picture, made from our signed URL."""
+        image = {"originalSource": picture.url, "contentType": "IMAGE", "alt": picture.alt}
+        data = await self._graphql(FILE_CREATE_MUTATION, {"files": [image]})
+        payload = data.get("fileCreate") or {}
+        errors = payload.get("userErrors") or []
+        if errors:
+            raise Invalid(f"{TARGET}: {str(errors[0].get('message'))[: http.MAX_MESSAGE]}")
+        files = payload.get("files") or []
+        found = files[0] if files and isinstance(files[0], dict) else {}
+        for _ in range(FILE_POLLS):
+            status = found.get("fileStatus")
+            url = (found.get("image") or {}).get("url")
+            if status == "READY" and isinstance(url, str):
+                return url
+            if status == "FAILED" or not found.get("id"):
+                raise Invalid(f"{TARGET} could not take the image {picture.filename}.")
+            await asyncio.sleep(FILE_POLL_SECONDS)
+            found = (await self._graphql(FILE_QUERY, {"id": found["id"]})).get("node") or {}
+        raise Transient(f"{TARGET} had not processed the image {picture.filename} in time.")
+
+    def _article_input(self, article: Article, mode: Mode, figures: list[str]) -> dict[str, Any]:
         seo = [
             ("title_tag", article.seo_title),
             ("description_tag", article.meta_description),
         ]
-        return {
+        picture = article.featured_image
+        body = with_inline_images(article.html, figures)
+        if picture is not None and picture.hotlinked:
+            body = f"{picture.figure()}\n{body}"
+        image = {}
+        if picture is not None and not picture.hotlinked:
+            image = {"image": {"url": picture.url, "altText": picture.alt}}
+        return image | {
             "title": article.title,
             "handle": article.slug,
-            "body": article.html,
+            "body": body,
             # An empty summary lets the theme show the start of the body, and clears an old one.
             "summary": text.escaped(article.excerpt) if article.excerpt else "",
             "tags": list(article.tags),

@@ -11,9 +11,23 @@ takes any live copy down with `DELETE .../items/{item_id}/live`, as Webflow no l
 for a draft; `unpublish` does the same without new content.
 
 The article's parts go into the collection's fields named by `fieldMapping` (Webflow's own
-`name` and `slug` by default; the rich-text body field has no default). Tags are not sent:
-Webflow keeps them as references to items of another collection. The title, excerpt, SEO title
-and meta description are plain text, for the PlainText fields Webflow escapes when it renders.
+`name` and `slug` by default; the rich-text body field has no default). The featured image goes
+to the Image field `featuredImage` names, as `{url, alt}`: Webflow copies the file from our
+signed URL into its asset CDN. A hotlinked stock image (Unsplash), whose file must not be
+copied, opens the body as a figure of the provider's URL with its attribution instead.
+
+Inline images go into the rich-text body as figures of Webflow-hosted assets: the Data API's
+asset upload (`POST /v2/sites/{siteId}/assets` with the file's name and MD5 `fileHash`, then the
+file posted to the `uploadUrl` it answers with its `uploadDetails` form fields) gives the
+`hostedUrl` the figure shows. Webflow's documentation promises hosting for Image fields given a
+URL, not for images inside rich text, so the body never points at a signed URL of ours (which
+expires). That needs the connection's `siteId`: an article with inline images and none fails
+with the reason. A hotlinked stock image stays at the provider's URL. Each publish or update
+uploads them again (Webflow keeps each as an asset).
+
+Tags are not sent: Webflow keeps them as references to items of another collection. The title,
+excerpt, SEO title and meta description are plain text, for the PlainText fields Webflow escapes
+when it renders.
 
 Duplicates: before every create the collection is searched for the slug, so a create whose
 answer was lost (Ambiguous) is found and updated on the next try. Only an item with our slug and
@@ -28,11 +42,13 @@ Errors are Webflow's `{code, message, details}` bodies, mapped by status (429 wi
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
+import httpx
 from pydantic import Field, field_validator, model_validator
 
 from contentplatform.publishers.strategies import http
@@ -43,6 +59,7 @@ from contentplatform.publishers.strategies.base import (
     CollectionField,
     Invalid,
     Mode,
+    Picture,
     Remote,
     RemoteConflict,
     RemoteNotFound,
@@ -56,6 +73,7 @@ from contentplatform.publishers.strategies.base import (
     mask,
     parse_url,
     unpublished,
+    with_inline_images,
 )
 
 TARGET = "Webflow"
@@ -76,6 +94,9 @@ class FieldMapping(Settings):
     excerpt: str | None = None
     seo_title: str | None = None
     meta_description: str | None = None
+    featured_image: str | None = Field(
+        default=None, description="An Image field for the featured image, e.g. main-image."
+    )
 
     @field_validator("*")
     @classmethod
@@ -210,16 +231,15 @@ class Webflow(Strategy[WebflowConfig, WebflowCredentials], type="webflow"):
         created = await self.api.call(
             "POST",
             f"{self.collection}/items",
-            json=self._item(article, mode),
+            json=self._item(article, mode, await self._figures(article)),
             creates=True,
         )
         # A new item cannot be live yet: nothing to take down in draft mode.
         return await self._settle(created.json(), article, mode, may_be_live=False)
 
     async def update(self, remote: Remote, article: Article, mode: Mode) -> Result:
-        updated = await self.api.call(
-            "PATCH", self._item_path(remote.external_id), json=self._item(article, mode)
-        )
+        item = self._item(article, mode, await self._figures(article))
+        updated = await self.api.call("PATCH", self._item_path(remote.external_id), json=item)
         return await self._settle(updated.json(), article, mode)
 
     async def unpublish(self, remote: Remote) -> Result:
@@ -268,11 +288,68 @@ class Webflow(Strategy[WebflowConfig, WebflowCredentials], type="webflow"):
         with contextlib.suppress(RemoteNotFound):  # not live: already down
             await self.api.call("DELETE", f"{self._item_path(item_id)}/live")
 
-    def _item(self, article: Article, mode: Mode) -> dict[str, Any]:
+    async def _figures(self, article: Article) -> list[str]:
+        """The inline images as figures of Webflow-hosted copies (hotlinked: the provider's)."""
+        figures = []
+        for picture in article.inline_images:
+            src = picture.url
+            if picture.data is not None:
+                src = await self._hosted(picture, picture.data)
+            figures.append(picture.figure(src))
+        return figures
+
+    async def _hosted(self, picture: Picture, data: bytes) -> str:
+        """The hosted URL of a new asset of the site holding the picture's file."""
+        if not self.config.site_id:
+            raise Invalid(
+                f"{TARGET}: the article has inline images, which Webflow hosts as site assets; "
+                "set the connection's siteId."
+            )
+        filename = f"cp-{picture.content_hash[:16]}-{picture.filename}"
+        digest = hashlib.md5(data, usedforsecurity=False).hexdigest()
+        response = await self.api.call(
+            "POST",
+            f"/sites/{self.config.site_id}/assets",
+            json={"fileName": filename, "fileHash": digest},
+            creates=True,
+        )
+        asset = http.json_object(response, unexpected=NOT_THE_API)
+        upload_url, details = asset.get("uploadUrl"), asset.get("uploadDetails")
+        hosted = asset.get("hostedUrl")
+        if not (isinstance(upload_url, str) and isinstance(details, dict)):
+            raise Invalid(NOT_THE_API)
+        if not isinstance(hosted, str):
+            raise Invalid(NOT_THE_API)
+        # The storage's form upload: its fields first, the file last (httpx encodes it).
+        form = httpx.Request(
+            "POST",
+            upload_url,
+            data={str(k): str(v) for k, v in details.items()},
+            files={"file": (filename, data, picture.mime_type)},
+        )
+        await http.call(
+            self.client,
+            "POST",
+            upload_url,
+            target=TARGET,
+            headers={"content-type": form.headers["content-type"]},
+            content=form.read(),
+            creates=True,
+        )
+        return hosted
+
+    def _item(self, article: Article, mode: Mode, figures: list[str]) -> dict[str, Any]:
+        picture = article.featured_image
+        content, image = with_inline_images(article.html, figures), None
+        if picture is not None and picture.hotlinked:
+            content = f"{picture.figure()}\n{content}"
+        elif picture is not None:
+            image = {"url": picture.url, "alt": picture.alt}
         values = {
             "title": article.title,
             "slug": article.slug,
-            "content": article.html,
+            "content": content,
+            "featured_image": image,
             "excerpt": article.excerpt,
             "seo_title": article.seo_title,
             "meta_description": article.meta_description,
@@ -297,6 +374,12 @@ class Webflow(Strategy[WebflowConfig, WebflowCredentials], type="webflow"):
             problems.append(
                 f"The field {mapped['content']!r} is {content.get('type')}, not RichText: "
                 "the article's HTML would show as text."
+            )
+        image = by_slug.get(mapped.get("featured_image", ""))
+        if image is not None and image.get("type") != "Image":
+            problems.append(
+                f"The field {mapped['featured_image']!r} is {image.get('type')}, not Image: "
+                "it cannot hold the featured image."
             )
         problems += [
             f"The collection requires the field {slug!r}, which no article part is mapped to."

@@ -43,6 +43,7 @@ import json
 import math
 import secrets
 import uuid
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -55,6 +56,7 @@ from contentplatform.publishers.strategies.base import (
     EVERY_CAPABILITY,
     Article,
     Mode,
+    Picture,
     Remote,
     RemoteOptions,
     RemoteStatus,
@@ -64,6 +66,7 @@ from contentplatform.publishers.strategies.base import (
     TestResult,
     parse_url,
     unpublished,
+    with_inline_images,
 )
 
 TARGET = "The webhook"
@@ -91,6 +94,27 @@ class WebhookConfig(TargetConfig):
 ArticleKind = Literal["article.published", "article.updated", "article.drafted"]
 
 
+class ImageCredit(BaseModel):
+    text: str = Field(description='The attribution to show, e.g. "Photo by Ana on Unsplash".')
+    author_name: str | None
+    author_url: str | None
+    source_name: str | None
+    source_url: str | None
+
+
+class FeaturedImage(BaseModel):
+    """The article's featured image. With `hotlink_required` the receiver must show it from
+    `url`, the stock provider's, and never copy the file; otherwise `url` is a signed URL of
+    ours, valid for an hour from the delivery: copy the file."""
+
+    url: str
+    alt: str
+    caption: str | None = Field(description="Plain text, the attribution included.")
+    mime_type: str
+    hotlink_required: bool
+    credit: ImageCredit | None = Field(description="The attribution its licence requires.")
+
+
 class ArticleEventData(BaseModel):
     """The article as it goes out: `html` sanitized, the other texts plain (no markup)."""
 
@@ -104,6 +128,13 @@ class ArticleEventData(BaseModel):
     meta_description: str | None
     tags: list[str]
     canonical_url: str | None
+    featured_image: FeaturedImage | None = None
+    inline_images: list[FeaturedImage] = Field(
+        default_factory=list,
+        description="The images of the body, in order, each also a figure in `html` at `url` "
+        "(a signed URL valid for an hour: copy the file and rewrite the src; a hotlinked one "
+        "stays as it is).",
+    )
     external_id: str = Field(
         description="The receiver's id of its copy: the one it answered before, else the draft's."
     )
@@ -246,15 +277,33 @@ def _article_event(kind: ArticleKind, article: Article, external_id: str) -> Art
         version=article.version,
         title=article.title,
         slug=article.slug,
-        html=article.html,
+        html=with_inline_images(
+            article.html, [picture.figure() for picture in article.inline_images]
+        ),
         excerpt=article.excerpt,
         seo_title=article.seo_title,
         meta_description=article.meta_description,
         tags=list(article.tags),
         canonical_url=article.canonical_url,
+        featured_image=_featured(article.featured_image),
+        inline_images=[image for picture in article.inline_images if (image := _featured(picture))],
         external_id=external_id,
     )
     return ArticleEvent(type=kind, timestamp=datetime.now(UTC), data=data)
+
+
+def _featured(picture: Picture | None) -> FeaturedImage | None:
+    if picture is None:
+        return None
+    credit = picture.credit
+    return FeaturedImage(
+        url=picture.url,
+        alt=picture.alt,
+        caption=picture.caption_text(),
+        mime_type=picture.mime_type,
+        hotlink_required=picture.hotlinked,
+        credit=ImageCredit(**asdict(credit)) if credit is not None else None,
+    )
 
 
 def _result(

@@ -16,6 +16,17 @@ write posts (`/users?who=authors`, which needs edit_posts; without `who` WordPre
 users with published posts), 100 a page, following `X-WP-TotalPages`: the ids `categories`,
 `tags` and `authorId` in the config name.
 
+The featured image is uploaded to the media library (`POST /media`, the file as the body with
+its `Content-Disposition` filename), its alt text and caption (with the attribution its licence
+requires) set on it, and named as the post's `featured_media`. Its filename carries the
+image's content hash (`cp-<hash>-<name>`), and the library is searched for it first, so a
+republish or a retry reuses the upload instead of adding a copy. A hotlinked stock image
+(Unsplash, whose files must not be copied) is not uploaded: it opens the post's content as a
+figure of the provider's URL with its attribution. A post without a featured image is sent
+`featured_media: 0`, which clears one an earlier version had. Inline images are uploaded the
+same way (found again by their hash) and shown in the content as figures of the library's
+`source_url` (base.with_inline_images places them); hotlinked ones by the provider's URL.
+
 Not sent: the article's tags (WordPress wants term ids, which it would take a lookup and maybe a
 create per tag to get; `tags` in the config gives fixed ones), the SEO title and meta
 description (core WordPress has no fields for them; SEO plugins add their own).
@@ -40,6 +51,7 @@ from contentplatform.publishers.strategies.base import (
     Choice,
     Invalid,
     Mode,
+    Picture,
     Remote,
     RemoteOptions,
     RemoteStatus,
@@ -52,6 +64,7 @@ from contentplatform.publishers.strategies.base import (
     marker,
     mask,
     unpublished,
+    with_inline_images,
 )
 
 TARGET = "WordPress"
@@ -124,15 +137,19 @@ class WordPress(Strategy[WordPressConfig, WordPressCredentials], type="wordpress
 
     async def publish(self, article: Article, mode: Mode) -> Result:
         ours = await self._find_ours(article)
-        if ours is not None:
-            return await self._save(ours, self._fields(article, mode))
-        response = await self.api.call(
-            "POST", "/posts", json=self._fields(article, mode), creates=True
+        fields = self._fields(
+            article, mode, await self._featured_media(article), await self._figures(article)
         )
+        if ours is not None:
+            return await self._save(ours, fields)
+        response = await self.api.call("POST", "/posts", json=fields, creates=True)
         return _result(http.json_object(response, unexpected=NOT_THE_API))
 
     async def update(self, remote: Remote, article: Article, mode: Mode) -> Result:
-        return await self._save(remote.external_id, self._fields(article, mode))
+        fields = self._fields(
+            article, mode, await self._featured_media(article), await self._figures(article)
+        )
+        return await self._save(remote.external_id, fields)
 
     async def unpublish(self, remote: Remote) -> Result:
         result = await self._save(remote.external_id, {"status": "draft"})
@@ -185,10 +202,67 @@ class WordPress(Strategy[WordPressConfig, WordPressCredentials], type="wordpress
         response = await self.api.call("POST", f"/posts/{quote(post_id, safe='')}", json=fields)
         return _result(http.json_object(response, unexpected=NOT_THE_API))
 
-    def _fields(self, article: Article, mode: Mode) -> dict[str, Any]:
+    async def _featured_media(self, article: Article) -> int:
+        """The media library's id of the article's featured image, uploaded unless an earlier
+        try did; 0 when it has none, or one that must stay hotlinked."""
+        picture = article.featured_image
+        if picture is None or picture.data is None:
+            return 0
+        return int((await self._uploaded(picture, picture.data))["id"])
+
+    async def _figures(self, article: Article) -> list[str]:
+        """The inline images as figures of their library copies (hotlinked: the provider's)."""
+        figures = []
+        for picture in article.inline_images:
+            src = picture.url
+            if picture.data is not None:
+                src = str((await self._uploaded(picture, picture.data))["source_url"])
+            figures.append(picture.figure(src))
+        return figures
+
+    async def _uploaded(self, picture: Picture, data: bytes) -> dict[str, Any]:
+        """The library item of the picture (`id`, `source_url`), uploaded unless it is there."""
+        filename = f"cp-{picture.content_hash[:16]}-{picture.filename}"
+        response = await self.api.call(
+            "GET",
+            "/media",
+            params={"search": filename.rsplit(".", 1)[0], "context": "edit", "per_page": 10},
+        )
+        found = http.json_of(response, unexpected=NOT_THE_API)
+        for item in found if isinstance(found, list) else []:
+            source = item.get("source_url") if isinstance(item, dict) else None
+            if isinstance(source, str) and picture.content_hash[:16] in source:
+                return {"id": int(item["id"]), "source_url": source}
+        response = await self.api.call(
+            "POST",
+            "/media",
+            content=data,
+            headers={
+                "content-type": picture.mime_type,
+                "content-disposition": f'attachment; filename="{quote(filename)}"',
+            },
+            creates=True,
+        )
+        media = http.json_object(response, unexpected=NOT_THE_API)
+        if not isinstance(media.get("id"), int):
+            raise Invalid(NOT_THE_API)
+        details = {"alt_text": picture.alt, "caption": picture.caption_html() or ""}
+        await self.api.call("POST", f"/media/{media['id']}", json=details)
+        source = media.get("source_url")
+        if not isinstance(source, str) or not source:
+            raise Invalid(NOT_THE_API)
+        return {"id": int(media["id"]), "source_url": source}
+
+    def _fields(
+        self, article: Article, mode: Mode, featured_media: int, figures: list[str]
+    ) -> dict[str, Any]:
+        content = with_inline_images(article.html, figures)
+        if article.featured_image is not None and article.featured_image.hotlinked:
+            content = f"{article.featured_image.figure()}\n{content}"
         fields: dict[str, Any] = {
             "title": text.escaped(article.title),
-            "content": f"{marker(article)}\n{article.html}",
+            "content": f"{marker(article)}\n{content}",
+            "featured_media": featured_media,
             # Empty lets WordPress derive one from the content, as it does for its own posts.
             "excerpt": text.escaped(article.excerpt) if article.excerpt else "",
             "slug": article.slug,
