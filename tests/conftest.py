@@ -7,6 +7,7 @@ and `other_tenant` are organizations seen through `call` (tests/support/orgs.py)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,27 @@ from tests.support.servers import AppServer
 
 # The `stack` and `services` fixtures: service processes on backends of their own.
 pytest_plugins = ("tests.support.processes",)
+
+# The fixtures through which a test reaches a database or Redis: the suite's own backends, or
+# service processes' backends of their own (tests/support/processes.py, team's and billing's).
+BACKED = frozenset({"backends", "stack", "team_stack", "billing_stack"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With CONTENTPLATFORM_TEST_ONLY_BACKED=1 (CI's PostgreSQL+Redis suite), run only the tests
+    that reach the backends: the others (parsing, HTML, schedules, strategies against stand-ins,
+    about 28% of the suite) run the same code on any backend, and the SQLite suite runs them.
+    A test reaches the backends through these fixtures, never from the environment itself."""
+    if os.environ.get("CONTENTPLATFORM_TEST_ONLY_BACKED") != "1":
+        return
+    backed: list[pytest.Item] = []
+    free: list[pytest.Item] = []
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        (backed if uses & BACKED else free).append(item)
+    if free:
+        config.hook.pytest_deselected(items=free)
+        items[:] = backed
 
 
 @pytest.fixture(scope="session")
