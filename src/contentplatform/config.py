@@ -58,6 +58,10 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=default_data_dir)
     host: str = "127.0.0.1"
     port: int = 8000
+    # Where others reach this service (https://api.example.com): the links to stored files it
+    # hands to publishing targets, which fetch them from there (a featured image on local
+    # storage, for Shopify and Webflow). Unset: http://{host}:{port}.
+    public_url: str | None = Field(None, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$")
 
     # Persistence. Default: SQLite file in the data directory.
     database_url: str | None = None
@@ -225,9 +229,23 @@ class Settings(BaseSettings):
     # team_redirect_origins; both empty: any https URL).
     billing_redirect_origins: list[str] = Field(default_factory=list)
     # The free plan's limits, as JSON: a limit's key (members, documents, storage_bytes,
-    # active_jobs, publishers, webhook_endpoints, api_keys) -> a number, or null for unlimited.
+    # active_jobs, publishers, webhook_endpoints, api_keys, crawl_pages: pages per website crawl)
+    # -> a number, or null for unlimited.
     # A key left out is unlimited, e.g. {"members": 3, "active_jobs": 2}.
     free_plan_limits: dict[str, Annotated[int, Field(ge=0)] | None] = Field(default_factory=dict)
+
+    # Stock photos (media/): Unsplash's API (or a server speaking it: the tests' stand-in) and
+    # the application's access key, sent as `Authorization: Client-ID <key>`. Unset, the
+    # provider is not configured: stock search and import answer 400 naming `provider`. The
+    # app's name goes into the `utm_source` of every attribution link, as Unsplash requires.
+    # Requests go through the outbound guard (https and public addresses, unless the
+    # OUTBOUND_ALLOW_* settings allow more), each within the timeout; a search is kept this
+    # long (in the shared cache) for everyone asking the same.
+    stock_unsplash_base_url: str = "https://api.unsplash.com"
+    stock_unsplash_access_key: SecretStr | None = None
+    stock_unsplash_app_name: str = Field("contentplatform", min_length=1, max_length=100)
+    stock_timeout_seconds: float = Field(10, gt=0, le=120)
+    stock_search_cache_seconds: float = Field(600, ge=0, le=86_400)
 
     # Feature flags (features/flags.py) as the operator sets them for every organization, as
     # JSON: a flag's key -> true/false (on/off for all) or a percentage 0-100 (on for that share
@@ -270,6 +288,7 @@ class Settings(BaseSettings):
             "publishers",
             "webhook_endpoints",
             "api_keys",
+            "crawl_pages",
         }
         if unknown := set(self.free_plan_limits) - limit_keys:
             raise ValueError(
@@ -280,6 +299,10 @@ class Settings(BaseSettings):
         if not set(self.jwt_algorithms) <= allowed:
             raise ValueError(f"jwt_algorithms must be a subset of {sorted(allowed)}")
         return self
+
+    @property
+    def public_base_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
     @property
     def billing_configured(self) -> bool:

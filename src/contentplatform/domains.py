@@ -25,6 +25,7 @@ from contentplatform.generation.manifest import domain as generation
 from contentplatform.job_instances.manifest import domain as job_instances
 from contentplatform.jobs.manifest import domain as jobs
 from contentplatform.kit.db import Base
+from contentplatform.media.manifest import domain as media
 from contentplatform.notifications.manifest import domain as notifications
 from contentplatform.public.manifest import domain as public
 from contentplatform.publishers.manifest import domain as publishers
@@ -34,6 +35,7 @@ from contentplatform.team.manifest import domain as team
 from contentplatform.tenants.manifest import domain as tenants
 from contentplatform.webhooks.manifest import domain as webhooks
 from contentplatform.website_scan.manifest import domain as website_scan
+from contentplatform.workflows.manifest import domain as workflows
 
 DOMAINS: tuple[Domain, ...] = (
     system,
@@ -54,6 +56,8 @@ DOMAINS: tuple[Domain, ...] = (
     notifications,
     webhooks,
     website_scan,
+    workflows,
+    media,
     public,
     flows,
 )

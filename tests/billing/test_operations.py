@@ -20,7 +20,7 @@ def test_plans_are_mirrored_from_stripe_with_the_free_plan_first(billing: Billin
     assert pro["monthly_credits"] == 5000 and pro["rollover_cap"] == 1000
     assert pro["limits"] == {
         "members": 3, "documents": 100, "storage_bytes": None, "active_jobs": 2,
-        "publishers": None, "webhook_endpoints": None, "api_keys": None,
+        "publishers": None, "webhook_endpoints": None, "api_keys": None, "crawl_pages": None,
     }  # fmt: skip
     assert pro["features"] == ["priority support", "custom voice"]
     assert pro["is_current"] is False

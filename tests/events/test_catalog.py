@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 DRAFTS = "tests/drafts/test_events.py"
 WEBHOOKS = "tests/webhooks/test_endpoints.py"
+CRAWLS = "tests/website_scan/test_runs.py"
 
 # The type -> the test proving it is emitted ("path::name").
 PROVEN_BY = {
@@ -86,6 +87,12 @@ PROVEN_BY = {
     "webhook_endpoint.updated": f"{WEBHOOKS}::test_endpoint_changes_are_audited",
     "webhook_endpoint.deleted": f"{WEBHOOKS}::test_endpoint_changes_are_audited",
     "webhook_endpoint.secret_rotated": f"{WEBHOOKS}::test_endpoint_changes_are_audited",
+    "crawl.started": f"{CRAWLS}::test_the_crawl_is_told_as_events",
+    "crawl.completed": f"{CRAWLS}::test_the_crawl_is_told_as_events",
+    "crawl.cancelled": (
+        f"{CRAWLS}::test_cancelling_a_running_crawl_keeps_what_it_stored_as_a_partial_snapshot"
+    ),
+    "crawl.failed": f"{CRAWLS}::test_a_site_whose_robots_txt_fails_is_not_crawled_and_is_told",
 }
 
 

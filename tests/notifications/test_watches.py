@@ -29,6 +29,7 @@ MEMBER_DEFAULTS = [
 ADMIN_DEFAULTS = [
     "document.failed",
     *MEMBER_DEFAULTS,
+    "crawl.failed",
     "credits.low_balance",
     "subscription.updated",
     "webhook_endpoint.disabled",

@@ -190,7 +190,7 @@ def send(
     content_type: str = "application/json; charset=UTF-8",
 ) -> None:
     """Answer `request`: a payload that is not bytes goes as JSON, with `content_type` unless
-    `headers` name one."""
+    `headers` name one; to HEAD, the headers alone."""
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     try:
         request.send_response(status)
@@ -200,6 +200,7 @@ def send(
             request.send_header(name, value)
         request.send_header("content-length", str(len(data)))
         request.end_headers()
-        request.wfile.write(data)
+        if request.command != "HEAD":
+            request.wfile.write(data)
     except (BrokenPipeError, ConnectionResetError):
         pass  # The client gave up waiting (a scripted delay): nothing to answer.

@@ -11,7 +11,10 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-Task = Literal["outline", "section", "seo", "answer"]
+# What a completion is for: the offline writer answers the generation and chat tasks; a real
+# model reads only the messages (`site_profile` is read by a real model only, the offline
+# reading of a site being extractive: website_scan/profile_inference.py).
+Task = Literal["outline", "section", "seo", "answer", "site_profile"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ LIMIT_NOUNS = {
     "publishers": "publisher connections",
     "webhook_endpoints": "webhook endpoints",
     "api_keys": "API keys",
+    "crawl_pages": "pages per website crawl",
     "monthly_credits": "credits a month",
 }
 

@@ -16,7 +16,8 @@ plan here (a product without `kind` is not ours and is not mirrored):
     pack_credits     credits one pack grants (credit packs)
     rollover_cap     credits carried into the next period at most
     limit_<name>     members, documents, storage_bytes, active_jobs, publishers,
-                     webhook_endpoints, api_keys: a number, or absent/"unlimited" for none
+                     webhook_endpoints, api_keys, crawl_pages (pages per website crawl): a
+                     number, or absent/"unlimited" for none
     features         comma-separated feature names, shown as they are
 """
 

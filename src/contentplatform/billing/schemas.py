@@ -18,7 +18,7 @@ SubscriptionStatus = Literal[
     "none", "trialing", "active", "past_due", "unpaid", "canceled", "incomplete"
 ]
 InvoiceStatus = Literal["draft", "open", "paid", "uncollectible", "void"]
-UsageKind = Literal["documents.ingest", "generation.blog", "chat.message"]
+UsageKind = Literal["documents.ingest", "generation.blog", "chat.message", "website_scan.profile"]
 
 # The limits a plan sets, each a count (storage in bytes) or None for unlimited.
 LIMIT_KEYS = (
@@ -29,6 +29,8 @@ LIMIT_KEYS = (
     "publishers",
     "webhook_endpoints",
     "api_keys",
+    # Pages one website crawl fetches at most (a cap on each run, not a count kept).
+    "crawl_pages",
 )
 
 
@@ -40,6 +42,7 @@ class Limits(BaseModel):
     publishers: int | None = None
     webhook_endpoints: int | None = None
     api_keys: int | None = None
+    crawl_pages: int | None = None
 
 
 class PlanLimits(Limits):

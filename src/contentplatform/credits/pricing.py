@@ -13,6 +13,8 @@ would have taken. A hold is the most the operation can cost; it commits what it 
 |                    |                                        | CREDIT words), at most the hold    |
 | chat.message       | CHAT_CREDIT_HOLD (10)                  | 1 per started 1,000 model tokens,  |
 |                    |                                        | at least 1, at most the hold       |
+| website_scan.      | SITE_PROFILE_HOLD (10)                 | 1 per started 1,000 model tokens,  |
+| profile            |                                        | at least 1, at most the hold       |
 
 The committed column is `tokens_charge` and `words_charge` below: generation's and chat's
 workflows price what they used with them, so no other module knows a rate.
@@ -32,10 +34,14 @@ from contentplatform.core import runtime
 INGEST = "documents.ingest"
 GENERATION = "generation.blog"
 CHAT = "chat.message"
-KINDS = (INGEST, GENERATION, CHAT)
+SITE_PROFILE = "website_scan.profile"
+KINDS = (INGEST, GENERATION, CHAT, SITE_PROFILE)
 
 BYTES_PER_CREDIT = 1_000_000
 TOKENS_PER_CREDIT = 1_000
+# A site profile reads a bounded sample of a snapshot (website_scan/profile_inference.py): its
+# prompt and answer stay under 10,000 tokens.
+SITE_PROFILE_HOLD = 10
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,13 @@ def price(kind: str, *, content_length: int | None = None) -> Price:
             hold,
             f"{hold} credits per answer, the most one can cost; it commits 1 per started "
             "1,000 model tokens, at least 1",
+        )
+    if kind == SITE_PROFILE:
+        return Price(
+            kind,
+            SITE_PROFILE_HOLD,
+            f"{SITE_PROFILE_HOLD} credits per site profile, the most one can cost; it commits 1 "
+            "per started 1,000 model tokens, at least 1",
         )
     raise ValueError(f"No price for {kind!r}.")
 

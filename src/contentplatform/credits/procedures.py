@@ -2,7 +2,8 @@
 pricing.py.
 
 Every member reads the balance, the ledger and the holds, and may estimate; reserving
-documents.ingest or generation.blog credits needs an editor (chat.message: any member);
+documents.ingest, generation.blog or website_scan.profile credits needs an editor
+(chat.message: any member);
 committing a client-owned hold is an admin's; releasing one is its creator's or an admin's.
 """
 
@@ -67,7 +68,8 @@ async def estimate(ctx: Context, data: schemas.EstimateInput) -> schemas.Estimat
 
     The same price table sizes the holds the metered operations take (documents.ingest: 1
     credit per started megabyte of `contentLength`; generation.blog and chat.message: their
-    configured hold, the most one can cost). Deterministic for the same inputs."""
+    configured hold, the most one can cost; website_scan.profile: 10 credits, the most a site
+    profile can cost). Deterministic for the same inputs."""
     return await service.estimate(ctx.session, ctx.tenant.tenant_id, data)
 
 

@@ -97,12 +97,13 @@ KINDS = pricing.KINDS
 MAX_TTL_SECONDS = 24 * 3600
 MAX_KEY_LENGTH = 255
 # Kinds a member may not hold credits for through the API: they spend an editor's budget.
-EDITOR_KINDS = (pricing.INGEST, pricing.GENERATION)
+EDITOR_KINDS = (pricing.INGEST, pricing.GENERATION, pricing.SITE_PROFILE)
 LOW_BALANCE_SHARE = 0.10
 RESOURCE_OF_KIND = {
     pricing.INGEST: "document",
     pricing.GENERATION: "draft",
     pricing.CHAT: "conversation",
+    pricing.SITE_PROFILE: "crawl_config",
 }
 
 

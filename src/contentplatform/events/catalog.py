@@ -66,6 +66,30 @@ _TYPES = (
         "billing",
         "tenant",
     ),
+    EventType(
+        "crawl.started",
+        "A website crawl was queued (`trigger`: manual or schedule).",
+        "ingestion",
+        "crawl_run",
+    ),
+    EventType(
+        "crawl.completed",
+        "A website crawl finished; its snapshot is ready (`pages_crawled`, `broken_links`).",
+        "ingestion",
+        "crawl_run",
+    ),
+    EventType(
+        "crawl.failed",
+        "A website crawl failed (`error`); what it fetched is kept as a partial snapshot.",
+        "ingestion",
+        "crawl_run",
+    ),
+    EventType(
+        "crawl.cancelled",
+        "A website crawl was cancelled; what it fetched is kept as a partial snapshot.",
+        "ingestion",
+        "crawl_run",
+    ),
     EventType("member.added", "A member joined the organization.", "team", "member"),
     EventType("member.removed", "A member left or was removed.", "team", "member"),
     EventType(

@@ -117,6 +117,11 @@ class RecordNotFound(NotFound):
         super().__init__(f"There is no {self.record} {key}.")
 
 
+class Gone(PlatformError, code="NOT_FOUND", status=410, title="Gone"):
+    """410: the record is there but what was asked of it was removed for good (by retention);
+    the code stays NOT_FOUND (the reference has none of its own)."""
+
+
 def require(found: T | None, missing: type[RecordNotFound], key: object) -> T:
     """`found`, or `missing(key)` raised when there is nothing."""
     if found is None:
@@ -198,6 +203,7 @@ ALL_ERRORS: tuple[type[PlatformError], ...] = (
     Forbidden,
     NotFound,
     Conflict,
+    Gone,
     TooManyRequests,
     InternalError,
     ServiceUnavailable,

@@ -73,7 +73,13 @@ class Rule(StrEnum):
     everyone = "everyone"  # every member whose tenant watch lists the type
 
 
-_FAILURES = {"publish_attempt.failed", "job.run_failed", "generation.run_failed", "document.failed"}
+_FAILURES = {
+    "publish_attempt.failed",
+    "job.run_failed",
+    "generation.run_failed",
+    "document.failed",
+    "crawl.failed",
+}
 _FOR_ADMINS = {"credits.low_balance", "subscription.updated", "webhook_endpoint.disabled"}
 
 TENANT_RULES: dict[str, frozenset[Rule]] = {
@@ -84,6 +90,7 @@ TENANT_RULES: dict[str, frozenset[Rule]] = {
     "job.run_failed": frozenset({Rule.job_owner, Rule.admins}),
     "generation.run_failed": frozenset({Rule.job_owner, Rule.admins}),
     "document.failed": frozenset({Rule.admins}),
+    "crawl.failed": frozenset({Rule.admins}),
     **{name: frozenset({Rule.admins}) for name in _FOR_ADMINS},
 }
 

@@ -178,6 +178,23 @@ SENTENCES: dict[str, Callable[[Said], tuple[str, str]]] = {
         "Document failed",
         f"{_document(s)} could not be processed{s.because('error', 'reason')}.",
     ),
+    "crawl.started": lambda s: (
+        "Crawl started",
+        f"A crawl of {s.value('start_url') or 'a site'} started{s.by}.",
+    ),
+    "crawl.completed": lambda s: (
+        "Crawl finished",
+        f"The crawl stored {s.value('pages_crawled') or 0} pages and found "
+        f"{s.value('broken_links') or 0} broken links.",
+    ),
+    "crawl.failed": lambda s: (
+        "Crawl failed",
+        f"A website crawl failed{s.because('reason')}; the pages it fetched are kept.",
+    ),
+    "crawl.cancelled": lambda s: (
+        "Crawl cancelled",
+        f"A website crawl was cancelled after {s.value('pages_crawled') or 0} pages.",
+    ),
     "credits.low_balance": _low_balance,
     "subscription.updated": _subscription,
     "member.added": _member("joined"),
@@ -203,6 +220,7 @@ def url_of(resource_type: str, resource_id: uuid.UUID | None, payload: Mapping[s
         "document": "documents",
         "publisher": "publishers",
         "generation_run": "generation-runs",
+        "crawl_run": "website-scan/crawls",
     }
     if resource_type in pages:
         return _path(pages[resource_type], resource_id) or "/activity"

@@ -322,6 +322,25 @@ async def key_access(
     )
 
 
+# The user background work acts as when it acts for the organization itself (no one asked).
+SYSTEM_USER_ID = uuid.UUID(int=0)
+
+
+async def system_access(session: AsyncSession, tenant_id: uuid.UUID) -> TenantAccess | None:
+    """The access background work acting for an active organization has (None when it is gone
+    or suspended): an admin's, as the system user."""
+    tenant = await repository.tenant_by_id(session, tenant_id)
+    if tenant is None or tenant.status != "active":
+        return None
+    return TenantAccess(
+        tenant_id=tenant.id,
+        org_id=tenant.idp_org_id,
+        org_name=tenant.name,
+        user_id=SYSTEM_USER_ID,
+        role=Role.admin,
+    )
+
+
 async def tenant_of_org(session: AsyncSession, org_id: str) -> Tenant | None:
     return await repository.tenant_by_org(session, org_id)
 
