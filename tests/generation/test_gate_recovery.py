@@ -9,6 +9,10 @@ from __future__ import annotations
 import signal
 from typing import Any
 
+from dbos import DBOSClient
+
+from contentplatform import __version__
+from contentplatform.generation.workflows import workflow_id
 from tests.generation.stand_in import (
     KEYWORDS,
     TOPIC,
@@ -69,7 +73,7 @@ def test_a_run_waiting_at_a_review_gate_survives_kill_9_and_resumes_on_approve(
     api.request("POST", f"/v1/drafts/{waiting['draft_id']}/approve")
     run = reaches(api, started["id"], "succeeded", "failed", "cancelled")
 
-    assert run["status"] == "succeeded", run
+    assert run["status"] == "succeeded", (run.get("error"), run["steps"])
     statuses = {step["key"]: step["status"] for step in run["steps"]}
     assert set(statuses.values()) == {"succeeded"}, statuses
     # Before the gate: each call once; after it: the SEO call, once.
@@ -80,3 +84,59 @@ def test_a_run_waiting_at_a_review_gate_survives_kill_9_and_resumes_on_approve(
     generation_run = api.request("GET", f"/v1/generation/runs/{started['id']}")
     assert_charged_once(stack, api.tenant_id, generation_run)
     assert "Traceback" not in second.tail(1_000_000)
+
+
+def test_open_gate_run_again_after_its_commit_writes_nothing_and_the_approval_stands(
+    stack: Stack, services: Services, llm: ChatServer
+) -> None:
+    """`open_gate` puts the draft in review and the run `waiting_review`, then DBOS records the
+    step: a crash in between (the kill above lands there when it comes the moment the run reads
+    waiting) runs `open_gate` again in the recovered workflow. Made deterministic here by forking
+    the waiting workflow at that step.
+
+    Was: the step took the draft in review for one past an earlier gate, wrote it again as a new
+    revision and, when the reviewer had approved it meanwhile, sent it back to review."""
+    model = StandIn()
+    service, api = writing(services, llm, model, "regate")
+    workflow = api.request("POST", "/v1/workflows", json={"name": "Reviewed", "steps": STEPS})
+    started = api.request(
+        "POST",
+        f"/v1/workflows/{workflow['id']}/test-run",
+        json={"topic": TOPIC, "keywords": KEYWORDS, "createDraft": True},
+    )
+    waiting = reaches(api, started["id"], "waiting_review")
+    draft_id = waiting["draft_id"]
+    versions = api.request("GET", f"/v1/drafts/{draft_id}/versions")
+
+    client = DBOSClient(system_database_url=stack.dbos_database_url)
+    try:
+        original = workflow_id(started["id"])
+        steps = client.list_workflow_steps(original, load_output=False)
+        opened = next(
+            s["function_id"] for s in steps if s["function_name"] == "generation.open_gate"
+        )
+        fork = client.fork_workflow(
+            original, opened, application_version=__version__
+        ).get_workflow_id()
+        wait_for(
+            "the fork to run open_gate again and wait at the gate (or the run to end)",
+            lambda: (
+                run_of(api, started["id"])["status"] != "waiting_review"
+                or any(
+                    step["function_name"] == "generation.gate_decision"
+                    for step in client.list_workflow_steps(fork, load_output=False)
+                )
+            ),
+            service,
+            interval=0.1,
+        )
+    finally:
+        client.destroy()
+
+    assert run_of(api, started["id"])["status"] == "waiting_review"
+    assert api.request("GET", f"/v1/drafts/{draft_id}/versions") == versions
+    api.request("POST", f"/v1/drafts/{draft_id}/approve")
+    run = reaches(api, started["id"], "succeeded", "failed", "cancelled")
+    assert run["status"] == "succeeded", (run.get("error"), run["steps"])
+    assert api.request("GET", f"/v1/drafts/{draft_id}")["status"] == "approved"
+    assert "Traceback" not in service.tail(1_000_000)

@@ -677,6 +677,12 @@ async def _owned_draft(session: AsyncSession, run: GenerationRun) -> Any:
     return draft if draft is not None and draft.status in ("reviewing", "approved") else None
 
 
+def _waiting_at(run: GenerationRun, step_key: str) -> bool:
+    return run.status == "waiting_review" and any(
+        step["key"] == step_key and step["status"] == "waiting" for step in run.steps or ()
+    )
+
+
 def _gated(run: GenerationRun) -> bool:
     return any(
         step["type"] == "review_gate" and step["status"] in ("waiting", "succeeded")
@@ -1287,6 +1293,11 @@ async def open_gate(
     written = Article.model_validate(article)
     scored = seo.score(written.title, html.sanitize(written.content), seo_meta).as_json()
     async with runtime.current().db.unit_of_work() as session:
+        opened = await repository.get(session, tenant_id, run_id, for_update=True)
+        if opened is not None and _waiting_at(opened, step_key):
+            # Run again after a crash that came between its commit and DBOS recording it: the
+            # draft is in review already (maybe approved since), so nothing is written again.
+            return
         run = await _progress(session, tenant_id, run_id, "finalize", 88, step_key)
         draft = await _owned_draft(session, run)
         assert draft is not None
