@@ -362,7 +362,7 @@ def test_serve_in_staging_without_identity_provider_exits_with_a_clear_message(t
         cwd=tmp_path,  # no stray .env file
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=120,  # a cold import of the package on a loaded CI host
     )
     assert finished.returncode != 0, finished.stdout
     assert "invalid configuration" in finished.stderr
