@@ -164,6 +164,36 @@ async def check_limit(
         raise PlanLimitReached(key, limit)
 
 
+# What each domain stores for a tenant, in bytes (documents, media): the plan's `storage_bytes`
+# limit counts them all, though no domain here knows the others.
+StorageCounter = Callable[[AsyncSession, uuid.UUID], Awaitable[int]]
+_storage_counters: dict[str, StorageCounter] = {}
+
+
+def counts_storage(name: str) -> Callable[[StorageCounter], StorageCounter]:
+    """Register a domain's count of a tenant's stored bytes under `name`."""
+
+    def register(counter: StorageCounter) -> StorageCounter:
+        _storage_counters[name] = counter
+        return counter
+
+    return register
+
+
+async def stored_bytes(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    """Every byte the tenant keeps with us, as the `storage_bytes` limit counts it."""
+    return sum([await count(session, tenant_id) for count in _storage_counters.values()])
+
+
+async def check_storage(session: AsyncSession, tenant_id: uuid.UUID, adding: int) -> None:
+    """Refuse (PlanLimitReached, 403) storing `adding` more bytes past the plan's limit; what
+    is stored is counted only when the plan has one."""
+    if adding > 0:
+        await check_limit(
+            session, tenant_id, "storage_bytes", lambda: stored_bytes(session, tenant_id), adding
+        )
+
+
 async def list_plans(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.PlanListing:
     current = await _current_plan(session, tenant_id)
     settings = _settings()

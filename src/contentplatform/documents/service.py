@@ -15,7 +15,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import TenantAccess
 from contentplatform.billing import service as billing
-from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
 from contentplatform.documents import index as search
@@ -105,10 +104,18 @@ async def list_documents(
     return schemas.DocumentPage(data=rows, total=total, limit=query.limit, offset=query.offset)
 
 
-async def footprint(session: AsyncSession, tenant_id: uuid.UUID) -> tuple[int, int]:
-    """How many documents the tenant keeps (archived ones too), and their bytes: what the plan's
-    `documents` and `storage_bytes` limits count."""
-    return await repository.footprint(session, tenant_id)
+async def document_count(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    """How many documents the tenant keeps (archived ones too): what the plan's `documents`
+    limit counts."""
+    count, _ = await repository.footprint(session, tenant_id)
+    return count
+
+
+@billing.counts_storage("documents")
+async def stored_bytes(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    """The bytes of the tenant's documents (archived ones too), for `storage_bytes`."""
+    _, stored = await repository.footprint(session, tenant_id)
+    return stored
 
 
 async def _room_for(
@@ -116,16 +123,16 @@ async def _room_for(
 ) -> None:
     """Refuse a write that takes the tenant past its plan's documents or storage (403).
 
-    The plan read once, the documents counted only when it has such a limit."""
+    The plan read once, the documents counted only when it has such a limit; storage counts
+    every domain's bytes (media too)."""
     limits = await billing.plan_limits(session, tenant_id)
     if limits.documents is None and limits.storage_bytes is None:
         return
-    count, stored = await footprint(session, tenant_id)
-    if documents and limits.documents is not None and count + documents > limits.documents:
-        raise PlanLimitReached("documents", limits.documents)
-    storage = limits.storage_bytes
-    if size_bytes > 0 and storage is not None and stored + size_bytes > storage:
-        raise PlanLimitReached("storage_bytes", storage)
+    if documents and limits.documents is not None:
+        await billing.check_limit(
+            session, tenant_id, "documents", await document_count(session, tenant_id), documents
+        )
+    await billing.check_storage(session, tenant_id, size_bytes)
 
 
 async def stats(session: AsyncSession, tenant: TenantAccess) -> schemas.DocumentStats:

@@ -48,12 +48,11 @@ class Quota(BaseModel):
 async def quota(session: AsyncSession, tenant_id: uuid.UUID) -> Quota:
     limits = await billing.plan_limits(session, tenant_id)
     month = await credits.month_usage(session, tenant_id)
-    document_count, stored = await documents.footprint(session, tenant_id)
     used = {
         "credits": month.used,
         "members": await team.seats_taken(session, tenant_id, utcnow()),
-        "documents": document_count,
-        "storage_bytes": stored,
+        "documents": await documents.document_count(session, tenant_id),
+        "storage_bytes": await billing.stored_bytes(session, tenant_id),
         "active_jobs": await jobs.running_count(session, tenant_id),
         "publishers": await publishers.connection_count(session, tenant_id),
         "webhook_endpoints": await webhooks.endpoint_count(session, tenant_id),

@@ -7,6 +7,7 @@ admins delete them (and alone change a stock photo's licence).
 from __future__ import annotations
 
 from contentplatform.auth.context import Access
+from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.drafts.errors import DraftNotFound
 from contentplatform.media import schemas, service
@@ -75,6 +76,7 @@ async def create_upload_url(
         StockAssetNotFound,
         StockLicenseAdminOnly,
         StockProviderUnavailable,
+        PlanLimitReached,
     ],
 )
 async def confirm_upload(
@@ -90,7 +92,10 @@ async def confirm_upload(
     and a thumbnail; an image of more than 50 megapixels is refused (400). A video is checked by
     its bytes alone. The same content already in a live asset of the organization returns that
     asset with `unchanged: true`, storing nothing new. A storagePath that holds another asset's
-    file (its upload URL used twice, with other content) is 409.
+    file (its upload URL used twice, with other content) is 409. A file that would take the
+    organization past its plan's `storage_bytes` (its documents' and media's bytes together)
+    is 403 naming the limit; no asset is made, and the upload stays to be confirmed again once
+    there is room.
 
     A stock photo (`stock: {provider, assetId}` from media.searchStock): the provider is told of
     the download (Unsplash requires it) and the asset keeps the provider's URL (`storage`

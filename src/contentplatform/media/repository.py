@@ -27,6 +27,17 @@ def _live(tenant_id: uuid.UUID) -> Select[MediaAsset]:
     )
 
 
+async def stored_bytes(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    total = await session.scalar(
+        select(func.coalesce(func.sum(MediaAsset.size_bytes), 0)).where(
+            MediaAsset.tenant_id == tenant_id,
+            MediaAsset.deleted_at.is_(None),
+            MediaAsset.storage == "internal",
+        )
+    )
+    return int(total or 0)
+
+
 def _in_use(tenant_id: uuid.UUID) -> ColumnElement[bool]:
     """The asset is attached to a live draft of the tenant."""
     return exists().where(

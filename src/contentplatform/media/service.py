@@ -28,6 +28,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Role, TenantAccess
+from contentplatform.billing import service as billing
+from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.config import Settings
 from contentplatform.core.runtime import Runtime
 from contentplatform.drafts import service as drafts
@@ -539,6 +541,11 @@ async def confirm_upload(
     if duplicate is not None:
         await _forget(store, thumbnail_path, *(r["path"] for r in renditions.values()))
         return await _confirmed(session, tenant.tenant_id, duplicate, links, unchanged=True)
+    try:
+        await billing.check_storage(session, tenant.tenant_id, len(content))
+    except PlanLimitReached:
+        await _forget(store, thumbnail_path, *(r["path"] for r in renditions.values()))
+        raise
     asset = MediaAsset(
         id=asset_id,
         tenant_id=tenant.tenant_id,
@@ -563,6 +570,13 @@ async def confirm_upload(
     session.add(asset)
     await _flush(session, Conflict("The same file was just confirmed; confirm it again."))
     return await _confirmed(session, tenant.tenant_id, asset, links, unchanged=False)
+
+
+@billing.counts_storage("media")
+async def stored_bytes(session: AsyncSession, tenant_id: uuid.UUID) -> int:
+    """The bytes of the tenant's live uploaded files (as stored, without their renditions,
+    which are ours to make again), for `storage_bytes`; hotlinked stock photos store nothing."""
+    return await repository.stored_bytes(session, tenant_id)
 
 
 async def _flush(session: AsyncSession, conflict: Conflict) -> None:
