@@ -268,6 +268,10 @@ def test_the_same_idempotency_key_answers_the_same_and_imports_nothing_more(
     ]
     assert docs.list(source="website_scan")["total"] == 1
     assert len(reservations(settings, scanner.tenant_id)) == 1
+    # The key of another request: pages that leave out the one its import made.
+    reused = import_pages(scanner, seeded.snapshot_id, [wanted[1]], **key)
+    assert "other pages" in problem(reused, 409, "CONFLICT")["detail"]
+    assert docs.list(source="website_scan")["total"] == 1
 
 
 @pytest.mark.parametrize(

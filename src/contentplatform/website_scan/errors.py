@@ -98,6 +98,10 @@ class SnapshotsNotComparable(BadRequest):
     """The two snapshots belong to different crawl configurations."""
 
 
+class ImportKeyReused(Conflict):
+    """The idempotency key was used within 24 hours for an import of other pages."""
+
+
 # --- site profile ----------------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ from contentplatform.website_scan import imports, profiles
 from contentplatform.website_scan.errors import (
     ContentPurged,
     CrawlConfigNotFound,
+    ImportKeyReused,
     NoSnapshotToProfile,
     PageNotFound,
     SiteProfileGenerating,
@@ -28,7 +29,7 @@ router = ProcedureRouter("websiteScan", tag="Website Scan")
     "importPages",
     "/v1/website-scan/snapshots/{id}/import",
     access=Access.editor,
-    errors=[SnapshotNotFound, PageNotFound, StoragePathTaken],
+    errors=[SnapshotNotFound, PageNotFound, StoragePathTaken, ImportKeyReused],
 )
 async def import_pages(ctx: Context, data: schemas.ImportPagesInput) -> schemas.ImportResult:
     """Import selected pages as knowledge documents.
@@ -43,7 +44,8 @@ async def import_pages(ctx: Context, data: schemas.ImportPagesInput) -> schemas.
     limit or the credits left do not allow it (`quota`); the other pages go on. Every page
     named must be one of the snapshot's (404 otherwise); the snapshot must be finished. The
     same `idempotencyKey` within 24 hours answers what the import under it did and imports
-    nothing more."""
+    nothing more; with pages that leave out one that import made (another snapshot, other
+    pages), it is 409."""
     return await imports.import_pages(ctx.session, ctx.runtime, ctx.tenant, data)
 
 

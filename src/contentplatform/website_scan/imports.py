@@ -13,9 +13,10 @@ One import per organization at a time (the tenant is locked), so two imports of 
 on one document. An idempotency key is remembered on the documents its import made or
 versioned (documents.service.import_web_page); the same key within 24 hours answers from them
 and imports nothing: its pages are `imported` as recorded, `unchanged` or skipped for their
-content as before, and any other page it would have imported was skipped for `quota`. A key
-whose import made nothing left nothing to remember, so it simply runs again (it had no effect
-to repeat).
+content as before, and any other page it would have imported was skipped for `quota`. The
+same key with pages that leave out one its import made is another request: 409. A key whose
+import made nothing left nothing to remember, so it simply runs again (it had no effect to
+repeat).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from contentplatform.documents import service as documents
 from contentplatform.kit.db import utcnow
 from contentplatform.tenants import service as tenants
 from contentplatform.website_scan import import_queries, repository, snapshots
-from contentplatform.website_scan.errors import PageNotFound
+from contentplatform.website_scan.errors import ImportKeyReused, PageNotFound
 from contentplatform.website_scan.import_schemas import (
     MAX_IMPORT_PAGES,
     ImportedPage,
@@ -166,8 +167,15 @@ async def _replayed(
     pages: list[CrawlPage],
     keyed: list[documents.KeyedImport],
 ) -> ImportResult:
-    """What the import under the key did with these pages, read back; nothing is written."""
+    """What the import under the key did with these pages, read back; nothing is written. A
+    request that leaves out a page the import under the key made is another request (409)."""
     made = {record.page_id: record for record in keyed}
+    others = set(made) - {str(page.id) for page in pages}
+    if others:
+        raise ImportKeyReused(
+            f"This idempotencyKey was used within the last 24 hours for an import of other pages "
+            f"({len(others)} of them are not in this request); use a new key for a new import."
+        )
     result = ImportResult(imported=[], unchanged=[], skipped=[])
     for page in pages:
         record = made.get(str(page.id))
