@@ -276,6 +276,7 @@ def test_the_featured_image_goes_with_its_credit_and_whether_it_may_be_copied(
         "alt": "A lighthouse",
         "caption": "Photo by Ana Lens on Unsplash",
         "mime_type": "image/jpeg",
+        "sha256": None,  # hotlinked: there is no file of ours to copy
         "hotlink_required": True,
         "credit": {
             "text": "Photo by Ana Lens on Unsplash",
@@ -287,6 +288,7 @@ def test_the_featured_image_goes_with_its_credit_and_whether_it_may_be_copied(
     }
     assert ours["url"] == "https://files.example/signed/harbour.png"
     assert ours["hotlink_required"] is False
+    assert ours["sha256"] == our_picture().content_hash
     assert ours["caption"] == "The harbour <at> dawn"
     assert ours["credit"] is None
 
@@ -301,6 +303,7 @@ def test_inline_images_go_as_figures_and_as_a_list_to_copy(receiver: WebhookRece
         ("https://files.example/signed/harbour.png", False),
         ("https://images.unsplash.com/photo-1?ixid=abc&w=1080", True),
     ]
+    assert [i["sha256"] for i in listed] == [pictures[0].content_hash, None]
     assert listed[1]["credit"]["author_name"] == "Ana Lens"
     page = BeautifulSoup(event["data"]["html"], "html.parser")
     assert [img["src"] for img in page.find_all("img")] == [i["url"] for i in listed]

@@ -111,6 +111,10 @@ class FeaturedImage(BaseModel):
     alt: str
     caption: str | None = Field(description="Plain text, the attribution included.")
     mime_type: str
+    sha256: str | None = Field(
+        description="The hex SHA-256 of the file at `url` (null when hotlinked): a receiver "
+        "that holds a file with this hash already need not copy it again."
+    )
     hotlink_required: bool
     credit: ImageCredit | None = Field(description="The attribution its licence requires.")
 
@@ -301,6 +305,7 @@ def _featured(picture: Picture | None) -> FeaturedImage | None:
         alt=picture.alt,
         caption=picture.caption_text(),
         mime_type=picture.mime_type,
+        sha256=None if picture.hotlinked else picture.content_hash,
         hotlink_required=picture.hotlinked,
         credit=ImageCredit(**asdict(credit)) if credit is not None else None,
     )
