@@ -13,14 +13,16 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from dbos import DBOS
 from pydantic import SecretStr
 from sqlalchemy import select, update
 
 from contentplatform.billing import service as billing
 from contentplatform.config import Settings
 from contentplatform.events.models import Event
+from contentplatform.kit import durable
 from contentplatform.kit.db import Database, utcnow
-from contentplatform.website_scan import crawls
+from contentplatform.website_scan import crawls, workflows
 from contentplatform.website_scan.models import CrawlPage, CrawlSchedule, CrawlSnapshot
 from tests.conftest import Run
 from tests.documents.support import Docs
@@ -399,6 +401,52 @@ def test_a_scheduled_crawl_reimports_the_imported_pages_that_changed(
     assert document["status"] == "ready"
     content = docs.ok("documents.getContent", {"id": made["document_id"]}, role="member")
     assert "beech handle" in content["content"]
+
+
+def test_a_crawl_recovered_after_it_completed_still_reimports_the_changed_pages(
+    scanner: Scanner, shop: Shop, run: Run
+) -> None:
+    """A crash after the run's end committed and before its re-import: DBOS runs the workflow
+    again, which finds the run ended. Made deterministic by running the workflow again for a
+    completed run whose re-import did not happen (the schedule asked for it only afterwards).
+
+    Was: the recovered workflow settled at once and the changed pages stayed out of date."""
+    first = crawled(scanner, shop)
+    pages = scanner.ok(
+        "websiteScan.listPages", {"id": first["snapshot_id"], "search": "/p/1", "limit": 100}
+    )["data"]
+    product = next(page for page in pages if page["url"] == shop.url + "/p/1")
+    made = scanner.ok(
+        "websiteScan.importPages", {"id": first["snapshot_id"], "pageIds": [product["id"]]}
+    )["imported"][0]
+    docs = Docs.of(scanner)
+    assert docs.wait(made["document_id"])["document_version"] == 1
+    shop.texts[1] = "Product 1 is now a lighter trowel with a beech handle and a steel blade."
+    scanner.schedule(first["config_id"], autoImportChanged=False)
+    run(make_due(first["config_id"]))
+    run(tick)
+    scheduled = scanner.ok("websiteScan.listCrawls", {"configId": first["config_id"]})["data"][0]
+    assert wait_for(scanner, scheduled["id"], TERMINAL)["status"] == "completed"
+    assert docs.wait(made["document_id"])["document_version"] == 1
+
+    scanner.schedule(first["config_id"], autoImportChanged=True)
+
+    def run_again() -> str:
+        async def again(db: Database) -> str:
+            again_id = f"crawl-again:{uuid.uuid4()}"
+            tenant_id = str(scanner.tenant_id)
+            await durable.start(
+                workflows.crawl, again_id, tenant_id, scheduled["id"], queue=workflows.QUEUE
+            )
+            return str(await (await DBOS.retrieve_workflow_async(again_id)).get_result())
+
+        return str(run(again))
+
+    assert run_again() == "settled"
+    document = docs.wait(made["document_id"])
+    assert (document["document_version"], document["status"]) == (2, "ready")
+    assert run_again() == "settled"  # once more: nothing is out of date, nothing imported
+    assert docs.wait(made["document_id"])["document_version"] == 2
 
 
 def test_external_links_are_checked_when_asked_and_only_the_broken_are_reported(

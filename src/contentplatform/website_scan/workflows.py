@@ -77,6 +77,9 @@ async def crawl(tenant_id: str, run_id: str) -> str:
     try:
         begun = await _begin(db, tenant, run)
         if begun is None:
+            # Recovered after the run ended: a crash may have come before its re-import, which
+            # finds nothing to do when it came after (it imports only pages that changed).
+            await _auto_import(db, tenant, run)
             return "settled"
         result = await _Crawl(db, tenant, run, *begun).run()
         status = await _finish(db, tenant, run, result)
@@ -278,13 +281,19 @@ async def _finish(
 
 
 async def _auto_import(db: Database, tenant_id: uuid.UUID, run_id: uuid.UUID) -> None:
-    """After a scheduled run whose schedule says `autoImportChanged`: import again the pages
-    already imported whose content changed. Its own transaction after the run ended: a failure
-    here is logged and leaves the run completed (the pages can be imported by hand)."""
+    """After a completed scheduled run whose schedule says `autoImportChanged`: import again the
+    pages already imported whose content changed. Its own transaction after the run ended: a
+    failure here is logged and leaves the run completed (the pages can be imported by hand).
+    Run again (the workflow recovered), it imports only what is still out of date."""
     try:
         async with db.unit_of_work() as session:
             run = await repository.get_run(session, tenant_id, run_id)
-            if run is None or run.trigger != "schedule" or run.snapshot_id is None:
+            if (
+                run is None
+                or run.status != "completed"
+                or run.trigger != "schedule"
+                or run.snapshot_id is None
+            ):
                 return
             schedule = await repository.schedule_of(session, tenant_id, run.config_id)
             if schedule is None or not schedule.auto_import_changed:
