@@ -13,6 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 DRAFTS = "tests/drafts/test_events.py"
 WEBHOOKS = "tests/webhooks/test_endpoints.py"
+LICENCES = "tests/media/test_license_alerts.py"
+LICENCES_TOLD = "test_a_licence_drafts_use_is_told_once_as_it_nears_its_end_and_once_ended"
 CRAWLS = "tests/website_scan/test_runs.py"
 
 # The type -> the test proving it is emitted ("path::name").
@@ -93,6 +95,8 @@ PROVEN_BY = {
         f"{CRAWLS}::test_cancelling_a_running_crawl_keeps_what_it_stored_as_a_partial_snapshot"
     ),
     "crawl.failed": f"{CRAWLS}::test_a_site_whose_robots_txt_fails_is_not_crawled_and_is_told",
+    "media.license_expiring": f"{LICENCES}::{LICENCES_TOLD}",
+    "media.license_expired": f"{LICENCES}::{LICENCES_TOLD}",
 }
 
 

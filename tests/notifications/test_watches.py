@@ -32,6 +32,8 @@ ADMIN_DEFAULTS = [
     "crawl.failed",
     "credits.low_balance",
     "subscription.updated",
+    "media.license_expiring",
+    "media.license_expired",
     "webhook_endpoint.disabled",
 ]
 DRAFT_EVENTS = [*MEMBER_DEFAULTS[:8], "generation.run_failed"]

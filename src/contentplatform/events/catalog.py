@@ -90,6 +90,20 @@ _TYPES = (
         "ingestion",
         "crawl_run",
     ),
+    EventType(
+        "media.license_expiring",
+        "The licence of a media asset drafts use ends within 30 days (`expires_at`, `drafts`, "
+        "`published_drafts`): renew it or replace the asset.",
+        "publishing",
+        "media",
+    ),
+    EventType(
+        "media.license_expired",
+        "The licence of a media asset drafts use has ended (`expires_at`, `drafts`, "
+        "`published_drafts`): it can no longer be attached or published.",
+        "publishing",
+        "media",
+    ),
     EventType("member.added", "A member joined the organization.", "team", "member"),
     EventType("member.removed", "A member left or was removed.", "team", "member"),
     EventType(

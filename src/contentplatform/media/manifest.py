@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
-from contentplatform.media import models, procedures
+from contentplatform.media import models, procedures, workflows
 
-domain = Domain(name="media", routers=(procedures.router,), models=models)
+domain = Domain(name="media", routers=(procedures.router,), models=models, durable=(workflows,))

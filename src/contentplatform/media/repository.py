@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, delete, exists, func, or_, select
+from sqlalchemy import ColumnElement, Select, delete, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts.models import Draft
@@ -36,6 +36,44 @@ async def stored_bytes(session: AsyncSession, tenant_id: uuid.UUID) -> int:
         )
     )
     return int(total or 0)
+
+
+async def licences_ending(session: AsyncSession, now: datetime, limit: int) -> list[MediaAsset]:
+    """Live assets of every tenant used by a live draft whose licence has expired or expires
+    within EXPIRING_WITHIN, the latest end first (those ahead, then the ones ended last): the
+    ones a licence alert may be due for."""
+    statement = (
+        select(MediaAsset)
+        .where(
+            MediaAsset.deleted_at.is_(None),
+            MediaAsset.license_expires_at.is_not(None),
+            MediaAsset.license_expires_at <= now + EXPIRING_WITHIN,
+            exists().where(
+                MediaAttachment.tenant_id == MediaAsset.tenant_id,
+                MediaAttachment.media_id == MediaAsset.id,
+                Draft.id == MediaAttachment.draft_id,
+                Draft.deleted_at.is_(None),
+            ),
+        )
+        .order_by(MediaAsset.license_expires_at.desc())
+        .limit(limit)
+    )
+    return list((await session.scalars(statement)).all())
+
+
+async def claim_alert(session: AsyncSession, asset_id: uuid.UUID, marker: str) -> bool:
+    """Record `marker` as the asset's last licence alert unless it is already: whether this
+    transaction is the one to tell it (another process may have raced it)."""
+    claimed = await session.execute(
+        update(MediaAsset)
+        .where(
+            MediaAsset.id == asset_id,
+            or_(MediaAsset.license_alerted.is_(None), MediaAsset.license_alerted != marker),
+        )
+        .values(license_alerted=marker)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(getattr(claimed, "rowcount", 0) == 1)
 
 
 def _in_use(tenant_id: uuid.UUID) -> ColumnElement[bool]:

@@ -80,7 +80,13 @@ _FAILURES = {
     "document.failed",
     "crawl.failed",
 }
-_FOR_ADMINS = {"credits.low_balance", "subscription.updated", "webhook_endpoint.disabled"}
+_FOR_ADMINS = {
+    "credits.low_balance",
+    "subscription.updated",
+    "webhook_endpoint.disabled",
+    "media.license_expiring",
+    "media.license_expired",
+}
 
 TENANT_RULES: dict[str, frozenset[Rule]] = {
     **{name: frozenset({Rule.assignee}) for name in _DRAFT_TYPES},

@@ -5,9 +5,9 @@ as names from elsewhere are (`kit.text.cleaned`: no markup, no control or invisi
 one line, bounded), so nothing in a notification is markup: a client shows it as text.
 
 Links are paths of the app, relative to wherever it is served: `/drafts/<id>`, `/jobs/<id>`,
-`/documents/<id>`, `/publishers/<id>`, `/generation-runs/<id>`, `/settings/billing` (credits and
-the subscription), `/team` (members), `/settings/webhooks/<id>` (an endpoint); `/activity`
-for anything else.
+`/documents/<id>`, `/publishers/<id>`, `/generation-runs/<id>`, `/media/<id>`,
+`/settings/billing` (credits and the subscription), `/team` (members),
+`/settings/webhooks/<id>` (an endpoint); `/activity` for anything else.
 """
 
 from __future__ import annotations
@@ -118,6 +118,20 @@ def _document(said: Said) -> str:
     return said.quoted("name", "filename", "document_name", "title", otherwise="A document")
 
 
+def _media(said: Said) -> str:
+    return said.quoted("filename", otherwise="an image")
+
+
+def _day(said: Said) -> str:
+    return (said.value("expires_at") or "")[:10] or "its end date"
+
+
+def _used_by(said: Said) -> str:
+    drafts = said.payload.get("drafts")
+    count = drafts if isinstance(drafts, int) and not isinstance(drafts, bool) else 0
+    return "1 draft uses it" if count == 1 else f"{count} drafts use it"
+
+
 def _low_balance(said: Said) -> tuple[str, str]:
     left = said.value("balance", "available", "remaining")
     return "Credits running low", (
@@ -195,6 +209,16 @@ SENTENCES: dict[str, Callable[[Said], tuple[str, str]]] = {
         "Crawl cancelled",
         f"A website crawl was cancelled after {s.value('pages_crawled') or 0} pages.",
     ),
+    "media.license_expiring": lambda s: (
+        "Licence ending",
+        f"The licence of {_media(s)} ends on {_day(s)}; {_used_by(s)}. Renew it or replace "
+        "the image before then.",
+    ),
+    "media.license_expired": lambda s: (
+        "Licence ended",
+        f"The licence of {_media(s)} ended on {_day(s)}; {_used_by(s)}. No draft can be "
+        "published with it until the licence is renewed or the image replaced.",
+    ),
     "credits.low_balance": _low_balance,
     "subscription.updated": _subscription,
     "member.added": _member("joined"),
@@ -221,6 +245,7 @@ def url_of(resource_type: str, resource_id: uuid.UUID | None, payload: Mapping[s
         "publisher": "publishers",
         "generation_run": "generation-runs",
         "crawl_run": "website-scan/crawls",
+        "media": "media",
     }
     if resource_type in pages:
         return _path(pages[resource_type], resource_id) or "/activity"
