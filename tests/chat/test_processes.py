@@ -251,8 +251,10 @@ def test_an_answer_stalled_on_a_hanging_model_is_failed_by_the_reconciler(
     stack: Stack, services: Services
 ) -> None:
     with SlowModel(hold=True) as model:
+        # The stall counts from the answer's start: long enough that a loaded CI host reaches
+        # the model first (it took over 2 s there once), short enough for a test.
         service, asker = chatting(
-            services, model.base_url, "stalled", chat_stall_seconds="2", llm_timeout_seconds="30"
+            services, model.base_url, "stalled", chat_stall_seconds="8", llm_timeout_seconds="30"
         )
         try:
             frames = asker.ask("stalls")  # ends when the reconciler gives up on it
