@@ -373,9 +373,9 @@ def test_the_plan_caps_the_pages_of_a_crawl(
     assert done["progress"]["pages_crawled"] == 3 and done["truncated"] is True
 
 
-def test_a_scheduled_crawl_reimports_the_imported_pages_that_changed(
-    scanner: Scanner, shop: Shop, run: Run
-) -> None:
+def imported_product(scanner: Scanner, shop: Shop) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A crawl of the shop and its page /p/1 imported (ready at version 1), then that page's
+    text changed on the site: the crawl and the import."""
     first = crawled(scanner, shop)
     pages = scanner.ok(
         "websiteScan.listPages", {"id": first["snapshot_id"], "search": "/p/1", "limit": 100}
@@ -384,16 +384,29 @@ def test_a_scheduled_crawl_reimports_the_imported_pages_that_changed(
     made = scanner.ok(
         "websiteScan.importPages", {"id": first["snapshot_id"], "pageIds": [product["id"]]}
     )["imported"][0]
-    docs = Docs.of(scanner)
-    assert docs.wait(made["document_id"])["document_version"] == 1
-
+    assert Docs.of(scanner).wait(made["document_id"])["document_version"] == 1
     shop.texts[1] = "Product 1 is now a lighter trowel with a beech handle and a steel blade."
-    scanner.schedule(first["config_id"], autoImportChanged=True)
-    run(make_due(first["config_id"]))
+    return first, made
+
+
+def scheduled_crawl(scanner: Scanner, run: Run, config_id: str, *, auto_import: bool) -> dict:
+    """The config's schedule (re-importing changed pages or not) made due and ticked: its
+    run, completed."""
+    scanner.schedule(config_id, autoImportChanged=auto_import)
+    run(make_due(config_id))
     run(tick)
-    scheduled = scanner.ok("websiteScan.listCrawls", {"configId": first["config_id"]})["data"][0]
-    assert scheduled["trigger"] == "schedule"
+    scheduled: dict = scanner.ok("websiteScan.listCrawls", {"configId": config_id})["data"][0]
     assert wait_for(scanner, scheduled["id"], TERMINAL)["status"] == "completed"
+    return scheduled
+
+
+def test_a_scheduled_crawl_reimports_the_imported_pages_that_changed(
+    scanner: Scanner, shop: Shop, run: Run
+) -> None:
+    first, made = imported_product(scanner, shop)
+    docs = Docs.of(scanner)
+    scheduled = scheduled_crawl(scanner, run, first["config_id"], auto_import=True)
+    assert scheduled["trigger"] == "schedule"
     deadline = time.monotonic() + 20
     while (document := docs.wait(made["document_id"]))["document_version"] != 2:
         assert time.monotonic() < deadline, document
@@ -411,22 +424,9 @@ def test_a_crawl_recovered_after_it_completed_still_reimports_the_changed_pages(
     completed run whose re-import did not happen (the schedule asked for it only afterwards).
 
     Was: the recovered workflow settled at once and the changed pages stayed out of date."""
-    first = crawled(scanner, shop)
-    pages = scanner.ok(
-        "websiteScan.listPages", {"id": first["snapshot_id"], "search": "/p/1", "limit": 100}
-    )["data"]
-    product = next(page for page in pages if page["url"] == shop.url + "/p/1")
-    made = scanner.ok(
-        "websiteScan.importPages", {"id": first["snapshot_id"], "pageIds": [product["id"]]}
-    )["imported"][0]
+    first, made = imported_product(scanner, shop)
     docs = Docs.of(scanner)
-    assert docs.wait(made["document_id"])["document_version"] == 1
-    shop.texts[1] = "Product 1 is now a lighter trowel with a beech handle and a steel blade."
-    scanner.schedule(first["config_id"], autoImportChanged=False)
-    run(make_due(first["config_id"]))
-    run(tick)
-    scheduled = scanner.ok("websiteScan.listCrawls", {"configId": first["config_id"]})["data"][0]
-    assert wait_for(scanner, scheduled["id"], TERMINAL)["status"] == "completed"
+    scheduled = scheduled_crawl(scanner, run, first["config_id"], auto_import=False)
     assert docs.wait(made["document_id"])["document_version"] == 1
 
     scanner.schedule(first["config_id"], autoImportChanged=True)
