@@ -135,7 +135,7 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await reconciler
                 # Off the loop: workflows in flight run on it and may finish in the grace time.
-                await asyncio.to_thread(durable.shutdown)
+                await asyncio.to_thread(durable.shutdown, settings.shutdown_grace_seconds)
                 runtime.install(None)
             await current.close()
 

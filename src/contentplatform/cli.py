@@ -135,7 +135,7 @@ async def run_worker(settings: Settings) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await reconciler
         # Off the loop: the workflows in flight run on it and may finish within the grace time.
-        await asyncio.to_thread(durable.shutdown)
+        await asyncio.to_thread(durable.shutdown, settings.shutdown_grace_seconds)
         await current.close()
         runtime.install(None)
 

@@ -99,6 +99,12 @@ class Settings(BaseSettings):
     rate_limit_public: str = "120/minute"
 
     reconcile_interval_seconds: float = 30
+    # How often each durable queue looks for work any process enqueued (seconds): a queued
+    # workflow (a generation run, a crawl, a webhook delivery) waits up to this long to start.
+    queue_poll_seconds: float = Field(0.5, ge=0.01, le=60)
+    # At shutdown, how long workflows in flight may run to their end (seconds); what is still
+    # running then resumes on the next start, as after a crash.
+    shutdown_grace_seconds: int = Field(10, ge=0, le=300)
     # The events' dispatcher wakes at once for events this process commits, and looks for other
     # processes' this often (seconds).
     events_poll_seconds: float = Field(1.0, gt=0, le=60)

@@ -193,6 +193,7 @@ async def main() -> None:
         database_url=config["database_url"],
         dbos_database_url=config["dbos_database_url"],
         reconcile_interval_seconds=config["reconcile_interval_seconds"],
+        shutdown_grace_seconds=config.get("shutdown_grace_seconds", 10),
     )
     # run_worker launches DBOS before its first await, so this task runs with DBOS up.
     action = asyncio.create_task(act())

@@ -248,6 +248,36 @@ def test_sigterm_lets_the_workflow_in_flight_finish(demo: Demo) -> None:
     assert steps_of(demo, wid) == ["step1", "step2", "step3"]
 
 
+def test_sigterm_without_grace_stops_at_once_and_the_next_start_finishes_the_work(
+    demo: Demo,
+) -> None:
+    """SHUTDOWN_GRACE_SECONDS=0: the worker stops without waiting for the step in flight, which
+    the next start runs again, as after a crash (the step before it is not run again)."""
+    wid = "demo:no-grace"
+    first = demo.spawn("start", workflow_id=wid, shutdown_grace_seconds=0)
+    wait_for(
+        "step 2 to begin", lambda: ("step2", first.process.pid) in attempts_of(demo, wid), first
+    )
+    first.process.send_signal(signal.SIGTERM)  # step 2 waits for `go`, which has not come
+    started = time.monotonic()
+    try:
+        code = first.process.wait(TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"worker ignored SIGTERM:\n{first.tail()}") from None
+    took = time.monotonic() - started
+    assert code == 0, first.tail()
+    # The default grace (10 s) would have waited all of it for a step that cannot end.
+    assert took < 9, f"shutdown took {took:.1f} s without a grace period"
+    assert steps_of(demo, wid) == ["step1"]
+    assert demo.status(wid) == "PENDING"
+
+    demo.go()
+    second = demo.spawn("serve")
+    wait_for("DBOS to record SUCCESS", lambda: demo.status(wid) == "SUCCESS", second)
+    assert steps_of(demo, wid) == ["step1", "step2", "step3"]
+    assert [step for step, _ in attempts_of(demo, wid)] == ["step1", "step2", "step2", "step3"]
+
+
 def test_the_reconciler_restarts_missing_work_once_and_gives_up_on_failed_work(
     demo: Demo,
 ) -> None:

@@ -76,7 +76,7 @@ def emit(
     session.add(event)
     if not session.info.get(_WOKEN):
         session.info[_WOKEN] = True
-        after_commit(session, _wake_dispatcher)
+        after_commit(session, wake_dispatcher)
     return event
 
 
@@ -89,7 +89,10 @@ def changes_between(before: dict[str, Any], after: dict[str, Any]) -> dict[str, 
     }
 
 
-async def _wake_dispatcher() -> None:
+async def wake_dispatcher() -> None:
+    """Wake the dispatcher of the running loop, to dispatch at once what was committed: each
+    commit that emitted does; events committed on another loop of the process (a test's own)
+    wake nothing by themselves."""
     wake = _wakes.get(asyncio.get_running_loop())
     if wake is not None:
         wake.set()

@@ -105,7 +105,7 @@ async def configure(settings: Settings) -> None:
     _open_enqueuer(settings)
     for name, limit in _queue_limits.items():
         _queues[name] = await DBOS.register_queue_async(
-            name, worker_concurrency=limit, polling_interval_sec=0.5
+            name, worker_concurrency=limit, polling_interval_sec=settings.queue_poll_seconds
         )
     wanted: list[ScheduleInput] = []
     for name, (workflow, seconds_of) in _schedules.items():
