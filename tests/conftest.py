@@ -7,6 +7,7 @@ and `other_tenant` are organizations seen through `call` (tests/support/orgs.py)
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from contentplatform.app import create_app
 from contentplatform.auth import devkeys
 from contentplatform.auth.context import Role
 from contentplatform.config import Settings
+from contentplatform.events import service as events
 from contentplatform.kit import migrations
 from contentplatform.kit.db import Database
 from tests.support.backends import Backends, test_backends
@@ -92,7 +94,11 @@ def make_settings(
         "database_pool_size": 5,
         "database_max_overflow": 5,
         "dbos_pool_size": 10,
-        "reconcile_interval_seconds": 1,
+        # Each pass reads every domain's unfinished work (about 12 ms of CPU on SQLite): every
+        # 3 s rather than every second, as six services share CI's two cores.
+        "reconcile_interval_seconds": 3,
+        # A worker's service ends with its session: nothing waits for work a test left running.
+        "shutdown_grace_seconds": 0,
         # Tests tick the scheduler themselves, at the instants they choose.
         "scheduler_interval_seconds": 0,
         # The stand-in CMSs and webhook receivers listen on http://127.0.0.1; every other
@@ -102,9 +108,10 @@ def make_settings(
         "publish_retry_seconds": 0.05,
         # Outbound webhooks: three attempts within a second, and a short attempt timeout.
         "webhook_retry_seconds": [0, 0.2, 0.4],
-        # Events a test commits on its own loop (tests/support/database.py) wake no service's
-        # dispatcher: they are found by its poll.
-        "events_poll_seconds": 0.1,
+        # Events a test commits on its own loop wake no service's dispatcher: `run` wakes it
+        # after each scenario; what a test commits otherwise is found by this poll (each poll
+        # is a read: at 0.1 s an idle service spent 10 ms of CPU a second on it).
+        "events_poll_seconds": 0.5,
         "webhook_timeout_seconds": 2,
     }
     values.update(overrides)
@@ -175,9 +182,37 @@ def token(settings: Settings) -> Token:
     return mint
 
 
+# --- organizations: a test's own, or its module's (README "Tests", plan item 4) ------------------
+
+
+def shares_organizations(request: pytest.FixtureRequest) -> bool:
+    """Whether the test runs in its module's organizations: its module is marked `shared_org`
+    and the test is not marked `own_org`."""
+    node = request.node
+    return node.get_closest_marker("shared_org") is not None and not node.get_closest_marker(
+        "own_org"
+    )
+
+
+@pytest.fixture(scope="module")
+def module_orgs() -> tuple[str, str]:
+    """The two organizations a `shared_org` module's tests share (on each xdist worker)."""
+    return new_org(), new_org()
+
+
 @pytest.fixture
-def org() -> str:
-    """A fresh organization id: each test gets tenants of its own."""
+def org(request: pytest.FixtureRequest) -> str:
+    """The test's organization id: a fresh one, or its module's in a `shared_org` module."""
+    if shares_organizations(request):
+        return request.getfixturevalue("module_orgs")[0]
+    return new_org()
+
+
+@pytest.fixture
+def other_org(request: pytest.FixtureRequest) -> str:
+    """A second organization id, for cross-tenant checks: fresh, or the module's second."""
+    if shares_organizations(request):
+        return request.getfixturevalue("module_orgs")[1]
     return new_org()
 
 
@@ -243,9 +278,9 @@ def tenant(call: Caller, client: httpx.Client, token: Token, org: str) -> Org:
 
 
 @pytest.fixture
-def other_tenant(call: Caller, client: httpx.Client, token: Token) -> Org:
-    """A second organization through the same transport, for cross-tenant checks."""
-    return Org(call, client, token, new_org())
+def other_tenant(call: Caller, client: httpx.Client, token: Token, other_org: str) -> Org:
+    """A second organization (`other_org`) through the same transport, for cross-tenant checks."""
+    return Org(call, client, token, other_org)
 
 
 Run = Callable[[Callable[[Database], Awaitable[Any]]], Any]
@@ -271,5 +306,15 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 @pytest.fixture
 def run(server: AppServer, settings: Settings) -> Run:
-    """`run(scenario)` runs `async def scenario(db)` against the suite's migrated database."""
-    return lambda scenario: run_on(settings, scenario)
+    """`run(scenario)` runs `async def scenario(db)` against the suite's migrated database, then
+    wakes the service's event dispatcher for what the scenario emitted (its commits, on the
+    test's own loop, wake none)."""
+
+    def run_and_wake(scenario: Callable[[Database], Awaitable[Any]]) -> Any:
+        try:
+            return run_on(settings, scenario)
+        finally:
+            assert server.loop is not None
+            asyncio.run_coroutine_threadsafe(events.wake_dispatcher(), server.loop).result(10)
+
+    return run_and_wake

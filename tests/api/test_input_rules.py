@@ -14,6 +14,9 @@ import pytest
 
 from tests.support.orgs import Org
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 HUGE = 99_999_999_999_999_999_999  # past 64 bits: the database cannot even compare it
 NUL = "fine\x00then"
 
@@ -149,6 +152,7 @@ def test_every_instant_past_any_time_zone_is_a_400_naming_it(tenant, openapi_doc
     assert _offenders(tenant, openapi_document, "string:date-time", instant, at_least=3) == []
 
 
+@pytest.mark.own_org
 def test_names_from_the_identity_provider_are_stored_plain_never_refused(call, token, org):
     # Not an input we can answer with a 400: the token is the identity provider's, signed.
     minted = token(

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import uuid
 
+import pytest
+
 from contentplatform.ai.tokens import count_tokens
 from tests.chat.support import (
     GUIDE,
@@ -28,6 +30,9 @@ from tests.documents.support import available_credits, hold_all_but
 from tests.support.problems import problem
 from tests.support.servers import second_service
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 EVENTS = ("message_start", "retrieval", "conversation_title", "message_delta", "message_end")
 
 
@@ -35,6 +40,7 @@ def answer_id(frames) -> str:
     return frames[0].data["message_id"]
 
 
+@pytest.mark.own_org
 def test_an_answer_streams_with_ids_sources_and_its_charge(chatter: Chatter, settings):
     guide = chatter.ingest("Irrigation guide.md", GUIDE.encode())
     frames = chatter.ask(QUESTION, key="first")
@@ -159,6 +165,7 @@ def test_nothing_found_still_answers_and_says_so(chatter: Chatter):
 # --- resuming -----------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_a_client_that_disconnects_resumes_exactly_after_its_last_event(chatter: Chatter, settings):
     chatter.ingest("Irrigation guide.md", GUIDE.encode())
     seen = chatter.ask(QUESTION, key="resume-me", stop_after=5)  # then the client goes away
@@ -240,6 +247,7 @@ def test_a_stream_is_resumed_from_another_service_process(chatter: Chatter, sett
     assert seen[:2] + replay == whole
 
 
+@pytest.mark.own_org
 def test_an_expired_log_is_404_before_the_stream_opens(chatter: Chatter, settings):
     chatter.ingest("Irrigation guide.md", GUIDE.encode())
     frames = chatter.ask(key="old")
@@ -261,6 +269,7 @@ def test_an_expired_log_is_404_before_the_stream_opens(chatter: Chatter, setting
 # --- blocking mode ------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_blocking_mode_answers_the_finished_message_as_json(chatter: Chatter, settings):
     chatter.ingest("Irrigation guide.md", GUIDE.encode())
     data = {"query": QUESTION, "idempotencyKey": "blocking-1", "responseMode": "blocking"}
@@ -281,6 +290,7 @@ def test_blocking_mode_answers_the_finished_message_as_json(chatter: Chatter, se
 # --- idempotency --------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_a_key_reused_for_another_request_or_by_someone_else_is_409(chatter: Chatter, settings):
     chatter.ingest("Irrigation guide.md", GUIDE.encode())
     frames = chatter.ask(QUESTION, key="mine")
@@ -295,6 +305,7 @@ def test_a_key_reused_for_another_request_or_by_someone_else_is_409(chatter: Cha
     assert len(holds(settings, chatter.tenant_id)) == 1
 
 
+@pytest.mark.own_org
 def test_a_hold_made_under_the_key_beforehand_is_adopted_unless_settled(chatter: Chatter, settings):
     held = settled_hold(settings, chatter.tenant_id, "pre-1", release=False)
     frames = chatter.ask(key="pre-1")
@@ -318,6 +329,7 @@ def test_the_same_key_in_another_organization_is_its_own(chatter: Chatter, other
 # --- credits and one answer at a time -----------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_402_when_credits_are_short_is_problem_json_and_leaves_nothing(chatter: Chatter, settings):
     hold_all_but(settings, chatter.tenant_id, HOLD - 1)
     body = problem(
@@ -332,6 +344,7 @@ def test_402_when_credits_are_short_is_problem_json_and_leaves_nothing(chatter: 
     assert holds(settings, chatter.tenant_id) == []
 
 
+@pytest.mark.own_org
 def test_a_second_question_while_one_is_answered_is_409(chatter: Chatter, settings):
     chatter.ingest("Irrigation guide.md", GUIDE.encode())
     frames = chatter.ask()
@@ -360,6 +373,7 @@ def test_a_second_question_while_one_is_answered_is_409(chatter: Chatter, settin
 # --- input --------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_what_chat_message_refuses_before_the_stream_opens(chatter: Chatter, other: Chatter):
     theirs = other.ingest("Sourdough.md", SOURDOUGH.encode())
     mine = chatter.ingest("Irrigation guide.md", GUIDE.encode())
@@ -386,6 +400,7 @@ def test_what_chat_message_refuses_before_the_stream_opens(chatter: Chatter, oth
     assert chatter.ok("chat.listConversations")["total"] == 0
 
 
+@pytest.mark.own_org
 def test_a_title_is_plain_text_of_at_most_200_characters(chatter: Chatter):
     frames = chatter.ask("<b>Watering</b> &amp; <i>sensors</i>:\n" + "why " * 100 + "?")
     title = frames[2].data["title"]

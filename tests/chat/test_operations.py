@@ -8,6 +8,7 @@ import uuid
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
@@ -29,6 +30,9 @@ from tests.chat.support import (
 from tests.support.database import run_on
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 
 def blocking(chatter: Chatter, query: str = QUESTION, role: str = "member", **data: Any):
     """chat.message in blocking mode over the test's transport: the finished answer."""
@@ -42,6 +46,7 @@ def blocking(chatter: Chatter, query: str = QUESTION, role: str = "member", **da
 # --- conversations ------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_conversations_are_listed_read_updated_and_deleted(chatter: Chatter):
     guide = chatter.ingest("Irrigation guide.md", GUIDE.encode())
     first = blocking(chatter, "Watering tomatoes?")
@@ -255,6 +260,7 @@ def test_feedback_rates_an_answer_and_takes_it_back(chatter: Chatter):
 # --- retrieve -----------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_retrieve_searches_the_index_as_chat_does(chatter: Chatter, other: Chatter, settings):
     guide = chatter.ingest("Irrigation guide.md", GUIDE.encode())
     bread = chatter.ingest("Sourdough.md", SOURDOUGH.encode())
@@ -311,6 +317,7 @@ def test_retrieve_searches_the_index_as_chat_does(chatter: Chatter, other: Chatt
 # --- roles, users and tenants -------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_every_role_chats_and_an_outsider_cannot(chatter: Chatter, call, token, org):
     chatter.ingest("Irrigation guide.md", GUIDE.encode())
     for role in ("member", "editor", "admin"):
@@ -382,6 +389,7 @@ def test_another_tenant_sees_nothing(chatter: Chatter, other: Chatter):
 # --- the reconciler -----------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_an_answer_whose_workflow_never_started_is_started_by_the_reconciler(
     chatter: Chatter, settings
 ):

@@ -31,6 +31,9 @@ from tests.support.openapi import operation_ids
 from tests.support.orgs import new_org, org_fixture
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 SQLITE = not os.environ.get("CONTENTPLATFORM_TEST_DATABASE_URL")  # as tests/support/backends.py
 
 # The Document record: the reference's fields (snake_case, as there) and ours besides.
@@ -98,6 +101,7 @@ def test_upload_url_is_this_services_signed_url_under_the_organization(docs, cli
     assert again["storagePath"] != target["storagePath"]
 
 
+@pytest.mark.own_org
 def test_pdf_upload_confirm_and_ingestion_to_ready(docs, settings):
     data = pdf(PROSE * 3, "Crop rotation keeps pests guessing and the soil balanced.")
     path = docs.upload("Soil handbook.pdf", "pdf", data)
@@ -159,6 +163,7 @@ def test_pdf_upload_confirm_and_ingestion_to_ready(docs, settings):
     ]
 
 
+@pytest.mark.own_org
 def test_docx_html_txt_and_md_are_extracted_and_chunked(docs):
     files = {
         "Brand book.docx": docx_file(
@@ -195,6 +200,7 @@ def test_docx_html_txt_and_md_are_extracted_and_chunked(docs):
     assert {d["file_type"] for d in docs.list()["data"]} == {"docx", "html", "htm", "txt", "md"}
 
 
+@pytest.mark.own_org
 def test_legacy_doc_ends_in_error_with_a_reason_and_retry_keeps_its_id(docs, settings):
     antiword = shutil.which("antiword") is not None
     submitted = docs.submit("Old contract.doc", OLE2_DOC)
@@ -258,6 +264,7 @@ def test_list_refuses_out_of_bounds_and_unknown_values(docs, query, field):
     assert [e["path"] for e in body["errors"]] == [field], body
 
 
+@pytest.mark.own_org
 def test_list_accepts_its_bounds_and_has_defaults(docs):
     assert docs.list() == {"data": [], "total": 0, "limit": 50, "offset": 0}
     for query in (
@@ -274,6 +281,7 @@ def test_list_accepts_its_bounds_and_has_defaults(docs):
         assert page["offset"] == query.get("offset", 0)
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize("operation", ["documents.create", "documents.confirmUpload"])
 @pytest.mark.parametrize(
     ("change", "field"),
@@ -300,6 +308,7 @@ def test_create_and_confirm_refuse_out_of_bounds_input(docs, operation, change, 
     assert docs.list()["total"] == 0
 
 
+@pytest.mark.own_org
 def test_create_accepts_the_longest_filename_and_storage_path(docs):
     filename = "f" * 251 + ".pdf"
     path = f"{docs.org}/" + "p" * (1024 - len(docs.org) - 1)
@@ -335,6 +344,7 @@ def test_upload_url_refuses_out_of_bounds_input(docs, change, field):
     assert [e["path"] for e in body["errors"]] == [field], body
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     "make_path",
     [
@@ -441,6 +451,7 @@ def test_without_token_is_401(call, org, operation):
     problem(call(operation, data, token="not-a-jwt", org=org), 401, "UNAUTHORIZED")
 
 
+@pytest.mark.own_org
 def test_each_role_is_refused_what_it_may_not_do(docs):
     document = docs.create("Plan.txt")
     inputs = all_inputs(docs.org, document["id"])
@@ -463,6 +474,7 @@ def test_each_role_is_refused_what_it_may_not_do(docs):
     assert docs.ok("documents.delete", {"id": document["id"]}, role="admin") == {"success": True}
 
 
+@pytest.mark.own_org
 def test_a_second_tenant_cannot_see_or_touch_the_first_tenants_documents(docs, other, settings):
     mine = docs.ingest("Secret plan.txt", text_file("The secret ingredient is smoked paprika."))
     pending = docs.create("Pending.pdf")
@@ -509,6 +521,7 @@ def test_a_second_tenant_cannot_see_or_touch_the_first_tenants_documents(docs, o
 # --- confirmUpload ----------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_confirm_checks_the_content_not_the_name(docs):
     pdf_bytes = pdf("A real PDF.")
     cases = [
@@ -537,6 +550,7 @@ def test_confirm_without_an_upload_is_400(docs):
     assert docs.ok("documents.getById", {"id": registered["id"]}) == registered
 
 
+@pytest.mark.own_org
 def test_same_content_confirmed_again_is_the_same_document_and_reserves_nothing(docs, settings):
     data = text_file("Quarterly newsletter.", PROSE)
     path = docs.upload("Newsletter.txt", "txt", data)
@@ -569,6 +583,7 @@ def test_same_content_confirmed_again_is_the_same_document_and_reserves_nothing(
     assert docs.ok("documents.getById", {"id": first["id"]}) == ready
 
 
+@pytest.mark.own_org
 def test_other_content_at_the_same_path_is_the_next_version(docs, settings):
     path = f"{docs.org}/library/handbook.txt"
     registered = docs.create("Handbook.txt", path=path)
@@ -614,6 +629,7 @@ def test_other_content_at_the_same_path_is_the_next_version(docs, settings):
     assert len(reservations(settings, tenant)) == 2
 
 
+@pytest.mark.own_org
 def test_confirm_without_enough_credits_is_402_saying_what_is_left(docs, settings):
     docs.ok("documents.list")  # the tenant exists from here on
     hold_all_but(settings, docs.tenant_id, left=1)
@@ -631,6 +647,7 @@ def test_confirm_without_enough_credits_is_402_saying_what_is_left(docs, setting
     assert [d["id"] for d in docs.list()["data"]] == [small["id"]]
 
 
+@pytest.mark.own_org
 def test_racing_confirms_of_the_same_content_make_one_document(docs, settings):
     data = text_file("The same brochure, uploaded from several tabs at once.")
     paths = [docs.upload(f"Brochure {n}.txt", "txt", data) for n in range(8)]
@@ -651,6 +668,7 @@ def test_racing_confirms_of_the_same_content_make_one_document(docs, settings):
     assert docs.list()["total"] == 1
 
 
+@pytest.mark.own_org
 def test_content_of_a_failed_deleted_document_can_be_ingested_again(docs, settings):
     # Markup with no text fails as html; the same bytes are a fine txt file.
     data = b"<html><body><script>var tracking = 1;</script></body></html>\n"
@@ -669,6 +687,7 @@ def test_content_of_a_failed_deleted_document_can_be_ingested_again(docs, settin
 # --- stats, filters, sorting, pagination ------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_stats_and_list_filters_sorting_and_pagination(docs):
     # Created in an order other than the names', so the two sorts differ.
     charlie = docs.create("Charlie plan.pdf")
@@ -755,6 +774,7 @@ def test_stats_and_list_filters_sorting_and_pagination(docs):
     assert (stats["total"], stats["pending"]) == (3, 1)
 
 
+@pytest.mark.own_org
 def test_search_ignores_case_beyond_ascii(docs):
     docs.create("ÉTÉ Notes.txt")
     docs.create("Ökologie.pdf")
@@ -765,6 +785,7 @@ def test_search_ignores_case_beyond_ascii(docs):
 # --- knowledge metadata -----------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_search_also_matches_the_description_and_the_tags(docs, other):
     def describe(owner, filename: str, **metadata) -> None:
         document = owner.create(filename)
@@ -797,6 +818,7 @@ def test_search_also_matches_the_description_and_the_tags(docs, other):
     assert found("their") == []
 
 
+@pytest.mark.own_org
 def test_knowledge_metadata_and_the_single_primary(docs):
     first = docs.create("Brand guide.pdf")
     second = docs.create("Style sheet.pdf")
@@ -944,6 +966,7 @@ def test_rename_keeps_the_extension_of_the_type(docs):
 # --- archive and delete -----------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_archive_leaves_the_default_list_and_retrieval(docs, settings):
     kept = docs.ingest("Kept.txt", text_file("The quokka lives on Rottnest Island."))
     archived = docs.ingest("Archived.txt", text_file("The quokka smiles for photographs."))
@@ -964,6 +987,7 @@ def test_archive_leaves_the_default_list_and_retrieval(docs, settings):
     assert "photographs" in docs.ok("documents.getContent", {"id": archived["id"]})["content"]
 
 
+@pytest.mark.own_org
 def test_delete_and_bulk_delete_are_soft_and_count_only_this_tenants_live_ids(
     docs, other, settings
 ):
@@ -1026,6 +1050,7 @@ def test_content_is_truncated_to_250000_bytes_on_a_character_boundary(docs):
     assert text.endswith("日")
 
 
+@pytest.mark.own_org
 def test_content_falls_back_to_the_chunks_when_storage_fails(docs, settings):
     data = text_file(
         "# Orchard care",
@@ -1052,6 +1077,7 @@ def test_content_falls_back_to_the_chunks_when_storage_fails(docs, settings):
 # --- the list cache ---------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_list_cache_sees_every_write_at_once(docs):
     assert docs.list()["total"] == 0  # an empty list, cached
     first = docs.create("First.pdf")
@@ -1078,6 +1104,7 @@ def test_list_cache_sees_every_write_at_once(docs):
     assert docs.list(archived="include")["total"] == 0
 
 
+@pytest.mark.own_org
 def test_workflow_status_changes_reach_the_cached_list(docs):
     assert docs.list()["total"] == 0
     confirmed = docs.submit("Fresh.txt", text_file("Freshly ingested text."))

@@ -11,6 +11,9 @@ from tests.documents.support import Docs
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 HUGE = "99999999999999999999"  # past 64 bits
 
 docs = org_fixture(Docs)
@@ -23,6 +26,7 @@ def paths(response) -> list[str]:
     return [error["path"] for error in problem(response, 400, "BAD_REQUEST")["errors"]]
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize("filename", DISGUISED)
 def test_a_filename_with_an_invisible_or_direction_changing_character_is_a_400(docs, filename):
     upload = {"filename": filename, "fileType": "pdf", "contentLength": 10}
@@ -67,6 +71,7 @@ def test_knowledge_tags_are_plain_visible_text_and_the_description_may_span_line
         ], tags
 
 
+@pytest.mark.own_org
 def test_an_offset_or_size_past_any_bound_is_a_400(docs):
     assert paths(docs.request("documents.list", {"offset": HUGE})) == ["offset"]
     assert paths(docs.request("documents.list", {"limit": HUGE})) == ["limit"]

@@ -12,6 +12,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from sqlalchemy import update
 
 from contentplatform.documents.models import Document
@@ -19,6 +20,9 @@ from contentplatform.kit.db import Database, utcnow
 from tests.documents.support import Docs, run
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
+
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
 
 NOTICED_WITHIN = 15.0  # seconds; the suite's reconcile pass runs every second
 NOTES = b"Notes on watering the garden early in the morning.\n"
@@ -50,6 +54,7 @@ def failed(docs: Docs, document_id: str) -> dict[str, Any]:
         time.sleep(0.1)
 
 
+@pytest.mark.own_org
 def test_a_registered_document_never_uploaded_fails_as_upload_missing(docs: Docs, settings):
     path = docs.upload("notes.txt", "txt", NOTES)  # uploaded, but the confirm never comes
     stale = docs.create("notes.txt", path=path)
@@ -69,6 +74,7 @@ def test_a_registered_document_never_uploaded_fails_as_upload_missing(docs: Docs
     assert docs.ok("documents.getById", {"id": fresh["id"]})["status"] == "pending"
 
 
+@pytest.mark.own_org
 def test_a_late_confirm_is_refused_until_the_document_is_deleted(docs: Docs, settings):
     path = docs.upload("notes.txt", "txt", NOTES)
     document = docs.create("notes.txt", path=path)
@@ -91,6 +97,7 @@ def test_a_late_confirm_is_refused_until_the_document_is_deleted(docs: Docs, set
     assert docs.wait(confirmed.json()["id"])["status"] == "ready"
 
 
+@pytest.mark.own_org
 def test_a_confirmed_document_is_never_failed_for_its_age(docs: Docs, settings):
     path = docs.upload("notes.txt", "txt", NOTES)
     registered = docs.create("notes.txt", path=path)

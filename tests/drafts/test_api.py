@@ -19,6 +19,9 @@ from tests.support.openapi import operation_ids
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 # The Draft record: the reference's fields (snake_case, as there) and ours besides.
 RECORD_FIELDS = {
     *("id", "tenant_id", "title", "content", "excerpt", "seo_meta", "seo_score", "status"),
@@ -130,6 +133,7 @@ def test_content_defaults_to_an_empty_paragraph(drafts, content):
     assert drafts.version(draft["id"], 1)["content"] == "<p></p>"
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize("how", ["createDraft", "update"])
 def test_content_is_sanitized_on_every_write(drafts, how):
     if how == "createDraft":
@@ -178,6 +182,7 @@ def test_list_refuses_out_of_bounds_and_unknown_values(drafts, query, field):
     assert bad_fields(drafts.request("drafts.list", query, role="member")) == [field]
 
 
+@pytest.mark.own_org
 def test_list_accepts_its_bounds_and_has_defaults(drafts):
     assert drafts.list() == {"data": [], "total": 0}
     draft = drafts.create("Only one")
@@ -191,6 +196,7 @@ def test_list_accepts_its_bounds_and_has_defaults(drafts):
     assert drafts.list(jobId=str(uuid.uuid4()))["total"] == 0
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     ("data", "field"),
     [
@@ -210,6 +216,7 @@ def test_create_refuses_out_of_bounds_and_unknown_fields(drafts, data, field):
     assert drafts.list()["total"] == 0
 
 
+@pytest.mark.own_org
 def test_create_accepts_the_longest_title_and_content(drafts):
     title = "t" * 500
     content = "<p>" + "a" * (1_000_000 - len("<p></p>")) + "</p>"
@@ -411,6 +418,7 @@ def test_without_a_valid_token_is_401(call, org, operation):
     problem(call(operation, data, token="not-a-jwt", org=org), 401, "UNAUTHORIZED")
 
 
+@pytest.mark.own_org
 def test_each_role_is_refused_what_it_may_not_do(drafts):
     draft = drafts.create()
     drafts.whoami("member")
@@ -441,6 +449,7 @@ def test_each_role_is_refused_what_it_may_not_do(drafts):
     assert drafts.delete(draft["id"]) == {"success": True}
 
 
+@pytest.mark.own_org
 def test_create_draft_names_only_jobs_and_instances_of_its_organization(drafts, other):
     job, their_job = drafts.job(), other.job()
     instance = drafts.instance(job)
@@ -460,6 +469,7 @@ def test_create_draft_names_only_jobs_and_instances_of_its_organization(drafts, 
     assert drafts.titles() == ["By instance"]
 
 
+@pytest.mark.own_org
 def test_a_second_tenant_sees_nothing_of_the_first_tenants_drafts(drafts, other):
     job = drafts.job()
     secret = drafts.create("Secret plan", "<p>The secret is smoked paprika.</p>", jobId=job)
@@ -524,6 +534,7 @@ def test_only_a_member_of_this_organization_can_be_assigned(drafts, other):
 # --- list, search, stats and publishable ------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_list_is_newest_first_paginated_and_filtered(drafts):
     job = drafts.job()
     first = drafts.create("First", jobId=job)
@@ -550,6 +561,7 @@ def test_list_is_newest_first_paginated_and_filtered(drafts):
     assert drafts.titles() == ["Fourth", "Third", "Second", "First, edited"]
 
 
+@pytest.mark.own_org
 def test_search_matches_the_title_and_the_text_of_the_content_ignoring_case(drafts):
     drafts.create("Quarterly report", "<p>Revenue grew in <strong>Paris</strong> and Lyon.</p>")
     drafts.create(
@@ -580,6 +592,7 @@ def test_search_matches_the_title_and_the_text_of_the_content_ignoring_case(draf
     assert drafts.list(search="save", status="approved")["total"] == 0
 
 
+@pytest.mark.own_org
 def test_search_sees_the_latest_content(drafts):
     draft = drafts.create("Notes", "<p>Apples.</p>")
     drafts.update(draft["id"], content="<p>Oranges.</p>")
@@ -587,6 +600,7 @@ def test_search_sees_the_latest_content(drafts):
     assert drafts.titles(search="oranges") == ["Notes"]
 
 
+@pytest.mark.own_org
 def test_stats_count_every_status_and_leave_deleted_drafts_out(drafts, run):
     assert drafts.stats() == {"total": 0, "byStatus": {status: 0 for status in STATUSES}}
     made = [drafts.create(f"Draft {n}")["id"] for n in range(7)]
@@ -611,6 +625,7 @@ def test_stats_count_every_status_and_leave_deleted_drafts_out(drafts, run):
     assert drafts.list()["total"] == 5
 
 
+@pytest.mark.own_org
 def test_publishable_lists_approved_drafts_most_recently_approved_first(drafts, run):
     a, b, c, d, e = (drafts.create(title)["id"] for title in "ABCDE")
     drafts.approve(b)
@@ -818,6 +833,7 @@ def test_moves_the_state_machine_forbids_are_409_naming_the_status(drafts):
         assert drafts.get(draft["id"]) == draft
 
 
+@pytest.mark.own_org
 def test_an_edit_sends_rejected_and_approved_drafts_back_to_review(drafts):
     rejected = drafts.reject(drafts.create("Thin")["id"], "Too thin.")
     edited = drafts.update(rejected["id"], content="<p>Much more to say now.</p>")
@@ -871,6 +887,7 @@ def test_generating_and_archived_drafts_cannot_be_edited_or_reviewed(drafts, run
     assert drafts.versions(draft["id"])["total"] == 1
 
 
+@pytest.mark.own_org
 def test_a_published_draft_stays_published_when_edited(drafts, run):
     draft = drafts.create("Live", "<p>Live.</p>")
     drafts.approve(draft["id"])
@@ -1007,6 +1024,7 @@ def test_the_seo_score_follows_the_content(drafts):
 # --- delete -----------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_delete_is_soft_and_the_draft_is_gone_from_every_read(drafts, run):
     doomed = drafts.approve(drafts.create("Doomed plan", "<p>Gone soon.</p>")["id"])
     kept = drafts.create("Kept")

@@ -14,6 +14,9 @@ from tests.support.bounds import MALFORMED_IDS
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 review = org_fixture(Review)
 other = org_fixture(Review, second=True)
 

@@ -14,6 +14,9 @@ from tests.drafts.support import put_status
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 review = org_fixture(Review)
 other = org_fixture(Review, second=True)
 
@@ -181,6 +184,7 @@ def test_the_same_draft_twice_is_400(review):
     assert review.get(draft["id"]) == draft
 
 
+@pytest.mark.own_org
 def test_fifty_drafts_at_once(review):
     drafts = [review.create(f"Draft {n}")["id"] for n in range(50)]
     outcome = review.bulk("approve", drafts)

@@ -357,7 +357,7 @@ def test_unpublishing_is_announced(review, run):
 def test_a_draft_a_run_writes_through_the_api_is_announced_from_request_to_failure(writer):
     # No documents: the run fails at once (NO_SOURCES) and rejects its draft.
     started = writer.start(topic="Quantum chromodynamics on a lattice", keywords=["gluon"])
-    run, _ = writer.wait(started["run"]["id"])
+    run = writer.wait(started["run"]["id"])
     assert run["status"] == "failed"
 
     seen = Review.of(writer)

@@ -18,6 +18,9 @@ from tests.drafts.support import Drafts, put_status
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 HUGE = "99999999999999999999"  # as a client sends it in a query: past 64 bits
 
 drafts = org_fixture(Drafts)
@@ -35,6 +38,7 @@ def paths(response) -> list[str]:
 # --- text ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize("title", ["Cold\x00brew", "Cold\x1bbrew", "Cold\nbrew", "Cold\tbrew"])
 def test_a_control_character_in_a_title_is_a_400_naming_title(drafts, title):
     [(path, message)] = refused(drafts.request("drafts.createDraft", {"title": title}))
@@ -172,6 +176,7 @@ def test_a_generated_draft_is_stored_as_plain_text(drafts, run):
 # --- numbers ------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_a_page_past_any_bound_is_a_400_and_past_the_last_an_empty_page(drafts):
     draft = drafts.create()
     for page in (HUGE, str(MAX_PAGE + 1)):

@@ -91,7 +91,7 @@ class Live(Writer):
         return self.request("generation.suggestTopics", data, role=role)
 
     def finished(self, run_id: str) -> dict[str, Any]:
-        run, _ = self.wait(run_id)
+        run = self.wait(run_id)
         assert run["status"] in FINISHED
         return run
 

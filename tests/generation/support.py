@@ -16,10 +16,12 @@ from contentplatform.credits.models import CreditReservation
 from contentplatform.documents.models import DocumentChunk
 from contentplatform.drafts import service as drafts
 from contentplatform.generation import schemas, service
+from contentplatform.generation.workflows import workflow_id
 from contentplatform.kit.db import AFTER_COMMIT_KEY, Database
 from tests.documents.support import Docs
 from tests.support.database import run_on, select_all
 from tests.support.orgs import Org
+from tests.support.waits import until_workflow_ends
 
 # A bound, not a wait: under CI (two suites of three workers on two cores) a run took over 30 s.
 RUN_TIMEOUT = 90.0
@@ -173,8 +175,21 @@ class Writer(Org):
     def get_run(self, run_id: str, role: str = "member") -> dict[str, Any]:
         return self.ok("generation.getRun", {"id": run_id}, role=role)
 
-    def wait(self, run_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Poll getRun until the run finishes (bounded): the last run and every one seen."""
+    def wait(self, run_id: str) -> dict[str, Any]:
+        """The run once it has finished (bounded): its workflow is waited for, not the API
+        polled (tests/support/waits.py)."""
+
+        def finished() -> dict[str, Any] | None:
+            run = self.get_run(run_id)
+            return run if run["status"] in FINISHED else None
+
+        return until_workflow_ends(
+            workflow_id(uuid.UUID(run_id)), finished, timeout=RUN_TIMEOUT, what=f"run {run_id}"
+        )
+
+    def watch(self, run_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Poll getRun until the run finishes (bounded), for tests of the progress a user sees
+        on the way: the last run and every one seen."""
         deadline = time.monotonic() + RUN_TIMEOUT
         seen: list[dict[str, Any]] = []
         while True:
@@ -188,7 +203,7 @@ class Writer(Org):
     def generate(self, **data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """Start and wait: the finished run and its draft as it then is."""
         started = self.start(**data)
-        run, _ = self.wait(started["run"]["id"])
+        run = self.wait(started["run"]["id"])
         return run, self.draft(started["id"])
 
     def draft(self, draft_id: str) -> dict[str, Any]:

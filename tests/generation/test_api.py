@@ -30,6 +30,9 @@ from tests.generation.support import (
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 HOLD = 40  # generation_credit_hold, the default
 STEPS = ["retrieve", "outline", "write", "optimize", "score", "finalize"]
 RUN_FIELDS = {
@@ -101,6 +104,7 @@ def check_progress(seen: list[dict[str, Any]]) -> None:
 # --- the whole pipeline -----------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_an_ingested_handbook_becomes_a_cited_scored_draft_in_review(writer, settings):
     handbook = writer.ingest("Fernleaf handbook.md", HANDBOOK)
     before = available_credits(settings, writer.tenant_id)
@@ -132,7 +136,7 @@ def test_an_ingested_handbook_becomes_a_cited_scored_draft_in_review(writer, set
     assert queued["job_id"] is None and queued["instance_id"] is None
     assert queued["retry_of"] is None
 
-    run, seen = writer.wait(queued["id"])
+    run, seen = writer.watch(queued["id"])
     check_progress([queued, *seen])
     assert set(run) == RUN_FIELDS
     assert (run["status"], run["step"], run["percent"]) == ("succeeded", "finalize", 100), run
@@ -268,7 +272,7 @@ def test_progress_is_visible_to_members_while_it_runs(writer):
     started = writer.start(topic="Watering schedules", keywords=["irrigation"])
     first = writer.get_run(started["run"]["id"], role="member")
     assert first["status"] in ("queued", "running", "succeeded")
-    run, seen = writer.wait(started["run"]["id"])
+    run, seen = writer.watch(started["run"]["id"])
     check_progress([started["run"], first, *seen])
     assert run["status"] == "succeeded"
     # Each role reads the same run.
@@ -279,6 +283,7 @@ def test_progress_is_visible_to_members_while_it_runs(writer):
 # --- what an article is written from ----------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_document_ids_restrict_the_sources(writer):
     bees = writer.ingest("Beekeeping.md", BEEKEEPING)
     bread = writer.ingest("Sourdough.md", SOURDOUGH)
@@ -302,6 +307,7 @@ def test_document_ids_restrict_the_sources(writer):
     assert usage == {"bees": 1, "bread": 1}
 
 
+@pytest.mark.own_org
 def test_chosen_documents_ground_the_article_even_without_a_matching_word(writer):
     writer.ingest("Beekeeping.md", BEEKEEPING)
     bread = writer.ingest("Sourdough.md", SOURDOUGH)
@@ -334,6 +340,7 @@ def test_the_primary_document_is_always_considered(writer):
 # --- idempotency ------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_the_same_idempotency_key_is_the_same_draft_and_run_and_one_hold(writer, settings):
     handbook = writer.ingest("Fernleaf handbook.md", HANDBOOK)
     request = {"topic": "Soil moisture sensors", "keywords": ["sensor"], "idempotencyKey": "k-1"}
@@ -341,7 +348,7 @@ def test_the_same_idempotency_key_is_the_same_draft_and_run_and_one_hold(writer,
     again = writer.start(**request)
     assert (again["id"], again["run"]["id"]) == (first["id"], first["run"]["id"])
     assert again["run"]["reservation_id"] == first["run"]["reservation_id"]
-    run, _ = writer.wait(first["run"]["id"])
+    run = writer.wait(first["run"]["id"])
     assert run["status"] == "succeeded"
 
     # After the run too: the same draft (now in review) and the same finished run.
@@ -367,6 +374,7 @@ def test_the_same_idempotency_key_is_the_same_draft_and_run_and_one_hold(writer,
     assert len(blog_reservations(settings, writer.tenant_id)) == 1
 
 
+@pytest.mark.own_org
 def test_racing_requests_with_one_key_make_one_run(writer, settings):
     writer.ingest("Fernleaf handbook.md", HANDBOOK)
     request = {"topic": "Troubleshooting Wi-Fi", "idempotencyKey": f"race-{uuid.uuid4()}"}
@@ -374,12 +382,13 @@ def test_racing_requests_with_one_key_make_one_run(writer, settings):
         responses = list(pool.map(lambda _: writer.blog(**request), range(4)))
     assert [r.status_code for r in responses] == [200] * 4, [r.text for r in responses]
     assert len({(r.json()["id"], r.json()["run"]["id"]) for r in responses}) == 1
-    run, _ = writer.wait(responses[0].json()["run"]["id"])
+    run = writer.wait(responses[0].json()["run"]["id"])
     assert run["status"] == "succeeded"
     assert len(blog_reservations(settings, writer.tenant_id)) == 1
     assert writer.ok("drafts.list")["total"] == 1
 
 
+@pytest.mark.own_org
 def test_without_a_key_each_call_is_a_new_article(writer, settings):
     writer.ingest("Fernleaf handbook.md", HANDBOOK)
     first = writer.start(topic="Plans and pricing")
@@ -387,7 +396,7 @@ def test_without_a_key_each_call_is_a_new_article(writer, settings):
     assert first["id"] != second["id"]
     assert first["run"]["id"] != second["run"]["id"]
     for started in (first, second):
-        run, _ = writer.wait(started["run"]["id"])
+        run = writer.wait(started["run"]["id"])
         assert run["status"] == "succeeded"
     held = blog_reservations(settings, writer.tenant_id)
     assert len(held) == 2
@@ -402,7 +411,7 @@ def test_without_a_key_each_call_is_a_new_article(writer, settings):
 def check_no_sources(writer: Writer, settings, documents: list[dict[str, Any]]) -> None:
     before = available_credits(settings, writer.tenant_id)
     started = writer.start(topic="Quantum chromodynamics on a lattice", keywords=["gluon"])
-    run, seen = writer.wait(started["run"]["id"])
+    run, seen = writer.watch(started["run"]["id"])
     check_progress(seen)
     assert run["status"] == "failed", run
     assert run["step"] == "retrieve"
@@ -425,16 +434,19 @@ def check_no_sources(writer: Writer, settings, documents: list[dict[str, Any]]) 
         assert usage["generationCount"] == 0
 
 
+@pytest.mark.own_org
 def test_no_documents_at_all_fails_the_run_with_no_sources(writer, settings):
     check_no_sources(writer, settings, [])
 
 
+@pytest.mark.own_org
 def test_documents_that_do_not_match_fail_the_run_with_no_sources(writer, settings):
     documents = [writer.ingest("Beekeeping.md", BEEKEEPING)]
     writer.make_primary(documents[0]["id"])
     check_no_sources(writer, settings, documents)
 
 
+@pytest.mark.own_org
 def test_too_few_credits_is_402_and_creates_nothing(writer, settings):
     writer.ingest("Fernleaf handbook.md", HANDBOOK)
     hold_all_but(settings, writer.tenant_id, left=HOLD - 1)
@@ -448,6 +460,7 @@ def test_too_few_credits_is_402_and_creates_nothing(writer, settings):
     assert available_credits(settings, writer.tenant_id) == HOLD - 1
 
 
+@pytest.mark.own_org
 def test_exactly_the_hold_is_enough(writer, settings):
     writer.ingest("Fernleaf handbook.md", HANDBOOK)
     hold_all_but(settings, writer.tenant_id, left=HOLD)
@@ -460,6 +473,7 @@ def test_exactly_the_hold_is_enough(writer, settings):
 # --- bounds -----------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     ("change", "field"),
     [
@@ -487,6 +501,7 @@ def test_blog_refuses_out_of_bounds_input(writer, settings, change, field):
     assert writer.ok("drafts.list")["total"] == 0
 
 
+@pytest.mark.own_org
 def test_blog_accepts_its_bounds(writer, settings):
     writer.ingest("Fernleaf handbook.md", HANDBOOK)
     documents = [writer.ingest(f"Copy {i}.md", HANDBOOK + f"\nCopy {i}.\n") for i in range(2)]
@@ -498,11 +513,12 @@ def test_blog_accepts_its_bounds(writer, settings):
         idempotencyKey="k" * 255,
     )
     assert len(started["title"]) == 500
-    run, _ = writer.wait(started["run"]["id"])
+    run = writer.wait(started["run"]["id"])
     assert run["status"] == "succeeded", run
     assert blog_reservations(settings, writer.tenant_id)[0]["key"] == "k" * 255
 
 
+@pytest.mark.own_org
 def test_documents_that_cannot_ground_an_article_are_refused(writer, other, settings):
     ready = writer.ingest("Fernleaf handbook.md", HANDBOOK)
     pending = writer.docs.create("Later.pdf")
@@ -534,6 +550,7 @@ def test_get_run_of_a_malformed_or_unknown_id(writer):
 # --- roles and tenancy ------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_roles(writer, call, org):
     writer.ingest("Fernleaf handbook.md", HANDBOOK)
     problem(writer.blog(role="member", topic="Installation"), 403, "FORBIDDEN")
@@ -542,17 +559,18 @@ def test_roles(writer, call, org):
     by_editor = writer.blog(role="editor", topic="Installation")
     assert by_editor.status_code == 200, by_editor.text
     for started in (by_admin, by_editor.json()):
-        run, _ = writer.wait(started["run"]["id"])  # as a member
+        run = writer.wait(started["run"]["id"])  # as a member
         assert run["status"] == "succeeded"
 
     problem(call("generation.blog", {"topic": "Installation"}, org=org), 401, "UNAUTHORIZED")
     problem(call("generation.getRun", {"id": by_admin["run"]["id"]}, org=org), 401, "UNAUTHORIZED")
 
 
+@pytest.mark.own_org
 def test_a_second_tenant_sees_and_uses_nothing_of_the_first(writer, other, settings):
     handbook = writer.ingest("Fernleaf handbook.md", HANDBOOK)
     started = writer.start(topic="Installation", idempotencyKey="shared-key")
-    run, _ = writer.wait(started["run"]["id"])
+    run = writer.wait(started["run"]["id"])
 
     problem(other.request("generation.getRun", {"id": run["id"]}), 404, "NOT_FOUND")
     problem(other.request("drafts.getById", {"id": started["id"]}), 404, "NOT_FOUND")
@@ -564,7 +582,7 @@ def test_a_second_tenant_sees_and_uses_nothing_of_the_first(writer, other, setti
     other.ingest("Sourdough.md", SOURDOUGH)
     theirs = other.start(topic="Sourdough starter", idempotencyKey="shared-key")
     assert theirs["id"] != started["id"]
-    their_run, their_draft = other.wait(theirs["run"]["id"])[0], other.draft(theirs["id"])
+    their_run, their_draft = other.wait(theirs["run"]["id"]), other.draft(theirs["id"])
     assert their_run["status"] == "succeeded"
     assert "Fernleaf" not in their_draft["content"]
     assert writer.get_run(run["id"]) == run
@@ -577,6 +595,7 @@ def test_a_second_tenant_sees_and_uses_nothing_of_the_first(writer, other, setti
 # --- deleting the draft -----------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_deleting_the_draft_before_the_run_starts_cancels_it_and_releases_the_hold(
     writer, settings
 ):
@@ -587,7 +606,7 @@ def test_deleting_the_draft_before_the_run_starts_cancels_it_and_releases_the_ho
     before = available_credits(settings, writer.tenant_id)
     run_id = start_for_a_deleted_draft(settings, writer.tenant_id, "Installation")
 
-    run, seen = writer.wait(run_id)
+    run, seen = writer.watch(run_id)
     check_progress(seen)
     assert run["status"] == "cancelled", run
     assert run["error"]["code"] == "CANCELLED"
@@ -601,6 +620,7 @@ def test_deleting_the_draft_before_the_run_starts_cancels_it_and_releases_the_ho
     assert writer.ok("drafts.list")["total"] == 0
 
 
+@pytest.mark.own_org
 def test_deleting_the_draft_right_after_asking_stops_or_outlives_the_run(writer, settings):
     """Over the API the delete races the (fast) pipeline; whichever wins, the run ends
     cancelled with the hold released, or succeeded with the cost committed once, and the
@@ -611,7 +631,7 @@ def test_deleting_the_draft_right_after_asking_stops_or_outlives_the_run(writer,
     deleted = writer.request("drafts.delete", {"id": started["id"]})
     assert deleted.status_code in (200, 204), deleted.text
 
-    run, _ = writer.wait(started["run"]["id"])
+    run = writer.wait(started["run"]["id"])
     (held,) = blog_reservations(settings, writer.tenant_id)
     if run["status"] == "cancelled":
         assert run["error"]["code"] == "CANCELLED"
@@ -630,6 +650,7 @@ def test_deleting_the_draft_right_after_asking_stops_or_outlives_the_run(writer,
 # --- markup in the sources --------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_markup_quoted_in_a_document_reaches_the_draft_as_inert_text(writer):
     notes = writer.ingest("Widget form notes.md", MARKUP_NOTES)
     content = writer.ok("documents.getContent", {"id": notes["id"]})["content"]

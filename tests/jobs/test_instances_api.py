@@ -24,6 +24,9 @@ from tests.support.bounds import MALFORMED_IDS
 from tests.support.database import run_on
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 # The job instance record (snake_case): the fields, and topic, run_id, updated_at.
 RECORD_FIELDS = {
     *("id", "tenant_id", "job_id", "scheduled_date", "day_mode", "keywords"),
@@ -140,6 +143,7 @@ def run_request(settings, run_id: str) -> dict[str, Any]:
 # --- create and the record --------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_create_plans_a_pending_instance_with_its_own_overrides(planner):
     job = planner.job(keywords=["job keyword"], contentInstructions="The job's voice.")
     created = plan(
@@ -190,6 +194,7 @@ def test_create_takes_a_select_existing_day_and_ready_documents(planner):
     assert get(planner, created["id"]) == created
 
 
+@pytest.mark.own_org
 def test_create_on_a_missing_or_deleted_job_is_404(planner):
     job = planner.job()
     for job_id in (str(uuid.uuid4()), job["id"]):
@@ -226,6 +231,7 @@ def test_a_second_instance_at_the_same_date_of_the_same_job_is_409(planner):
     conflict(response)
 
 
+@pytest.mark.own_org
 def test_a_date_without_an_offset_is_read_in_the_organizations_time_zone(planner):
     planner.ok("jobs.updateTimezone", {"timezone": "America/New_York"}, role="admin")
     job = planner.job()
@@ -244,6 +250,7 @@ def test_a_date_without_an_offset_is_read_in_the_organizations_time_zone(planner
     conflict(response)
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     ("change", "field"),
     [
@@ -307,6 +314,7 @@ def test_create_accepts_its_bounds(planner):
     assert (empty["keywords"], empty["content_instructions"], empty["images"]) == ([], "", [])
 
 
+@pytest.mark.own_org
 def test_create_refuses_documents_that_cannot_ground_an_article(planner, other):
     job = planner.job()
     pending = planner.docs.create("Later.pdf")
@@ -332,6 +340,7 @@ def test_create_refuses_documents_that_cannot_ground_an_article(planner, other):
 # --- list ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_list_filters_by_window_job_and_status_in_date_order(planner):
     first_job = planner.job(name="First notes")
     second_job = planner.job(name="Second notes")
@@ -367,6 +376,7 @@ def test_list_filters_by_window_job_and_status_in_date_order(planner):
     ) == [a3]
 
 
+@pytest.mark.own_org
 def test_list_pages_and_limits(planner):
     job = planner.job()
     made = [plan(planner, job, at(hours=i)) for i in range(51)]
@@ -382,6 +392,7 @@ def test_list_pages_and_limits(planner):
     assert listed(planner, jobId=job["id"], limit=2, page=2) == made[2:4]
 
 
+@pytest.mark.own_org
 def test_list_reads_a_date_without_an_offset_in_the_organizations_time_zone(planner):
     planner.ok("jobs.updateTimezone", {"timezone": "Europe/Berlin"}, role="admin")
     job = planner.job()
@@ -635,6 +646,7 @@ def test_generate_runs_the_instance_with_its_own_overrides_to_a_draft_in_review(
     assert get(planner, instance["id"]) == finished
 
 
+@pytest.mark.own_org
 def test_a_failed_instance_can_be_generated_again(planner):
     job = planner.job(topics=["Watering schedules"])
     instance = plan(planner, job, at())
@@ -672,6 +684,7 @@ def test_a_failed_instance_can_be_generated_again(planner):
     assert planner.ok("jobs.getById", {"id": job["id"]}, role="member")["last_error"] is None
 
 
+@pytest.mark.own_org
 def test_generate_without_the_credits_a_run_holds_is_402_and_changes_nothing(planner, settings):
     job = planner.job()
     instance = plan(planner, job, at())
@@ -757,6 +770,7 @@ def test_a_skipped_instance_can_be_generated(planner):
 # --- the scheduler ------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_the_tick_starts_planned_instances_whose_date_has_come(nothing_else_due, planner, settings):
     planner.handbook()
     job = planner.job(topics=["Soil moisture sensors"])
@@ -816,6 +830,7 @@ def test_a_malformed_id_is_400_and_an_unknown_one_404(planner, operation):
     assert unknown in body["detail"], body
 
 
+@pytest.mark.own_org
 def test_a_member_reads_and_generates_and_an_editor_plans(planner):
     job = planner.job()
     instance = plan(planner, job, at(), dayMode="select_existing")
@@ -857,6 +872,7 @@ def test_without_a_valid_token_is_401(call, org, operation):
     problem(call(operation, data, token="not-a-jwt", org=org), 401, "UNAUTHORIZED")
 
 
+@pytest.mark.own_org
 def test_a_second_tenant_sees_and_touches_nothing_of_the_first(planner, other):
     job = planner.job()
     pending = plan(planner, job, at(), keywords=["secret"])

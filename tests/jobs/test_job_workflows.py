@@ -13,6 +13,9 @@ from tests.jobs.support import Planner
 from tests.support.problems import problem
 from tests.workflows.support import Designer
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 
 @pytest.fixture
 def designer(planner: Planner) -> Designer:

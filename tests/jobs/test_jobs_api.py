@@ -19,6 +19,9 @@ from tests.support.bounds import MALFORMED_IDS, PAGE_BOUNDS
 from tests.support.openapi import operation_ids
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 # The Job record: the reference's fields (snake_case) and ours besides.
 JOB_FIELDS = {
     *("id", "tenant_id", "name", "job_type", "status", "cron_expression", "scheduled_dates"),
@@ -211,6 +214,7 @@ def test_knowledge_jobs_need_no_topics(planner):
     assert (job["topic_source"], job["topics"]) == ("knowledge", [])
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     ("expression", "reason"),
     [
@@ -238,6 +242,7 @@ def test_an_invalid_cron_is_400_naming_cron_expression_and_why(planner, expressi
     assert planner.ok("jobs.list", role="member") == []
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     ("change", "field"),
     [
@@ -263,6 +268,7 @@ def test_a_schedule_must_say_what_its_kind_needs(planner, change, field):
     assert planner.ok("jobs.list", role="member") == []
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     ("change", "field"),
     [
@@ -302,6 +308,7 @@ def test_create_refuses_out_of_bounds_input(planner, change, field):
     assert planner.ok("jobs.list", role="member") == []
 
 
+@pytest.mark.own_org
 def test_create_accepts_its_bounds(planner):
     widest = planner.job(
         name="n" * 100,
@@ -324,6 +331,7 @@ def test_create_accepts_its_bounds(planner):
     assert len(calendar(planner, FUTURE, 366)) == 366
 
 
+@pytest.mark.own_org
 def test_create_refuses_documents_that_are_not_the_organizations(planner, other):
     theirs = other.handbook()
     for document_id in (str(uuid.uuid4()), theirs["id"]):
@@ -453,6 +461,7 @@ def test_update_accepts_its_bounds(planner):
 # --- clone ------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_clone_is_a_paused_copy_named_copy(planner):
     source = planner.job(
         name="Daily tips",
@@ -497,6 +506,7 @@ def test_the_default_clone_name_fits_100_characters(planner):
     assert longest["name"] == "c" * 100
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize("name", ["", "   ", "c" * 101, 42])
 def test_clone_refuses_a_bad_name(planner, name):
     source = planner.job()
@@ -554,6 +564,7 @@ def test_a_completed_job_can_be_neither_paused_nor_resumed(planner):
 # --- delete -----------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_delete_answers_success_and_the_job_is_gone_everywhere(planner):
     job = planner.job(name="Daily", **DAILY)
     kept = planner.job(name="Kept")
@@ -580,6 +591,7 @@ def test_delete_answers_success_and_the_job_is_gone_everywhere(planner):
 # --- list, page and stats ---------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_list_is_newest_first_and_filtered_by_status(planner):
     assert planner.ok("jobs.list", role="member") == []
     first = planner.job(name="First")
@@ -610,6 +622,7 @@ def test_list_refuses_out_of_bounds_and_unknown_values(planner, query, field):
     assert bad_fields(planner.request("jobs.list", query, role="member")) == {field}
 
 
+@pytest.mark.own_org
 def test_page_is_paginated_and_filtered_by_name_and_status(planner):
     assert planner.ok("jobs.page", role="member") == {
         "data": [],
@@ -654,6 +667,7 @@ def test_page_refuses_out_of_bounds_and_unknown_values(planner, query, field):
     assert bad_fields(planner.request("jobs.page", query, role="member")) == {field}
 
 
+@pytest.mark.own_org
 def test_stats_count_jobs_by_status(planner):
     assert stats(planner) == EMPTY_STATS
     planner.job(name="Active")
@@ -696,6 +710,7 @@ def test_stats_count_jobs_by_status(planner):
 # --- the calendar -----------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_calendar_merges_planned_occurrences_with_existing_instances(planner):
     daily = planner.job(name="Daily tips", **DAILY)
     first = at(daily["next_run_at"])
@@ -741,6 +756,7 @@ def test_calendar_merges_planned_occurrences_with_existing_instances(planner):
     ]
 
 
+@pytest.mark.own_org
 def test_calendar_returns_at_most_5000_entries(planner):
     job = planner.job(name="Every minute", jobType="recurring", cronExpression="* * * * *")
     first = at(job["next_run_at"])
@@ -768,6 +784,7 @@ def test_calendar_needs_a_window_of_at_most_366_days(planner, query, field):
     assert field in bad_fields(planner.request("jobs.calendar", query, role="member"))
 
 
+@pytest.mark.own_org
 def test_calendar_accepts_a_window_of_366_days(planner):
     planner.job(name="Daily", **DAILY)
     start = datetime.now(UTC)
@@ -779,6 +796,7 @@ def test_calendar_accepts_a_window_of_366_days(planner):
 # --- the organization's time zone -------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_changing_the_time_zone_replans_active_jobs(planner):
     assert planner.ok("jobs.schedulingConfig", role="member") == {"timezone": "UTC"}
     daily = planner.job(name="Daily", **DAILY)
@@ -810,6 +828,7 @@ def test_changing_the_time_zone_replans_active_jobs(planner):
     assert get(planner, daily["id"])["next_run_at"] == daily["next_run_at"]
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     "zone",
     ["Mars/Olympus_Mons", "CEST", "   ", "Europe/../UTC", "localtime", "posix/UTC", "Z" * 65],
@@ -830,6 +849,7 @@ def test_update_timezone_needs_a_zone(planner, data):
 # --- trigger, run history and analytics -------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_a_triggered_run_writes_a_draft_that_history_analytics_and_calendar_show(planner):
     planner.handbook()
     job = planner.job(topics=["Watering schedules", "Soil moisture sensors"])
@@ -891,6 +911,7 @@ def test_a_triggered_run_writes_a_draft_that_history_analytics_and_calendar_show
     assert planner.ok("jobs.getAnalytics", {"id": copy["id"]}, role="member") == NO_FIGURES
 
 
+@pytest.mark.own_org
 def test_trigger_without_credits_is_402_and_leaves_nothing_behind(planner, settings):
     planner.handbook()
     job = planner.job()
@@ -930,6 +951,7 @@ def test_a_new_job_has_no_history(planner):
 # --- bulk -------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_bulk_reports_each_id_and_never_touches_another_tenants_job(planner, other):
     mine = planner.job(name="Mine", **DAILY)
     paused = planner.job(name="Paused", status="paused")
@@ -962,6 +984,7 @@ def test_bulk_reports_each_id_and_never_touches_another_tenants_job(planner, oth
     assert other.ok("jobs.list", role="member") == [theirs]
 
 
+@pytest.mark.own_org
 def test_bulk_pause_resume_trigger_and_delete(planner):
     planner.handbook()
     daily = planner.job(name="Daily", **DAILY)
@@ -1064,6 +1087,7 @@ def test_a_malformed_id_is_400_naming_the_id(planner, operation, bad_id):
     assert bad_fields(planner.request(operation, data)) == {"id"}
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize("operation", sorted(ID_OPERATIONS))
 def test_an_unknown_id_is_404(planner, operation):
     job = planner.job()
@@ -1132,6 +1156,7 @@ def test_without_a_valid_token_is_401(call, org, operation):
     problem(call(operation, data, token="not-a-jwt", org=org), 401, "UNAUTHORIZED")
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     ("operation", "role", "needed", "change"),
     REFUSED,
@@ -1149,6 +1174,7 @@ def test_each_role_is_refused_what_it_may_not_do(planner, operation, role, neede
     assert planner.ok("jobs.schedulingConfig", role="member") == {"timezone": "UTC"}
 
 
+@pytest.mark.own_org
 def test_each_operation_is_allowed_to_its_least_role(planner):
     planner.handbook()
     job = planner.job(name="Daily", **DAILY)
@@ -1163,6 +1189,7 @@ def test_each_operation_is_allowed_to_its_least_role(planner):
             assert get(planner, job["id"])["status"] == "paused"
 
 
+@pytest.mark.own_org
 def test_a_second_tenant_sees_and_changes_nothing_of_the_first(planner, other):
     daily = planner.job(name="Secret daily tips", **DAILY)
     first = at(daily["next_run_at"])

@@ -9,6 +9,9 @@ import pytest
 from contentplatform.kit.schemas import MAX_PAGE
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 HUGE = "99999999999999999999"
 
 

@@ -25,6 +25,9 @@ from tests.conftest import Caller
 from tests.support.problems import problem
 from tests.support.servers import second_service
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 # A fake secret an unexpected error carries; it must never reach the client.
 LEAKY_MESSAGE = (
     "SELECT password_hash FROM users WHERE id = 42"
@@ -269,6 +272,7 @@ def test_public_operation_needs_no_token(call):
     assert response.json() == {"kinds": ["pdf", "docx", "markdown"]}
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     ("operation_id", "input", "role"),
     [

@@ -15,6 +15,9 @@ from tests.media.support import Media, jpeg, mp4, png
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 media = org_fixture(Media)
 other = org_fixture(Media, second=True)
 
@@ -48,6 +51,7 @@ def test_an_unknown_or_malformed_id_is_404_or_400(media: Media, operation: str) 
 # --- list -------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_list_filters_searches_sorts_and_pages(media: Media) -> None:
     sea = media.add(jpeg(900, 600), "zebra.jpg", altText="Waves on the sea", tags=["Sea", "Blue"])
     leaf = media.add(png(300, 200), "Apple.png", "image/png", caption="A leaf in autumn")
@@ -81,6 +85,7 @@ def test_list_filters_searches_sorts_and_pages(media: Media) -> None:
     assert media.listed(page=5)["data"] == []
 
 
+@pytest.mark.own_org
 def test_list_filters_by_licence_status_and_use(media: Media) -> None:
     owned = media.add(license={"type": "owned"})
     unverified = media.add()
@@ -146,6 +151,7 @@ def test_list_refuses_out_of_bounds_queries(
 # --- update -----------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_update_changes_what_is_given_and_clears_what_is_null(media: Media) -> None:
     asset = media.add(altText="Old alt", caption="Old caption", tags=["one"])
     response = media.update(
@@ -226,6 +232,7 @@ def test_a_member_may_not_update(media: Media) -> None:
 # --- delete -----------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_delete_is_for_admins_and_soft(media: Media) -> None:
     asset = media.add()
     for role in ("member", "editor"):

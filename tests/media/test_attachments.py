@@ -14,6 +14,9 @@ from tests.media.support import Media, mp4
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 media = org_fixture(Media)
 other = org_fixture(Media, second=True)
 

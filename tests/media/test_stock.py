@@ -23,6 +23,9 @@ from tests.support.servers import AppServer, second_service
 from tests.support.targets.scripted import Failure
 from tests.support.targets.unsplash import UnsplashServer
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 APP = "cp_tests"
 REFERRAL = f"utm_source={APP}&utm_medium=referral"
 
@@ -251,6 +254,7 @@ def stock(media: Media, asset_id: str, role: str = "editor", **extra: Any) -> ht
     return media.request("media.confirmUpload", data, role=role)
 
 
+@pytest.mark.own_org
 def test_an_import_tracks_the_download_and_hotlinks_the_photo(
     media: Media, unsplash: UnsplashServer
 ) -> None:
@@ -318,6 +322,7 @@ def test_the_same_photo_again_is_the_same_asset(
     assert unsplash.downloads.count(photo["id"]) == 2
 
 
+@pytest.mark.own_org
 def test_a_photo_the_provider_does_not_have_is_404(media: Media, unsplash: UnsplashServer) -> None:
     missing = word()
     body = problem(stock(media, missing), 404, "NOT_FOUND")
@@ -326,6 +331,7 @@ def test_a_photo_the_provider_does_not_have_is_404(media: Media, unsplash: Unspl
     assert media.listed()["total"] == 0
 
 
+@pytest.mark.own_org
 def test_when_tracking_fails_nothing_is_stored(media: Media, unsplash: UnsplashServer) -> None:
     photo = photos(unsplash, word())[0]
     unsplash.fail(Failure(500), path=f"/photos/{photo['id']}/download")
@@ -341,6 +347,7 @@ def test_when_tracking_fails_nothing_is_stored(media: Media, unsplash: UnsplashS
     assert stock(media, photo["id"]).status_code == 200
 
 
+@pytest.mark.own_org
 def test_the_key_never_goes_to_a_download_location_elsewhere(
     media: Media, unsplash: UnsplashServer, network: NetworkGuard
 ) -> None:

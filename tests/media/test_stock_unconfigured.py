@@ -12,6 +12,9 @@ from tests.support.network import NetworkGuard, no_outside_connections
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 media = org_fixture(Media)
 
 

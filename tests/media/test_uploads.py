@@ -33,6 +33,9 @@ from tests.media.support import (
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 media = org_fixture(Media)
 other = org_fixture(Media, second=True)
 
@@ -275,6 +278,7 @@ def test_other_image_types_get_renditions_too(
     assert size_of(fetched.content)[0] == 800
 
 
+@pytest.mark.own_org
 def test_a_png_declared_as_jpeg_is_refused_naming_both_types(media: Media) -> None:
     path = media.upload("photo.jpg", "image/jpeg", png(100, 100))
     body = problem(media.confirm(path, "photo.jpg", "image/jpeg"), 400, "BAD_REQUEST")
@@ -295,6 +299,7 @@ def test_a_damaged_jpeg_is_refused(media: Media) -> None:
     problem(media.confirm(path, "broken.jpg", "image/jpeg"), 400, "BAD_REQUEST")
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize("size", [(8000, 8000), (30000, 30000)])
 def test_a_decompression_bomb_is_refused_before_it_is_decoded(
     media: Media, size: tuple[int, int]
@@ -307,6 +312,7 @@ def test_a_decompression_bomb_is_refused_before_it_is_decoded(
     assert media.listed()["total"] == 0
 
 
+@pytest.mark.own_org
 def test_the_same_content_again_is_the_same_asset(media: Media, settings: Settings) -> None:
     data = jpeg(900, 600, gps=True)
     first = media.add(data, "one.jpg")
@@ -474,6 +480,7 @@ def test_a_download_url_lives_an_hour(media: Media) -> None:
     assert 3600 <= expires - now <= 3660
 
 
+@pytest.mark.own_org
 def test_an_upload_url_used_again_with_other_content_is_409(
     media: Media, settings: Settings
 ) -> None:

@@ -19,6 +19,9 @@ from tests.drafts.support import Drafts, put_status
 from tests.support.problems import problem
 from tests.support.servers import second_service
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 TENANT = "x-tenant-id"
 SUMMARY_FIELDS = {"title", "slug", "excerpt", "published_at", "url"}
 POST_FIELDS = SUMMARY_FIELDS | {"content_html", "updated_at", "seo"}
@@ -109,6 +112,7 @@ def when(value: str) -> datetime:
 # --- the feed ---------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_the_feed_lists_only_published_posts_of_the_tenant_newest_first(blog, other):
     blog.post(
         "Older post",
@@ -145,6 +149,7 @@ def test_the_feed_lists_only_published_posts_of_the_tenant_newest_first(blog, ot
     }
 
 
+@pytest.mark.own_org
 def test_the_feed_is_paginated(blog):
     for number in range(1, 6):
         blog.post(f"Post {number}", published_at=day(number))
@@ -165,6 +170,7 @@ def test_the_feed_is_paginated(blog):
     ]
 
 
+@pytest.mark.own_org
 def test_a_long_first_paragraph_is_cut_at_a_word_for_the_excerpt(blog):
     words = " ".join(f"word{number}" for number in range(200))
     blog.post("Long post", f"<p>{words}</p>", published_at=day(1))
@@ -215,6 +221,7 @@ def test_seo_falls_back_to_the_title_and_excerpt(blog):
     assert seo == {"title": "Plain post", "description": "Only a paragraph.", "canonical_url": None}
 
 
+@pytest.mark.own_org
 def test_the_slug_comes_from_the_seo_slug_and_stays_fixed(blog):
     draft_id = blog.post("A title", published_at=day(1), seo_meta={"slug": "Chosen Slug"})
     blog.drafts.update(draft_id, title="A new title", seo_meta={"slug": "another-slug"})
@@ -247,6 +254,7 @@ def test_html_is_sanitized_on_the_way_out_too(blog, run):
 # --- nothing that is not a published post of the tenant ---------------------------------------
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize("status", ["reviewing", "approved", "rejected", "archived"])
 def test_a_post_no_longer_published_leaves_the_feed(blog, run, status):
     # Once published its slug is fixed; moved out of published, the slug must not reach it.
@@ -260,6 +268,7 @@ def test_a_post_no_longer_published_leaves_the_feed(blog, run, status):
     problem(blog.get("withdrawn-post"), 404, "NOT_FOUND")
 
 
+@pytest.mark.own_org
 def test_a_deleted_post_leaves_the_feed(blog):
     kept = blog.post("Kept post", published_at=day(1))
     deleted = blog.post("Deleted post", published_at=day(2))
@@ -272,6 +281,7 @@ def test_a_deleted_post_leaves_the_feed(blog):
     problem(blog.get("deleted-post"), 404, "NOT_FOUND")
 
 
+@pytest.mark.own_org
 def test_another_tenants_posts_are_not_found(blog, other):
     blog.post("Hello world", "<p>Ours.</p>", published_at=day(1))
     other.post("Hello world", "<p>Theirs.</p>", published_at=day(2))
@@ -292,6 +302,7 @@ def test_an_unknown_tenant_is_404(call, stranger):
     problem(call("public.getBlog", {"slug": "hello"}, headers={TENANT: stranger}), 404, "NOT_FOUND")
 
 
+@pytest.mark.own_org
 def test_the_organization_id_names_the_tenant_as_its_id_does(blog, other):
     blog.post("Hello world", "<p>Ours.</p>", published_at=day(1))
     other.post("Only theirs", published_at=day(2))
@@ -306,6 +317,7 @@ def test_the_organization_id_names_the_tenant_as_its_id_does(blog, other):
     problem(other.get("hello-world", tenant=other_org), 404, "NOT_FOUND")
 
 
+@pytest.mark.own_org
 def test_a_suspended_tenants_blog_is_404(blog, run):
     blog.post("Quiet post", published_at=day(1))
     tenant_id = uuid.UUID(blog.tenant_id)
@@ -347,6 +359,7 @@ def test_bad_page_or_limit_is_400(blog, query, field):
     assert bad_fields(blog.list(**query)) == [field]
 
 
+@pytest.mark.own_org
 def test_the_largest_page_is_allowed(blog):
     assert ok(blog.list(limit=50))["limit"] == 50
 
@@ -373,6 +386,7 @@ def test_the_feed_needs_no_token_and_documents_its_header(openapi_document):
 # --- rate limit -------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_the_feed_is_rate_limited_per_client_address(settings, client, token, org):
     tenant_id = client.get(
         "/v1/system/whoami",

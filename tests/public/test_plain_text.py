@@ -1,6 +1,9 @@
 """The public blog feed hands out titles, excerpts and SEO texts as plain text (never markup, even
 from a row that still holds some or text in the content that reads as a tag), and holds its
 input to the kit's rule: a slug with an invisible character or a page past any bound is a 400, a
+
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
 page past the last is empty. Over REST and RPC."""
 
 from __future__ import annotations

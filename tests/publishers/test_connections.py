@@ -41,6 +41,9 @@ from tests.support.targets.webflow import COLLECTION_ID, WebflowSite
 from tests.support.targets.webhook import WebhookReceiver
 from tests.support.targets.wordpress import WordPressServer
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 RECORD_FIELDS = {
     *("id", "name", "type", "config", "credentials_hint", "status", "is_default"),
     *("capabilities", "last_tested_at", "last_test_ok", "last_error"),
@@ -106,6 +109,7 @@ def assert_shows(given: dict[str, Any], shown: dict[str, Any]) -> None:
 # --- create, and what every answer shows ------------------------------------------------------
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_connection_shows_its_config_and_a_hint_never_its_credentials(publishers, kind):
     with stand_in(kind) as (body, secrets, hint, _):
@@ -211,6 +215,7 @@ def test_a_webhook_test_signed_with_another_secret_fails(publishers):
     assert publishers.get(created["id"])["status"] == "error"
 
 
+@pytest.mark.own_org
 def test_the_first_connection_is_the_default_until_another_is_made_default(publishers, wp):
     first = publishers.create_wordpress(wp, name="First")
     second = publishers.create_wordpress(wp, name="Second")
@@ -257,6 +262,7 @@ def test_racing_creates_and_default_changes_leave_exactly_one_default(call, clie
     assert outcomes == [([200], 1, 1)] * 4
 
 
+@pytest.mark.own_org
 def test_list_filters_by_type_and_status(publishers, wp):
     blog = publishers.create_wordpress(wp)
     hook = publishers.create_webhook(NOWHERE)
@@ -290,6 +296,7 @@ def _webflow(config: dict[str, Any]) -> dict[str, Any]:
 GHOST_KEY = "6650a1b2c3d4e5f6a7b8c9d0:" + "ab" * 32
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     ("body", "paths"),
     [
@@ -357,6 +364,7 @@ def test_create_refuses_invalid_config_or_credentials_naming_the_field(publisher
     assert publishers.list()["total"] == 0
 
 
+@pytest.mark.own_org
 def test_a_config_beyond_the_size_bound_is_refused(publishers):
     config = {"siteUrl": "http://127.0.0.1:9", "categories": list(range(1, 20_001))}
     response = publishers.request("publishers.create", _wordpress(config))
@@ -445,6 +453,7 @@ def assert_refused(response, word: str) -> None:
     assert "s3cr3t-pw" not in response.text
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(("url", "word"), REFUSED_URLS)
 def test_create_refuses_urls_that_reach_inside_and_stores_nothing(publishers, wp, url, word):
     kept = publishers.create_wordpress(wp)
@@ -459,6 +468,7 @@ def test_create_refuses_urls_that_reach_inside_and_stores_nothing(publishers, wp
         assert [name for name in dns.asked if "attacker" in name] == [url.split("/")[2]]
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize("kind", [*KINDS, "webhook"])
 @pytest.mark.parametrize(
     ("url", "word"),
@@ -672,6 +682,7 @@ def test_a_webhook_takes_no_credentials_on_update_either(publishers):
 # --- delete -------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_delete_is_soft_and_the_connection_is_gone_from_every_operation(publishers, wp, run):
     kept = publishers.create_wordpress(wp, name="Kept")
     gone = publishers.create_wordpress(wp, name="Gone")
@@ -697,6 +708,7 @@ def test_delete_is_soft_and_the_connection_is_gone_from_every_operation(publishe
     assert row.name == "Gone" and row.credentials_sealed
 
 
+@pytest.mark.own_org
 def test_a_deleted_connection_is_no_publishing_target(publishers, wp, drafts):
     connection = publishers.create_wordpress(wp)
     publishers.delete(connection["id"])
@@ -712,6 +724,7 @@ def test_a_deleted_connection_is_no_publishing_target(publishers, wp, drafts):
 # --- test ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_wrong_credentials_fail_the_test_and_a_later_good_test_recovers(publishers, wp):
     connection = publishers.create_wordpress(wp)
     assert publishers.test(connection["id"])["ok"] is True
@@ -862,6 +875,7 @@ def test_list_attempts_refuses_out_of_bounds_queries(publishers, wp, query):
 # --- roles --------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize("role", ["member", "editor"])
 def test_members_and_editors_read_but_only_admins_manage(publishers, wp, role):
     connection = publishers.create_wordpress(wp)
@@ -892,6 +906,7 @@ def test_without_a_token_nothing_is_answered(call, wp, publishers):
 # --- tenancy ------------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_another_organization_cannot_see_or_touch_a_connection(publishers, other, wp):
     connection = publishers.create_wordpress(wp)
     mine = other.create_webhook(NOWHERE)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from bs4 import BeautifulSoup
 
 from tests.media.support import Media, jpeg
@@ -15,6 +16,9 @@ from tests.publishers.desk import Desk
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 from tests.support.targets.wordpress import WordPressServer
+
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
 
 desk = org_fixture(Desk)
 

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.drafts.support import put_status
 from tests.publishers.test_publishing import Desk, only_post, webhook_to
 from tests.support.orgs import org_fixture
 from tests.support.targets.ghost import GhostServer
 from tests.support.targets.shopify import ShopifyShop
+
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
 
 desk = org_fixture(Desk)
 

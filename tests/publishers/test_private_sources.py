@@ -26,6 +26,9 @@ from tests.support.orgs import org_fixture
 from tests.support.targets.webhook import WebhookReceiver
 from tests.support.targets.wordpress import WordPressServer
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 WAIT_SECONDS = 15.0
 FINISHED = ("succeeded", "failed", "cancelled")
 TENANT = "x-tenant-id"
@@ -148,6 +151,7 @@ def test_a_generated_published_post_names_no_file_of_the_tenant(
     assert publisher.draft(draft["id"])["provenance"] == provenance
 
 
+@pytest.mark.own_org
 def test_a_draft_generated_before_goes_out_without_its_sources_list(
     publisher: Publisher, wp: WordPressServer, hook: tuple[WebhookReceiver, str]
 ) -> None:

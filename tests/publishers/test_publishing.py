@@ -31,6 +31,9 @@ from tests.support.targets.webflow import WebflowSite
 from tests.support.targets.webhook import WebhookReceiver
 from tests.support.targets.wordpress import WordPressServer
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 FINISHED = ("succeeded", "failed", "cancelled")
 WAIT_SECONDS = 15.0
 MAX_TRIES = 5  # publish_max_tries, the default the suite keeps
@@ -120,6 +123,7 @@ def instant(text: str) -> datetime:
 # --- the happy path ------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_publishing_an_approved_draft_to_wordpress_makes_it_live(desk: Desk, wp) -> None:
     connection = desk.wordpress(wp)
     draft = desk.approved()
@@ -290,6 +294,7 @@ def test_a_create_whose_answer_was_lost_is_not_made_twice(desk: Desk, wp) -> Non
 # --- republishing --------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_republishing_an_edited_draft_updates_the_same_post(desk: Desk, wp) -> None:
     connection = desk.wordpress(wp)
     draft = desk.approved()
@@ -687,6 +692,7 @@ def test_a_failed_attempt_does_not_count_as_sent(desk: Desk, wp) -> None:
 # --- which connection ----------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_without_a_connection_id_the_jobs_connection_then_the_default_one_is_used(
     desk: Desk,
 ) -> None:
@@ -730,6 +736,7 @@ def test_without_a_connection_id_the_jobs_connection_then_the_default_one_is_use
             assert [p["title"] for p in new_site.posts.values()] == ["After the switch"]
 
 
+@pytest.mark.own_org
 def test_a_draft_whose_jobs_connection_was_deleted_goes_to_the_default_one(desk: Desk) -> None:
     with WordPressServer() as default_site, WordPressServer() as job_site:
         default = desk.wordpress(default_site)
@@ -753,6 +760,7 @@ def test_a_draft_whose_jobs_connection_was_deleted_goes_to_the_default_one(desk:
         assert job_site.requests == []
 
 
+@pytest.mark.own_org
 def test_without_any_connection_publishing_is_a_bad_request(desk: Desk) -> None:
     draft = desk.approved()
 

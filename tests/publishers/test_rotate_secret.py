@@ -26,6 +26,9 @@ from tests.support.targets.scripted import Seen
 from tests.support.targets.webhook import WebhookReceiver
 from tests.support.targets.wordpress import WordPressServer
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 NOWHERE = "http://127.0.0.1:9/hooks"
 DAY = 86_400
 
@@ -136,6 +139,7 @@ def test_the_new_secret_is_shown_once(desk: Desk) -> None:
 # --- the audit trail --------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_a_rotation_is_in_the_audit_trail_without_the_secret(
     desk: Desk, settings: Settings
 ) -> None:
@@ -203,6 +207,7 @@ def test_only_admins_rotate(desk: Desk, role: str) -> None:
         assert len(signatures(delivery)) == 1
 
 
+@pytest.mark.own_org
 def test_another_organizations_connection_is_not_found(desk: Desk, other: Desk) -> None:
     connection = desk.webhook(NOWHERE)
 

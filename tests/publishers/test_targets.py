@@ -21,6 +21,9 @@ from tests.support.targets.shopify import ShopifyShop
 from tests.support.targets.webflow import COLLECTION_ID, WebflowSite
 from tests.support.targets.wordpress import WordPressServer
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 # Nothing listens here: a webhook's targets are never read from its receiver.
 NOWHERE = "http://127.0.0.1:9/hooks"
 KINDS = ("wordpress", "ghost", "shopify", "webflow")

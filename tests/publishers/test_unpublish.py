@@ -29,6 +29,9 @@ from tests.support.targets.webflow import WebflowSite
 from tests.support.targets.webhook import WebhookReceiver
 from tests.support.targets.wordpress import WordPressServer
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 desk = org_fixture(Desk)
 other = org_fixture(Desk, second=True)
 
@@ -222,6 +225,7 @@ def test_a_copy_deleted_on_the_target_counts_as_taken_down(desk: Desk, wp: WordP
     assert desk.get(draft["id"])["status"] == "approved"
 
 
+@pytest.mark.own_org
 def test_a_failed_unpublish_keeps_the_draft_published_and_is_told(
     desk: Desk, wp: WordPressServer
 ) -> None:
@@ -244,6 +248,7 @@ def test_a_failed_unpublish_keeps_the_draft_published_and_is_told(
     assert desk.get(draft["id"])["status"] == "approved"
 
 
+@pytest.mark.own_org
 def test_a_publish_that_fails_for_good_is_told_too(
     desk: Desk, wp: WordPressServer, settings: Settings
 ) -> None:
@@ -265,6 +270,7 @@ def test_a_publish_that_fails_for_good_is_told_too(
     assert payload["error"]["code"] == "auth_failed"
 
 
+@pytest.mark.own_org
 def test_the_trail_tells_of_each_copy_taken_down(
     desk: Desk, wp: WordPressServer, settings: Settings
 ) -> None:
@@ -350,6 +356,7 @@ def test_archiving_takes_the_draft_off_the_feed_at_once_and_leaves_the_copy(
     problem(desk.try_archive(draft["id"]), 409, "CONFLICT")  # already archived
 
 
+@pytest.mark.own_org
 def test_archiving_with_unpublish_remote_takes_every_copy_down(
     desk: Desk, wp: WordPressServer
 ) -> None:

@@ -17,6 +17,9 @@ from contentplatform.kit.db import Database, utcnow
 from contentplatform.settings.models import ApiKey
 from tests.support.orgs import Org
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 
 def create(org: Org, **fields: Any) -> dict[str, Any]:
     return org.ok("settings.createApiKey", {"name": "Nightly export", **fields})
@@ -34,6 +37,7 @@ def with_key(
     return org.call(operation, data, token=secret, org=naming)
 
 
+@pytest.mark.own_org
 def test_a_key_lists_drafts_alone_and_is_shown_once_and_stored_as_a_hash(tenant: Org, run):
     tenant.ok("drafts.createDraft", {"title": "Spring planting"}, role="editor")
     made = create(tenant, role="member")
@@ -110,6 +114,7 @@ def test_only_an_admin_manages_keys(tenant: Org, role: str):
         assert tenant.request(operation, data, role=role).status_code == 403, operation
 
 
+@pytest.mark.own_org
 def test_a_revoked_key_is_refused_at_once_and_revoking_again_changes_nothing(tenant: Org):
     key = create(tenant)
     assert with_key(tenant, "drafts.list", key["secret"]).status_code == 200  # now cached
@@ -151,6 +156,7 @@ def test_an_expired_key_is_401(tenant: Org, run):
     assert "expired" in refused.json()["detail"]
 
 
+@pytest.mark.own_org
 def test_keys_turned_off_are_refused_and_none_is_made_until_turned_on(tenant: Org):
     key = create(tenant)
     assert with_key(tenant, "drafts.list", key["secret"]).status_code == 200
@@ -185,6 +191,7 @@ def test_a_name_is_plain_text(tenant: Org):
     assert create(tenant, name="<b>CI</b> bot")["name"] == "CI bot"
 
 
+@pytest.mark.own_org
 def test_another_organization_neither_sees_nor_revokes_a_key_and_a_key_stays_in_its_own(
     tenant: Org, other_tenant: Org
 ):

@@ -8,6 +8,12 @@ A test takes its organization through the `tenant` and `other_tenant` fixtures
 
     docs = org_fixture(Docs)                  # the test's organization, through Docs
     other = org_fixture(Docs, second=True)    # a second one, for cross-tenant checks
+
+In a module marked `pytestmark = pytest.mark.shared_org` its tests share two organizations
+(each xdist worker its own pair), so the service provisions a tenant and its members once per
+module rather than once per test. A test there that counts or lists what the organization holds,
+or changes what is the organization's (its time zone, its settings, its status, its plan's
+limits), is marked `@pytest.mark.own_org` and gets organizations of its own.
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ from contentplatform.tenants import repository as tenants
 ROLES = ("member", "editor", "admin")
 
 V = TypeVar("V", bound="Org")
+
+# The tenant id the service gave each organization id (ids are random: never reused).
+_tenant_ids: dict[str, uuid.UUID] = {}
 
 
 def new_org() -> str:
@@ -54,7 +63,6 @@ class Org:
         self.org = org or new_org()
         self.users = {role: f"{role}-{self.org}" for role in ROLES}
         self.tokens = {role: token(self.org, self.users[role], role) for role in ROLES}
-        self._tenant_id: uuid.UUID | None = None
 
     @classmethod
     def of(cls, seen: Org) -> Self:
@@ -85,10 +93,11 @@ class Org:
 
     @property
     def tenant_id(self) -> uuid.UUID:
-        """The tenant the service made for the organization (asked once, as the member)."""
-        if self._tenant_id is None:
-            self._tenant_id = uuid.UUID(self.whoami()["tenant_id"])
-        return self._tenant_id
+        """The tenant the service made for the organization (asked once per organization, as
+        the member: a module's tests may share one)."""
+        if self.org not in _tenant_ids:
+            _tenant_ids[self.org] = uuid.UUID(self.whoami()["tenant_id"])
+        return _tenant_ids[self.org]
 
 
 def org_fixture(view: type[V], *, second: bool = False) -> Any:

@@ -18,6 +18,9 @@ from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 from tests.website_scan.support import SITE, Scanner, site_url
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 scanner = org_fixture(Scanner)
 other = org_fixture(Scanner, second=True)
 
@@ -99,6 +102,7 @@ def test_every_setting_is_kept_as_given(scanner: Scanner) -> None:
     assert config["check_external_links"] is True
 
 
+@pytest.mark.own_org
 def test_the_start_url_is_normalized(scanner: Scanner) -> None:
     config = scanner.config(startUrl="HTTP://LocalHost:9/Shop/?b=2&a=1#reviews")
     assert config["start_url"] == "http://localhost:9/Shop/?b=2&a=1"
@@ -107,6 +111,7 @@ def test_the_start_url_is_normalized(scanner: Scanner) -> None:
     assert bare["start_url"] == "http://127.0.0.1/"
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     ("fields", "path"),
     [
@@ -144,6 +149,7 @@ def test_a_setting_out_of_bounds_is_400_naming_it(
     assert scanner.listed()["total"] == 0
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     ("url", "reason"),
     [
@@ -283,6 +289,7 @@ def test_only_an_admin_turns_off_robots_txt(scanner: Scanner) -> None:
     assert on["respect_robots_txt"] is True
 
 
+@pytest.mark.own_org
 def test_the_list_pages_searches_and_filters(scanner: Scanner) -> None:
     shop = scanner.config(name="Garden shop")
     blog = scanner.config(name="Garden blog", startUrl=site_url("journal/"))
@@ -312,6 +319,7 @@ def test_the_list_pages_searches_and_filters(scanner: Scanner) -> None:
         assert path in {e["path"] for e in problem(response, 400, "BAD_REQUEST")["errors"]}
 
 
+@pytest.mark.own_org
 def test_delete_hides_the_config_everywhere(scanner: Scanner) -> None:
     config = scanner.config()
     kept = scanner.config()
@@ -335,6 +343,7 @@ def test_delete_hides_the_config_everywhere(scanner: Scanner) -> None:
     assert scanner.listed(scheduled=True)["total"] == 0
 
 
+@pytest.mark.own_org
 def test_each_operation_needs_its_role(scanner: Scanner) -> None:
     config = scanner.config()
     ref = {"id": config["id"]}
@@ -350,6 +359,7 @@ def test_each_operation_needs_its_role(scanner: Scanner) -> None:
     assert scanner.listed(role="member")["total"] == 1
 
 
+@pytest.mark.own_org
 def test_another_organization_sees_none_of_it(scanner: Scanner, other: Scanner) -> None:
     config = scanner.config()
     assert scanner.schedule(config["id"]).status_code == 200

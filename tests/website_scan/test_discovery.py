@@ -22,6 +22,9 @@ from tests.support.servers import StubServer
 from tests.support.sites import TestSite
 from tests.website_scan.support import Scanner
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 scanner = org_fixture(Scanner)
 other = org_fixture(Scanner, second=True)
 

@@ -25,6 +25,9 @@ from tests.support.problems import problem
 from tests.website_scan.seed import Seeded, crawled, seed_snapshot
 from tests.website_scan.support import Scanner
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 scanner = org_fixture(Scanner)
 other = org_fixture(Scanner, second=True)
 
@@ -73,6 +76,7 @@ def page_documents(run: Run, snapshot_id: uuid.UUID) -> dict[str, uuid.UUID | No
     return result
 
 
+@pytest.mark.own_org
 def test_pages_become_documents_ingested_to_ready_and_listed_by_source_and_type(
     scanner: Scanner, run: Run, settings: Settings
 ) -> None:
@@ -154,6 +158,7 @@ def test_pages_become_documents_ingested_to_ready_and_listed_by_source_and_type(
     assert [status for _, status in holds] == ["committed", "committed"], holds
 
 
+@pytest.mark.own_org
 def test_a_page_imported_again_is_unchanged_or_a_new_version_of_its_document(
     scanner: Scanner, run: Run
 ) -> None:
@@ -193,6 +198,7 @@ def test_a_page_imported_again_is_unchanged_or_a_new_version_of_its_document(
     assert docs.list(source="website_scan")["total"] == 1
 
 
+@pytest.mark.own_org
 def test_pages_the_credits_do_not_cover_are_skipped_for_quota_and_the_rest_go_on(
     scanner: Scanner, run: Run, settings: Settings
 ) -> None:
@@ -216,6 +222,7 @@ def test_pages_the_credits_do_not_cover_are_skipped_for_quota_and_the_rest_go_on
     assert page_documents(run, seeded.snapshot_id)[f"{base}p1"] is None
 
 
+@pytest.mark.own_org
 def test_a_purged_snapshot_skips_its_pages_as_content_purged(scanner: Scanner, run: Run) -> None:
     config = scanner.config()
     url = config["start_url"] + "old"
@@ -240,6 +247,7 @@ def test_a_purged_snapshot_skips_its_pages_as_content_purged(scanner: Scanner, r
     assert Docs.of(scanner).list(source="website_scan")["total"] == 0
 
 
+@pytest.mark.own_org
 def test_the_same_idempotency_key_answers_the_same_and_imports_nothing_more(
     scanner: Scanner, run: Run, settings: Settings
 ) -> None:

@@ -31,6 +31,9 @@ from tests.support.problems import problem
 from tests.website_scan.shop import Shop
 from tests.website_scan.support import Scanner
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 scanner = org_fixture(Scanner)
 other = org_fixture(Scanner, second=True)
 
@@ -147,6 +150,7 @@ def test_the_crawl_is_told_as_events(scanner: Scanner, shop: Shop, run: Run) -> 
     assert events[1][1]["pages_crawled"] == 7
 
 
+@pytest.mark.own_org
 def test_one_active_crawl_per_config_and_two_per_organization(scanner: Scanner, shop: Shop) -> None:
     shop.hold()
     first = shop_config(scanner, shop, "/")
@@ -172,6 +176,7 @@ def test_one_active_crawl_per_config_and_two_per_organization(scanner: Scanner, 
     assert start(scanner, third["id"]).status_code == 200
 
 
+@pytest.mark.own_org
 def test_the_same_idempotency_key_returns_the_same_run(scanner: Scanner, shop: Shop) -> None:
     config = shop_config(scanner, shop)
     first = start(scanner, config["id"], idempotencyKey="nightly-2026-11-28").json()
@@ -245,6 +250,7 @@ def test_overrides_apply_to_the_run_only(scanner: Scanner, shop: Shop) -> None:
     assert problem(bad, 400, "BAD_REQUEST")
 
 
+@pytest.mark.own_org
 def test_runs_are_listed_newest_first_and_filtered(scanner: Scanner, shop: Shop) -> None:
     first = crawled(scanner, shop)
     second = crawled(scanner, shop, maxDepth=0, name="Product 1 only", startUrl=shop.url + "/p/1")
@@ -324,6 +330,7 @@ def test_a_due_schedule_starts_a_crawl_and_a_busy_config_skips_its_turn(
     wait_for(scanner, runs[0]["id"], TERMINAL)
 
 
+@pytest.mark.own_org
 def test_two_organizations_crawling_one_site_see_only_their_own_runs(
     scanner: Scanner, other: Scanner, shop: Shop
 ) -> None:
@@ -350,6 +357,7 @@ def test_a_site_whose_robots_txt_fails_is_not_crawled_and_is_told(
     assert events[1][1]["error"]["code"] == "robots_unavailable"
 
 
+@pytest.mark.own_org
 def test_the_plan_caps_the_pages_of_a_crawl(
     scanner: Scanner, shop: Shop, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -20,6 +20,9 @@ from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 from tests.website_scan.support import Scanner, at
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 scanner = org_fixture(Scanner)
 other = org_fixture(Scanner, second=True)
 
@@ -65,6 +68,7 @@ def test_an_editor_schedules_a_daily_crawl_in_a_time_zone(scanner: Scanner) -> N
     assert scanner.get(config["id"])["schedule"] == schedule
 
 
+@pytest.mark.own_org
 def test_the_organizations_time_zone_is_the_default(scanner: Scanner) -> None:
     zone = {"timezone": "America/New_York"}
     assert scanner.ok("jobs.updateTimezone", zone, role="admin") == zone
@@ -79,6 +83,7 @@ def test_the_organizations_time_zone_is_the_default(scanner: Scanner) -> None:
     assert timedelta(0) < at(schedule["next_run_at"]) - datetime.now(UTC) <= timedelta(days=7)
 
 
+@pytest.mark.own_org
 def test_setting_it_again_replaces_it_and_disabling_plans_nothing(scanner: Scanner) -> None:
     config = scanner.config()
     first = scanner.schedule(config["id"]).json()

@@ -35,6 +35,9 @@ from tests.support.problems import problem
 from tests.website_scan.seed import Seeded, crawled, seed_snapshot
 from tests.website_scan.support import Scanner
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 scanner = org_fixture(Scanner)
 other = org_fixture(Scanner, second=True)
 
@@ -162,6 +165,7 @@ def test_a_config_has_no_profile_before_its_first_refresh(scanner: Scanner) -> N
     }
 
 
+@pytest.mark.own_org
 def test_a_refresh_reads_the_latest_complete_snapshot_to_a_ready_profile_and_pays_for_it(
     scanner: Scanner, run: Run
 ) -> None:
@@ -230,6 +234,7 @@ def test_a_refresh_reads_the_latest_complete_snapshot_to_a_ready_profile_and_pay
     assert [hold["status"] for hold in holds(scanner)] == ["committed", "committed"]
 
 
+@pytest.mark.own_org
 def test_a_snapshot_without_a_readable_page_fails_the_refresh_and_releases_its_credits(
     scanner: Scanner, run: Run
 ) -> None:
@@ -247,6 +252,7 @@ def test_a_snapshot_without_a_readable_page_fails_the_refresh_and_releases_its_c
     assert wait_for(scanner, config["id"], {"ready", "failed"})["status"] == "failed"
 
 
+@pytest.mark.own_org
 def test_a_config_without_a_complete_snapshot_is_400(scanner: Scanner, run: Run) -> None:
     config = scanner.config()
     body = problem(refresh(scanner, config["id"]), 400, "BAD_REQUEST")
@@ -283,6 +289,7 @@ def test_a_snapshot_named_must_be_a_finished_one_of_the_config_with_its_content(
     assert profile_of(scanner, config["id"])["status"] == "none"
 
 
+@pytest.mark.own_org
 def test_without_credits_a_refresh_is_402_and_changes_nothing(
     scanner: Scanner, run: Run, settings: Settings
 ) -> None:
@@ -318,6 +325,7 @@ def put_profile(run: Run, tenant_id: uuid.UUID, config_id: str, **values: Any) -
     return profile_id
 
 
+@pytest.mark.own_org
 def test_409_while_generating_and_the_reconciler_never_leaves_a_profile_generating(
     scanner: Scanner, run: Run
 ) -> None:
@@ -355,6 +363,7 @@ def test_the_reconciler_restarts_a_refresh_whose_workflow_never_started(
     assert (profile["status"], profile["business"]["name"]) == ("ready", "Green Thumb Tools")
 
 
+@pytest.mark.own_org
 def test_members_read_the_profile_and_only_editors_refresh_it(scanner: Scanner, run: Run) -> None:
     config = scanner.config()
     seed(run, scanner, config["id"], site(config["start_url"]))

@@ -9,6 +9,8 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
+import pytest
+
 from contentplatform.kit.db import Database, utcnow
 from contentplatform.website_scan.pages import PageRecord
 from tests.conftest import Run
@@ -16,6 +18,9 @@ from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 from tests.website_scan.seed import Seeded, crawled, seed_snapshot
 from tests.website_scan.support import Scanner
+
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
 
 scanner = org_fixture(Scanner)
 other = org_fixture(Scanner, second=True)

@@ -24,6 +24,9 @@ from tests.support.problems import problem
 from tests.website_scan.seed import Seeded, crawled, seed_snapshot
 from tests.website_scan.support import Scanner
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 scanner = org_fixture(Scanner)
 other = org_fixture(Scanner, second=True)
 
@@ -165,6 +168,7 @@ def content_of(org: Scanner, page_id: uuid.UUID | str, **query: Any) -> dict[str
 # --- snapshots --------------------------------------------------------------------------------
 
 
+@pytest.mark.own_org
 def test_snapshots_are_listed_newest_first_with_their_totals(scanner: Scanner, run: Run) -> None:
     config = scanner.config()
     second = scanner.config()
@@ -236,6 +240,7 @@ def test_a_snapshot_names_the_previous_complete_one(scanner: Scanner, run: Run) 
     assert previous(first) is None
 
 
+@pytest.mark.own_org
 def test_a_snapshot_is_seen_only_once_its_run_has_finished(scanner: Scanner, run: Run) -> None:
     config = scanner.config()
     snapshot_id, page_id = unfinished(run, scanner, config["id"])
@@ -540,6 +545,7 @@ def test_a_page_without_content_says_why(scanner: Scanner, run: Run) -> None:
     assert "No main text" in reasons["/empty"]
 
 
+@pytest.mark.own_org
 def test_purged_content_is_410_and_the_metadata_remains(scanner: Scanner, run: Run) -> None:
     config = scanner.config()
     old = seed(run, scanner, config["id"], shop_pages(), created_at=hours_ago(2))
@@ -599,6 +605,7 @@ def test_a_member_reads_and_a_stranger_is_refused(
         problem(scanner.call(operation, data, token=stranger, org=scanner.org), 403, "FORBIDDEN")
 
 
+@pytest.mark.own_org
 def test_another_organization_sees_none_of_it(scanner: Scanner, other: Scanner, run: Run) -> None:
     config = scanner.config()
     seeded = seed(run, scanner, config["id"], shop_pages())

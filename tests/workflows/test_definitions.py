@@ -14,6 +14,9 @@ from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 from tests.workflows.support import STANDARD, Designer, steps
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 designer = org_fixture(Designer)
 other = org_fixture(Designer, second=True)
 
@@ -91,6 +94,7 @@ def test_a_definition_that_breaks_the_rules_is_saved_all_the_same(designer: Desi
     assert designer.validate(workflowId=created["id"])["valid"] is False
 
 
+@pytest.mark.own_org
 @pytest.mark.parametrize(
     ("fields", "path"),
     [
@@ -214,6 +218,7 @@ def test_a_stale_expected_updated_at_is_409_and_changes_nothing(designer: Design
     )
 
 
+@pytest.mark.own_org
 def test_archiving_hides_it_from_the_list_but_not_the_default(designer: Designer) -> None:
     kept = designer.workflow(name="Kept")
     archived = designer.update(designer.workflow(name="Old")["id"], status="archived")
@@ -232,6 +237,7 @@ def test_archiving_hides_it_from_the_list_but_not_the_default(designer: Designer
     assert designer.get(default["id"])["status"] == "active"
 
 
+@pytest.mark.own_org
 def test_the_list_pages_searches_and_puts_the_default_first(designer: Designer) -> None:
     guide = designer.workflow(name="Long-form guide", description="Deep dives")
     news = designer.workflow(name="News brief", steps=steps(base=STANDARD[:3]))
@@ -262,6 +268,7 @@ def test_the_list_pages_searches_and_puts_the_default_first(designer: Designer) 
         assert path in {e["path"] for e in problem(response, 400, "BAD_REQUEST")["errors"]}
 
 
+@pytest.mark.own_org
 def test_delete_hides_the_workflow_everywhere(designer: Designer) -> None:
     gone = designer.published(name="Gone")
     kept = designer.workflow(name="Kept")
@@ -290,6 +297,7 @@ def test_the_default_cannot_be_deleted(designer: Designer) -> None:
     assert designer.get(default["id"])["is_default"] is True
 
 
+@pytest.mark.own_org
 def test_each_operation_needs_its_role(designer: Designer) -> None:
     created = designer.published()
     ref = {"id": created["id"]}

@@ -18,6 +18,9 @@ from tests.support.database import run_on
 from tests.support.orgs import org_fixture
 from tests.workflows.support import STANDARD, Designer, steps
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 designer = org_fixture(Designer)
 other = org_fixture(Designer, second=True)
 
@@ -36,6 +39,7 @@ def short() -> list[dict[str, Any]]:
     return steps(base=STANDARD[:3])
 
 
+@pytest.mark.own_org
 def test_without_any_workflow_a_job_runs_the_builtin_definition(
     settings: Settings, designer: Designer
 ) -> None:
@@ -67,6 +71,7 @@ def test_the_default_then_the_jobs_own_workflow(settings: Settings, designer: De
     assert ask(settings, lambda s: service.default_definition(s, tenant)) == by_default
 
 
+@pytest.mark.own_org
 def test_new_runs_take_the_new_version_and_old_versions_stay_readable(
     settings: Settings, designer: Designer
 ) -> None:

@@ -14,6 +14,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from bs4 import BeautifulSoup
 from sqlalchemy import update
 
@@ -27,6 +28,9 @@ from tests.support.database import run_on
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 from tests.workflows.support import Designer
+
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
 
 RUN_TIMEOUT = 90.0
 ENDED = ("succeeded", "failed", "cancelled")
@@ -82,6 +86,7 @@ def by_key(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {step["key"]: step for step in run["steps"]}
 
 
+@pytest.mark.own_org
 def test_a_test_run_follows_the_working_definition_and_keeps_only_its_result(
     runner: Runner,
 ) -> None:
@@ -150,6 +155,7 @@ def test_stop_after_a_step_skips_the_rest_and_a_version_runs_as_published(
     assert run["credits_used"] >= 1  # the outline's call is paid
 
 
+@pytest.mark.own_org
 def test_test_run_refusals_roles_and_other_organizations(runner: Runner, other: Writer) -> None:
     workflow = runner.workflow(RESEARCH, OUTLINE, WRITE)
     wid = workflow["id"]
@@ -247,6 +253,7 @@ def test_a_rejected_gate_fails_the_run_and_a_waiting_run_can_be_cancelled(
     problem(again, 409, "CONFLICT")
 
 
+@pytest.mark.own_org
 def test_at_most_three_test_runs_go_at_once(runner: Runner) -> None:
     runner.handbook()
     workflow = runner.workflow(RESEARCH, OUTLINE, WRITE, GATE)

@@ -15,6 +15,9 @@ from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 from tests.workflows.support import STANDARD, Designer, codes, steps
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 designer = org_fixture(Designer)
 other = org_fixture(Designer, second=True)
 

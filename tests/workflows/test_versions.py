@@ -12,6 +12,9 @@ from tests.support.orgs import org_fixture
 from tests.support.problems import problem
 from tests.workflows.support import STANDARD, Designer, steps
 
+# The module's tests share its organizations (tests/conftest.py `org`).
+pytestmark = pytest.mark.shared_org
+
 designer = org_fixture(Designer)
 other = org_fixture(Designer, second=True)
 
@@ -167,6 +170,7 @@ def test_publish_notes_are_bounded(designer: Designer) -> None:
     assert designer.versions(created["id"])["total"] == 0
 
 
+@pytest.mark.own_org
 def test_one_default_per_organization(designer: Designer, other: Designer) -> None:
     first = designer.published(name="First")
     second = designer.published(name="Second")
@@ -191,6 +195,7 @@ def test_one_default_per_organization(designer: Designer, other: Designer) -> No
     assert other.get(theirs["id"])["is_default"] is True
 
 
+@pytest.mark.own_org
 def test_only_a_published_active_workflow_becomes_the_default(designer: Designer) -> None:
     draft = designer.workflow()
     body = designer.refused("workflows.setDefault", {"id": draft["id"]}, 400, "BAD_REQUEST")
