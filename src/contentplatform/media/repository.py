@@ -61,12 +61,15 @@ async def licences_ending(session: AsyncSession, now: datetime, limit: int) -> l
     return list((await session.scalars(statement)).all())
 
 
-async def claim_alert(session: AsyncSession, asset_id: uuid.UUID, marker: str) -> bool:
+async def claim_alert(
+    session: AsyncSession, tenant_id: uuid.UUID, asset_id: uuid.UUID, marker: str
+) -> bool:
     """Record `marker` as the asset's last licence alert unless it is already: whether this
     transaction is the one to tell it (another process may have raced it)."""
     claimed = await session.execute(
         update(MediaAsset)
         .where(
+            MediaAsset.tenant_id == tenant_id,
             MediaAsset.id == asset_id,
             or_(MediaAsset.license_alerted.is_(None), MediaAsset.license_alerted != marker),
         )

@@ -57,7 +57,7 @@ async def alert_licences(db: Database, now: datetime) -> int:
             due = alert_of(asset, now)
             if due is None or asset.license_alerted == due[1]:
                 continue
-            if not await repository.claim_alert(session, asset.id, due[1]):
+            if not await repository.claim_alert(session, asset.tenant_id, asset.id, due[1]):
                 continue
             used_by = await repository.drafts_of(session, asset.tenant_id, asset.id)
             live = [status for _, status in used_by if status != "deleted"]
