@@ -2,11 +2,14 @@
 """Set-up and run in one step, on a machine with only Python 3.11+ and pip.
 
     python3 dev.py serve   # create .venv, install, run the service on http://127.0.0.1:8000
-    python3 dev.py test    # create .venv, install, run the whole test suite (args go to pytest)
+    python3 dev.py test    # create .venv, install with the dev tools, run the whole test suite
+                           # (args go to pytest)
     python3 dev.py token --org org_a --user u1 --role admin   # print a development token
-    python3 dev.py setup   # only create .venv and install
+    python3 dev.py setup   # only create .venv and install, with the dev tools
 
-The virtual environment lives in .venv; it is reinstalled whenever pyproject.toml changes. Any
+The virtual environment lives in .venv; it is reinstalled whenever pyproject.toml changes.
+`serve` and `token` install the service alone; `test` and `setup` add the dev extras (test
+runner, linters, fuzzer: about 70 packages more). pip's own output shows the progress. Any
 number of these may run at once: one sets up, the others wait for it (a lock on .venv.lock).
 `token` takes the arguments of `contentplatform dev-token` and works from any directory.
 """
@@ -74,32 +77,57 @@ def locked(path: Path) -> Iterator[None]:
             _unlock(handle)
 
 
-def install(root: Path) -> None:
-    """Create `root`/.venv when missing and install the project (editable, with dev extras)."""
+DEV_EXTRAS = ("dev",)
+
+
+def install(root: Path, extras: tuple[str, ...]) -> None:
+    """Create `root`/.venv when missing and install the project (editable) with `extras`."""
     bin_dir = root / ".venv" / BIN.name
     if not (bin_dir / "python").exists():
         print("creating .venv ...", flush=True)
         venv.EnvBuilder(with_pip=True).create(root / ".venv")
     python = str(bin_dir / "python")
-    print("installing contentplatform and its dependencies into .venv ...", flush=True)
+    what = " and the dev tools" if extras else ""
+    print(
+        f"installing contentplatform{what} into .venv (the first time takes a few minutes;"
+        " pip says what it is doing) ...",
+        flush=True,
+    )
     subprocess.run([python, "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
-    subprocess.run([python, "-m", "pip", "install", "-q", "-e", f"{root}[dev]"], check=True)
+    target = f"{root}[{','.join(extras)}]" if extras else str(root)
+    subprocess.run(
+        [python, "-m", "pip", "install", "--progress-bar", "on", "-e", target], check=True
+    )
+    print("installed.", flush=True)
 
 
-def setup(root: Path = ROOT, installer: Callable[[Path], None] = install) -> None:
-    """Install unless .venv is up to date with pyproject.toml. Under the lock: a second dev.py
-    started meanwhile waits, then finds the work done."""
+def _installed(stamp: Path, wanted: str, extras: tuple[str, ...]) -> bool:
+    """Whether .venv holds this pyproject.toml's install with at least `extras`. The stamp is
+    the file's hash and the extras installed with it."""
+    if not stamp.exists():
+        return False
+    digest, _, had = stamp.read_text().partition(" ")
+    return digest == wanted and set(extras) <= set(filter(None, had.split(",")))
+
+
+def setup(
+    root: Path = ROOT,
+    installer: Callable[[Path, tuple[str, ...]], None] = install,
+    extras: tuple[str, ...] = DEV_EXTRAS,
+) -> None:
+    """Install unless .venv is up to date with pyproject.toml and has `extras`. Under the lock:
+    a second dev.py started meanwhile waits, then finds the work done."""
     if sys.version_info < (3, 11):  # noqa: UP036 - this script may be run by an older Python
         sys.exit(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}.")
     stamp = root / ".venv" / ".installed"
     wanted = hashlib.sha256((root / "pyproject.toml").read_bytes()).hexdigest()
-    if stamp.exists() and stamp.read_text() == wanted:
+    if _installed(stamp, wanted, extras):
         return
     with locked(root / ".venv.lock"):
-        if stamp.exists() and stamp.read_text() == wanted:
+        if _installed(stamp, wanted, extras):
             return
-        installer(root)
-        stamp.write_text(wanted)
+        installer(root, extras)
+        stamp.write_text(f"{wanted} {','.join(extras)}")
 
 
 def run(program: str, *args: str) -> None:
@@ -114,10 +142,10 @@ def main() -> None:
     if command == "setup":
         setup()
     elif command == "serve":
-        setup()
+        setup(extras=())
         run("contentplatform", "serve", *rest)
     elif command == "token":
-        setup()
+        setup(extras=())
         run("contentplatform", "dev-token", *rest)
     elif command == "test":
         setup()

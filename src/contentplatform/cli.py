@@ -1,4 +1,4 @@
-"""contentplatform serve | worker | migrate | dev-token | openapi"""
+"""contentplatform serve | worker | migrate | dev-token | openapi | maps"""
 
 from __future__ import annotations
 
@@ -52,12 +52,15 @@ def serve(args: argparse.Namespace) -> None:
         logs.configure(settings.log_level, settings.logs_as_json)
         if settings.is_local or args.migrate:
             migrations.upgrade(settings)
+    host = args.host or settings.host
+    port = args.port or settings.port
+    # Where it listens, for what names its own address (without PUBLIC_URL: stored files'
+    # links, the quick start on /docs).
+    settings = settings.model_copy(update={"host": host, "port": port})
     try:
         app = create_app(settings)
     except ValueError as error:
         sys.exit(f"contentplatform: invalid configuration: {error}")
-    host = args.host or settings.host
-    port = args.port or settings.port
     if settings.is_local:
         print(banner(settings, host, port), flush=True)
     uvicorn.run(
@@ -175,6 +178,23 @@ def openapi(args: argparse.Namespace) -> None:
     sys.stdout.write("\n")
 
 
+def maps(args: argparse.Namespace) -> None:
+    from contentplatform import maps
+
+    directory = Path(args.directory)
+    try:
+        if args.check:
+            if stale := maps.stale(directory):
+                names = ", ".join(str(path) for path in stale)
+                sys.exit(f"contentplatform: stale: {names}; run `contentplatform maps` to write")
+            print(f"{directory}: the maps are fresh")
+            return
+        written = maps.write(directory)
+    except FileNotFoundError as error:
+        sys.exit(f"contentplatform: {error}")
+    print(f"wrote {', '.join(map(str, written))}" if written else f"{directory}: already fresh")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="contentplatform", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -204,6 +224,13 @@ def main(argv: list[str] | None = None) -> None:
 
     p = commands.add_parser("openapi", help="print the OpenAPI document")
     p.set_defaults(func=openapi)
+
+    p = commands.add_parser(
+        "maps", help="write the reference pages generated from the code (docs/reference/)"
+    )
+    p.add_argument("--check", action="store_true", help="only say which pages are stale (exit 1)")
+    p.add_argument("directory", nargs="?", default="docs/reference", metavar="DIR")
+    p.set_defaults(func=maps)
 
     args = parser.parse_args(argv)
     args.func(args)

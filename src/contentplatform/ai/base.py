@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol
 
 # What a completion is for: the offline writer answers the generation and chat tasks; a real
 # model reads only the messages (`site_profile` is read by a real model only, the offline
-# reading of a site being extractive: website_scan/profile_inference.py).
+# reading of a site being extractive: website_scan/profiles/inference.py).
 Task = Literal["outline", "section", "seo", "answer", "site_profile"]
 
 

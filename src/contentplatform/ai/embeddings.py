@@ -1,10 +1,7 @@
 """Any OpenAI-compatible embeddings server (`POST /v1/embeddings`: OpenAI, Ollama, vLLM,
-llama.cpp, LiteLLM, ...) through the official `openai` package, as the chat model is
-(ai/openai_compatible.py).
-
-Retries are the package's own (`max_retries` more attempts after 408, 409, 429, 5xx, timeouts and
-dropped connections, exponential backoff honouring `Retry-After`); what still fails is mapped onto
-our errors as for the chat model, with messages that name the server and model, never the key:
+llama.cpp, LiteLLM, ...) through the official `openai` package, with the same client, retries
+and mapping of failures as the chat model (ai/openai_client.py); messages name the server and
+model, never the key:
 `ProviderUnavailable` (retryable), `ProviderRejected` (credentials, model, request), `ProviderError`
 (an answer not in the protocol's shape: wrong count of vectors, vectors of different lengths).
 
@@ -19,12 +16,14 @@ from collections.abc import Sequence
 import openai
 
 from contentplatform.ai.base import ProviderError
-from contentplatform.ai.openai_compatible import NO_API_KEY, _safe_url, provider_error
-from contentplatform.kit.outbound import USER_AGENT
+from contentplatform.ai.openai_client import OpenAIClient
 
 
-class Embeddings:
+class Embeddings(OpenAIClient):
     """`embed(texts)`: one vector per text, in order, asked in batches of `batch_size`."""
+
+    what = "embeddings server"
+    settings = "CONTENTPLATFORM_EMBEDDINGS"
 
     def __init__(
         self,
@@ -37,20 +36,9 @@ class Embeddings:
         max_retries: int = 2,
         batch_size: int = 64,
     ) -> None:
-        self.model = model
+        super().__init__(base_url, api_key, model, timeout=timeout, max_retries=max_retries)
         self.dimensions = dimensions
         self.batch_size = batch_size
-        self._api_key = api_key
-        self._timeout = timeout
-        self._max_retries = max_retries
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or NO_API_KEY,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers={"User-Agent": USER_AGENT},
-        )
-        self._where = f"{_safe_url(self._client.base_url)} (model {model})"
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -80,20 +68,6 @@ class Embeddings:
                 f"The embeddings server at {self._where} sent vectors of different or no lengths"
             )
         return vectors
-
-    async def close(self) -> None:
-        await self._client.close()
-
-    def _error(self, error: openai.APIError) -> ProviderError:
-        return provider_error(
-            error,
-            what="embeddings server",
-            where=self._where,
-            timeout=self._timeout,
-            max_retries=self._max_retries,
-            api_key=self._api_key,
-            settings="CONTENTPLATFORM_EMBEDDINGS",
-        )
 
 
 __all__ = ["Embeddings"]

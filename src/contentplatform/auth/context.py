@@ -66,7 +66,8 @@ class Identity:
     # Organizations the token itself vouches for, with the role it states there.
     organizations: dict[str, Role]
     organization_names: dict[str, str]
-    auth: Literal["jwt", "api_key"] = "jwt"
+    # How it was proven: a JWT, an API key, or a stream token (auth/stream_tokens.py).
+    auth: Literal["jwt", "api_key", "stream_token"] = "jwt"
     claims: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -95,3 +96,5 @@ class Principal:
     identity: Identity | None
     tenant: TenantAccess | None
     client_address: str
+    # Proven by a stream token: the one stream it may read (auth/stream_tokens.py).
+    stream: str | None = None

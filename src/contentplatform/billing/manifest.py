@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from contentplatform.billing import models, procedures, workflows
+from contentplatform.billing import durable, models, procedures
 from contentplatform.core.manifest import Domain
 
 domain = Domain(
     name="billing",
-    routers=(procedures.router, procedures.webhooks),
+    routers=(procedures.router, procedures.inbound),
     models=models,
-    durable=(workflows,),
+    durable=(durable,),
 )

@@ -11,6 +11,7 @@ from sqlalchemy import JSON, BigInteger, Boolean, Integer, String, Text, UniqueC
 from sqlalchemy.orm import Mapped, mapped_column
 
 from contentplatform.kit.db import Base, RecordMixin, TenantMixin, UTCDateTime
+from contentplatform.kit.inbound import InboundEventColumns
 
 
 class Plan(RecordMixin, Base):
@@ -86,21 +87,12 @@ class Invoice(RecordMixin, TenantMixin, Base):
     provider_updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
-class PaymentEvent(RecordMixin, Base):
-    """An inbound event of the payment provider, stored once per (source, event id) and then
-    applied by a workflow. Not a tenant's row: product and price events name none."""
+class PaymentEvent(InboundEventColumns, RecordMixin, Base):
+    """An inbound event of the payment provider (kit/inbound.py), stored once per (source,
+    event id) and then applied by a workflow. Not a tenant's row: product and price events
+    name none."""
 
     __tablename__ = "payment_events"
-    __table_args__ = (UniqueConstraint("source", "event_id"),)
-
-    source: Mapped[str] = mapped_column(String(40), nullable=False)
-    event_id: Mapped[str] = mapped_column(String(255), nullable=False)
-    type: Mapped[str] = mapped_column(String(100), nullable=False)
-    payload: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
-    # received -> processed | failed | ignored
-    status: Mapped[str] = mapped_column(String(20), nullable=False, index=True)
-    error: Mapped[str | None] = mapped_column(Text)
-    processed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class CreditGrant(RecordMixin, TenantMixin, Base):

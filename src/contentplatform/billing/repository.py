@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.billing.models import CreditGrant, Invoice, PaymentEvent, Plan, Subscription
-from contentplatform.kit.db import insert_ignoring_conflicts, lock_rows
+from contentplatform.kit.db import cross_tenant, insert_ignoring_conflicts, lock_rows
+from contentplatform.kit.inbound import InboundEvents
 
 # --- the catalogue ------------------------------------------------------------------------------
 
 
+@cross_tenant("plans are the platform's catalogue, not a tenant's")
 async def active_plans(session: AsyncSession) -> list[Plan]:
     result = await session.execute(
         select(Plan)
@@ -26,20 +27,24 @@ async def active_plans(session: AsyncSession) -> list[Plan]:
     return list(result.scalars())
 
 
+@cross_tenant("plans are the platform's catalogue, not a tenant's")
 async def plan_by_id(session: AsyncSession, plan_id: uuid.UUID) -> Plan | None:
     return await session.get(Plan, plan_id)
 
 
+@cross_tenant("plans are the platform's catalogue, not a tenant's")
 async def plan_by_price(session: AsyncSession, price_id: str) -> Plan | None:
     result = await session.execute(select(Plan).where(Plan.provider_price_id == price_id))
     return result.scalar_one_or_none()
 
 
+@cross_tenant("plans are the platform's catalogue, not a tenant's")
 async def plans_of_product(session: AsyncSession, product_id: str) -> list[Plan]:
     result = await session.execute(select(Plan).where(Plan.provider_product_id == product_id))
     return list(result.scalars())
 
 
+@cross_tenant("plans are the platform's catalogue, not a tenant's")
 async def upsert_plan(session: AsyncSession, price_id: str, values: dict[str, Any]) -> Plan:
     """The plan of this price, made or brought up to date."""
     await session.execute(
@@ -54,6 +59,7 @@ async def upsert_plan(session: AsyncSession, price_id: str, values: dict[str, An
     return plan
 
 
+@cross_tenant("plans are the platform's catalogue, not a tenant's")
 async def deactivate_plans_except(session: AsyncSession, kept_price_ids: Sequence[str]) -> int:
     result = await session.execute(
         update(Plan)
@@ -94,6 +100,7 @@ async def subscription_for_update(session: AsyncSession, tenant_id: uuid.UUID) -
     return result.scalar_one()
 
 
+@cross_tenant("finds the tenant a Stripe event names")
 async def tenant_of_customer(session: AsyncSession, customer_id: str) -> uuid.UUID | None:
     result = await session.execute(
         select(Subscription.tenant_id).where(Subscription.customer_id == customer_id).limit(1)
@@ -101,6 +108,7 @@ async def tenant_of_customer(session: AsyncSession, customer_id: str) -> uuid.UU
     return result.scalar_one_or_none()
 
 
+@cross_tenant("finds the tenant a Stripe event names")
 async def tenant_of_subscription(session: AsyncSession, subscription_id: str) -> uuid.UUID | None:
     result = await session.execute(
         select(Subscription.tenant_id)
@@ -176,6 +184,7 @@ async def claim_grant(
     return result.scalar_one_or_none() is not None
 
 
+@cross_tenant("finds the grant a Stripe event's payment names, and so its tenant")
 async def grant_of_payment(
     session: AsyncSession, charge_id: str | None, payment_intent_id: str | None
 ) -> CreditGrant | None:
@@ -199,41 +208,4 @@ async def grant_of_payment(
 
 # --- events -------------------------------------------------------------------------------------
 
-
-async def record_event(
-    session: AsyncSession, source: str, event_id: str, type: str, payload: dict[str, Any]
-) -> uuid.UUID | None:
-    """Store the event once; None when (source, event id) is stored already."""
-    result = await session.execute(
-        insert_ignoring_conflicts(
-            session,
-            PaymentEvent,
-            id=uuid.uuid4(),
-            source=source,
-            event_id=event_id,
-            type=type,
-            payload=payload,
-            status="received",
-        ).returning(PaymentEvent.id)
-    )
-    return result.scalar_one_or_none()
-
-
-async def event_for_update(session: AsyncSession, event_id: uuid.UUID) -> PaymentEvent | None:
-    await lock_rows(session, PaymentEvent, PaymentEvent.id == event_id)
-    result = await session.execute(
-        select(PaymentEvent)
-        .where(PaymentEvent.id == event_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-    return result.scalar_one_or_none()
-
-
-async def unprocessed_events(session: AsyncSession, before: datetime) -> list[PaymentEvent]:
-    result = await session.execute(
-        select(PaymentEvent)
-        .where(PaymentEvent.status == "received", PaymentEvent.created_at < before)
-        .limit(1000)
-    )
-    return list(result.scalars())
+events = InboundEvents(PaymentEvent)

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contentplatform.config import PLAN_LIMIT_KEYS
 from contentplatform.credits.schemas import UsageBucket
 from contentplatform.kit.schemas import MAX_PAGE, Input, Listing, Page, Record
 from contentplatform.kit.text import Identifier
@@ -20,18 +21,8 @@ SubscriptionStatus = Literal[
 InvoiceStatus = Literal["draft", "open", "paid", "uncollectible", "void"]
 UsageKind = Literal["documents.ingest", "generation.blog", "chat.message", "website_scan.profile"]
 
-# The limits a plan sets, each a count (storage in bytes) or None for unlimited.
-LIMIT_KEYS = (
-    "members",
-    "documents",
-    "storage_bytes",
-    "active_jobs",
-    "publishers",
-    "webhook_endpoints",
-    "api_keys",
-    # Pages one website crawl fetches at most (a cap on each run, not a count kept).
-    "crawl_pages",
-)
+# The limits a plan sets: listed with the settings, which check the free plan's against them.
+LIMIT_KEYS = PLAN_LIMIT_KEYS
 
 
 class Limits(BaseModel):

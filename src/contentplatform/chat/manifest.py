@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from contentplatform.chat import models, procedures, workflows
+from contentplatform.chat import durable, models, procedures
 from contentplatform.core.manifest import Domain
 
 domain = Domain(
     name="chat",
     routers=(procedures.router,),
     models=models,
-    durable=(workflows,),
+    durable=(durable,),
 )

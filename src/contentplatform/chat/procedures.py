@@ -1,4 +1,4 @@
-"""The Chat operations: declarations only; the rules live in service.py and workflows.py.
+"""The Chat operations: declarations only; the rules live in service.py and durable.py.
 
 Every operation is the member's (chat is for every role) and acts on the caller's own
 conversations: another user's, like another organization's, is 404.
@@ -21,6 +21,7 @@ from contentplatform.chat.errors import (
     NotAnAnswer,
     UnknownDocuments,
 )
+from contentplatform.core import stream_urls
 from contentplatform.core.procedures import Context, EventStream, ProcedureRouter
 from contentplatform.credits.errors import InsufficientCredits, ReservationSettled
 from contentplatform.kit.schemas import Success
@@ -38,6 +39,7 @@ ANSWER_EVENTS = EventStream(
     },
     terminal=["message_end", "error"],
 )
+EVENTS_PATH = "/v1/chat/messages/{id}/events"
 
 
 @router.get("listConversations", "/v1/chat/conversations", access=Access.member)
@@ -144,6 +146,9 @@ async def message(
     (its stream after `Last-Event-ID`, or its final JSON), never holding credits twice.
     Disconnecting does not stop the answer: `chat.stop` does. `responseMode: blocking` answers
     the finished message as JSON instead."""
+    if data.response_mode != "blocking":
+        # At the process's limit of open streams: refused before the question is taken.
+        ctx.runtime.streams.open_streams.check()
     posted = await service.post_message(
         ctx.session, ctx.runtime, ctx.tenant, ctx.identity.subject, data
     )
@@ -154,20 +159,46 @@ async def message(
 
 @router.get(
     "streamEvents",
-    "/v1/chat/messages/{id}/events",
+    EVENTS_PATH,
     access=Access.member,
     events=ANSWER_EVENTS,
     errors=[MessageNotFound, NotAnAnswer, EventsExpired],
+    stream_token=lambda data: service.stream_of(data.id),
 )
 async def stream_events(ctx: Context, data: schemas.StreamEventsInput) -> EventSourceResponse:
     """Resume an answer's stream after a disconnect.
 
     Replays the events after `Last-Event-ID` (header, or `lastEventId`), then follows the live
     ones to the terminal event; a finished answer replays and closes. Events are kept 24 hours
-    after the answer ends; after that this is 404 and the message is read with `listMessages`."""
+    after the answer ends; after that this is 404 and the message is read with `listMessages`.
+    A browser's EventSource opens it with the URL of chat.createStreamUrl instead of the
+    Authorization header."""
     return await service.stream_events(
         ctx.session, ctx.runtime, ctx.request, ctx.tenant.tenant_id, ctx.identity.subject, data
     )
+
+
+@router.post(
+    "createStreamUrl",
+    "/v1/chat/messages/{id}/stream-url",
+    access=Access.member,
+    api_keys=False,
+    errors=[MessageNotFound, NotAnAnswer],
+)
+async def create_stream_url(ctx: Context, data: schemas.MessageIdInput) -> stream_urls.StreamUrl:
+    """A short-lived URL that opens an answer's event stream, for a browser's EventSource.
+
+    EventSource cannot send an Authorization header: the URL is chat.streamEvents of this answer
+    with a token (`streamToken`) that opens that stream alone, as you, for
+    `STREAM_TOKEN_TTL_SECONDS` (5 minutes by default); every other operation refuses it. While
+    it is valid EventSource reconnects to it by itself, sending `Last-Event-ID`; after
+    `expires_at`, make a new one and open it with `&lastEventId=<last id seen>`. A stream
+    already open runs to its end. API keys cannot make one: a server reads the stream with its
+    key."""
+    stream = await service.readable_stream(
+        ctx.session, ctx.tenant.tenant_id, ctx.identity.subject, data.id
+    )
+    return stream_urls.issue(ctx, EVENTS_PATH.format(id=data.id), stream)
 
 
 @router.post(

@@ -4,14 +4,15 @@ reconciler. A conversation is its creator's: the queries a caller reaches take t
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, func, select, update
+from sqlalchemy import Select, Update, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.chat.models import ChatMessage, Conversation
-from contentplatform.kit.db import Owned, get_owned, page_of, plain
+from contentplatform.kit.db import Owned, cross_tenant, get_owned, owned_by, page_of, plain
 from contentplatform.kit.schemas import offset_of
 
 STREAMING = "streaming"
@@ -93,12 +94,7 @@ async def message_of(
 async def message_by_key(
     session: AsyncSession, tenant_id: uuid.UUID, idempotency_key: str
 ) -> ChatMessage | None:
-    result = await session.execute(
-        select(ChatMessage).where(
-            ChatMessage.tenant_id == tenant_id, ChatMessage.idempotency_key == idempotency_key
-        )
-    )
-    return result.scalar_one_or_none()
+    return await owned_by(session, ChatMessage, tenant_id, idempotency_key=idempotency_key)
 
 
 async def in_flight(
@@ -177,16 +173,9 @@ async def request_stop(
     session: AsyncSession, tenant_id: uuid.UUID, message_id: uuid.UUID, now: datetime
 ) -> None:
     """Ask a streaming answer to stop (once: the first request's time is kept)."""
+    first = ChatMessage.stop_requested_at.is_(None)
     await session.execute(
-        update(ChatMessage)
-        .where(
-            ChatMessage.tenant_id == tenant_id,
-            ChatMessage.id == message_id,
-            ChatMessage.status == STREAMING,
-            ChatMessage.stop_requested_at.is_(None),
-        )
-        .values(stop_requested_at=now)
-        .execution_options(synchronize_session=False)
+        _while_streaming(tenant_id, message_id).where(first).values(stop_requested_at=now)
     )
 
 
@@ -204,22 +193,46 @@ async def progress(
     return None if row is None else (row.status, row.stop_requested_at)
 
 
+@cross_tenant("keys by (tenant, message): each tenant's own answers")
+async def stopped_or_ended(
+    session: AsyncSession, answers: Collection[tuple[uuid.UUID, uuid.UUID]]
+) -> dict[uuid.UUID, str]:
+    """Of `answers`, each given with its tenant as (tenant id, message id), those asked to stop
+    or no longer streaming: by message id, its status. Only those rows come back, so watching a
+    thousand answers that go on reads none."""
+    wanted = dict((message_id, tenant_id) for tenant_id, message_id in answers)
+    rows = await session.execute(
+        select(ChatMessage.id, ChatMessage.tenant_id, ChatMessage.status).where(
+            ChatMessage.id.in_(list(wanted)),
+            ChatMessage.tenant_id.in_({tenant_id for tenant_id, _ in answers}),
+            or_(ChatMessage.status != STREAMING, ChatMessage.stop_requested_at.is_not(None)),
+        )
+    )
+    return {row.id: row.status for row in rows if wanted.get(row.id) == row.tenant_id}
+
+
 async def save_content(
     session: AsyncSession, tenant_id: uuid.UUID, message_id: uuid.UUID, content: str
 ) -> None:
     """The answer so far, while it still streams."""
-    await session.execute(
+    await session.execute(_while_streaming(tenant_id, message_id).values(content=content))
+
+
+def _while_streaming(tenant_id: uuid.UUID, message_id: uuid.UUID) -> Update:
+    """An UPDATE of the message that changes it only while it streams: a settled answer keeps
+    what it settled with."""
+    return (
         update(ChatMessage)
         .where(
             ChatMessage.tenant_id == tenant_id,
             ChatMessage.id == message_id,
             ChatMessage.status == STREAMING,
         )
-        .values(content=content)
         .execution_options(synchronize_session=False)
     )
 
 
+@cross_tenant("the reconciler's sweep of every tenant's unfinished work")
 async def unfinished(session: AsyncSession) -> list[ChatMessage]:
     """Answers of every tenant still streaming (for the reconciler)."""
     result = await session.execute(
@@ -232,9 +245,4 @@ async def conversation_any(
     session: AsyncSession, tenant_id: uuid.UUID, conversation_id: uuid.UUID
 ) -> Conversation | None:
     """The conversation, deleted or not (an answer may still settle after it was deleted)."""
-    result = await session.execute(
-        select(Conversation).where(
-            Conversation.tenant_id == tenant_id, Conversation.id == conversation_id
-        )
-    )
-    return result.scalar_one_or_none()
+    return await owned_by(session, Conversation, tenant_id, id=conversation_id)

@@ -237,6 +237,9 @@ class RetrievedChunk(BaseModel):
     ordinal: int
     score: float
     content: str
+    # The path of the headings the chunk's text is under in its document ("Guide > Install"),
+    # None when it is under none.
+    heading: str | None
     char_start: int
     char_end: int
 

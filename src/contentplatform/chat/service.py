@@ -3,8 +3,8 @@
 A conversation is its creator's (the identity's subject): another user's, like another
 tenant's, is not found. `chat.message` holds `chat_credit_hold` credits under its
 idempotencyKey (402 when short) and starts the `chat.answer` workflow once it commits
-(workflows.py says how an answer is written, settled and priced). The answer's events are read
-from its log (kit/streams.py), by the request that asked, by `chat.streamEvents`, or by a replay
+(durable.py says how an answer is written, settled and priced). The answer's events are read
+from its log (kit/streams/), by the request that asked, by `chat.streamEvents`, or by a replay
 of the same key, in any process.
 """
 
@@ -23,7 +23,8 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 
 from contentplatform.auth.context import TenantAccess
-from contentplatform.chat import repository, retrieval, schemas, workflows
+from contentplatform.chat import durable as chat_durable
+from contentplatform.chat import repository, retrieval, schemas
 from contentplatform.chat.errors import (
     ConversationNotFound,
     CreditsSettled,
@@ -325,7 +326,7 @@ async def post_message(
     session.add_all([question, answer])
     await session.flush()
 
-    log, stream = runtime.streams, workflows.stream_id(answer.id)
+    log, stream = runtime.streams, chat_durable.stream_id(answer.id)
 
     async def open_stream() -> None:
         await log.create(stream, tenant_id)
@@ -334,7 +335,11 @@ async def post_message(
     # answer's reader opens it.
     after_commit(session, open_stream)
     durable.start_after_commit(
-        session, workflows.answer, workflows.workflow_id(answer.id), str(tenant_id), str(answer.id)
+        session,
+        chat_durable.answer,
+        chat_durable.workflow_id(answer.id),
+        str(tenant_id),
+        str(answer.id),
     )
     return Posted(answer, fresh=True)
 
@@ -368,7 +373,8 @@ async def answer_stream(
     message_id = posted.message.id
     if not posted.fresh:
         return await _resumed(runtime, request, tenant_id, message_id, None)
-    log, stream = runtime.streams, workflows.stream_id(message_id)
+    log, stream = runtime.streams, chat_durable.stream_id(message_id)
+    slot = log.open_streams.take()
 
     async def events() -> AsyncIterator[streams.Event]:
         async for event in await log.read(stream, tenant_id):
@@ -376,6 +382,7 @@ async def answer_stream(
 
     return streams.sse_response(
         events(),
+        slot=slot,
         ping_seconds=runtime.settings.stream_ping_seconds,
         id_prefix=str(message_id),
         seq_in_data=True,
@@ -392,19 +399,41 @@ async def _resumed(
     prefix = str(message_id)
     raw = request.headers.get("last-event-id") or last_event_id
     after = streams.event_number(raw, prefix) if raw else 0
+    slot = runtime.streams.open_streams.take()
     try:
-        events = await runtime.streams.read(workflows.stream_id(message_id), tenant_id, after=after)
+        events = await runtime.streams.read(
+            chat_durable.stream_id(message_id), tenant_id, after=after
+        )
     except streams.StreamNotFound:
+        slot.release()
         raise EventsExpired(
             f"The events of message {message_id} are no longer kept; read the message with "
             "chat.listMessages instead."
         ) from None
+    except BaseException:
+        slot.release()
+        raise
     return streams.sse_response(
         events,
+        slot=slot,
         ping_seconds=runtime.settings.stream_ping_seconds,
         id_prefix=prefix,
         seq_in_data=True,
     )
+
+
+def stream_of(message_id: uuid.UUID) -> str:
+    """The name of an answer's event stream (what a stream token for it names)."""
+    return chat_durable.stream_id(message_id)
+
+
+async def readable_stream(
+    session: AsyncSession, tenant_id: uuid.UUID, owner: str, message_id: uuid.UUID
+) -> str:
+    """The event stream of one of the owner's answers, for a stream URL: 404 when it is none of
+    theirs, 400 when it is a question."""
+    await _answer_of(session, tenant_id, owner, message_id)
+    return stream_of(message_id)
 
 
 async def stream_events(
@@ -416,6 +445,9 @@ async def stream_events(
     data: schemas.StreamEventsInput,
 ) -> EventSourceResponse:
     await _answer_of(session, tenant_id, owner, data.id)
+    # The request's connection goes back to the pool before the log is opened: a crowd of
+    # readers never holds one connection each while waiting for a second.
+    await session.commit()
     return await _resumed(runtime, request, tenant_id, data.id, data.last_event_id)
 
 
@@ -450,7 +482,9 @@ async def _until_settled(
     """The answer once it has ended: after its terminal event (which follows the commit that
     ends it), or, with no log to follow, as soon as a look at it finds it ended."""
     try:
-        async for event in await runtime.streams.read(workflows.stream_id(message_id), tenant_id):
+        async for event in await runtime.streams.read(
+            chat_durable.stream_id(message_id), tenant_id
+        ):
             if event.terminal:
                 break
     except streams.StreamNotFound:
@@ -531,6 +565,7 @@ async def retrieve(
             ordinal=hit.ordinal,
             score=hit.score,
             content=hit.content,
+            heading=hit.heading,
             char_start=hit.char_start,
             char_end=hit.char_end,
         )

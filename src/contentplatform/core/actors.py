@@ -1,6 +1,6 @@
 """Who is acting in this unit of work, for the events it writes (the activity trail).
 
-Set once per request from the verified caller (core/procedures.py); durable work and
+Set once per request from the verified caller (core/routing.py); durable work and
 anything else outside a request acts as the system. Services never pass it along: an event
 written anywhere below a request names its caller.
 """

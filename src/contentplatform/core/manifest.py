@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from contentplatform.core.procedures import ProcedureRouter
-from contentplatform.core.webhooks import Webhook
+from contentplatform.core.sent_requests import SentRequest
 
 
 @dataclass(frozen=True)
@@ -20,8 +20,8 @@ class Domain:
     name: str
     # Its operations, by group (a flow may declare operations of several groups).
     routers: tuple[ProcedureRouter, ...] = ()
-    # The requests it sends to URLs its users give, for the API document's `webhooks`.
-    webhooks: tuple[Webhook, ...] = ()
+    # The requests it sends to URLs its users give, for the API document's `webhooks` section.
+    sent_requests: tuple[SentRequest, ...] = ()
     # The module of its tables.
     models: ModuleType | None = None
     # The modules that register durable work when imported: DBOS workflows and steps, queues,

@@ -1,6 +1,6 @@
-"""The resources of this process: settings, database, rate limiter, cache, stream log, object
-store, model, embeddings server (None when embeddings are off), and the invalidations every
-process hears (kit/invalidation.py).
+"""The resources of this process: settings, database, rate limiter, cache, stream log, stream
+tokens, object store, model, embeddings server (None when embeddings are off), and the
+invalidations every process hears (kit/invalidation.py).
 
 DBOS is process-global, so workflows reach our database through here rather than through a request.
 """
@@ -16,6 +16,7 @@ from sqlalchemy import text
 
 from contentplatform.ai.base import ChatModel
 from contentplatform.ai.providers import embeddings_from_settings, from_settings
+from contentplatform.auth.stream_tokens import StreamTokens
 from contentplatform.config import Settings
 from contentplatform.kit import sqlite
 from contentplatform.kit.cache import ScopedCache
@@ -40,6 +41,7 @@ class Runtime:
     store: ObjectStore
     model: ChatModel
     invalidations: Invalidations
+    stream_tokens: StreamTokens
     embedder: Embeddings | None = None
 
     @classmethod
@@ -48,6 +50,7 @@ class Runtime:
             settings.resolved_database_url,
             pool_size=settings.database_pool_size,
             max_overflow=settings.database_max_overflow,
+            pool_timeout=settings.database_pool_timeout_seconds,
             sqlite_extensions=sqlite_extensions(settings),
         )
         return cls(
@@ -61,10 +64,12 @@ class Runtime:
                 settings.redis_prefix,
                 retention_seconds=settings.stream_retention_hours * 3600,
                 poll_seconds=settings.stream_poll_seconds,
+                max_open_streams=settings.max_open_streams,
             ),
             store=ObjectStore.from_settings(settings),
             model=from_settings(settings),
             invalidations=Invalidations(settings.redis_url, settings.redis_prefix),
+            stream_tokens=StreamTokens.from_settings(settings),
             embedder=embeddings_from_settings(settings),
         )
 

@@ -4,7 +4,7 @@
 With S3 clients upload to the bucket's presigned URL instead, and this route answers 404.
 The URL's signature is the only credential (no bearer token), as with a presigned S3 URL.
 
-Answers: 200 `{storagePath, size}`; 403 FORBIDDEN when the signature is missing, wrong (other
+Answers: 200 `{storage_path, size}`; 403 FORBIDDEN when the signature is missing, wrong (other
 path, size or Content-Type) or expired (as S3 does; 401 would ask for a bearer token); 413
 "Payload too large" (code BAD_REQUEST) naming the limit when the body is larger than the URL
 allows or than `max_upload_bytes`;
@@ -29,13 +29,15 @@ from contentplatform.storage import paths
 from contentplatform.storage.store import ObjectMissing
 
 router = APIRouter()
+# Where uploads arrive: their body is limited by the signed URL, not by the request limit.
+UPLOADS_PREFIX = "/v1/uploads/"
 
 
 def _too_large(limit: int) -> PayloadTooLarge:
     return PayloadTooLarge(f"The upload is larger than the {limit} bytes this URL accepts.")
 
 
-@router.put("/v1/uploads/{path:path}", include_in_schema=False)
+@router.put(UPLOADS_PREFIX + "{path:path}", include_in_schema=False)
 async def receive_upload(request: Request, path: str) -> dict[str, object]:
     current: Runtime = request.app.state.runtime
     store = current.store
@@ -68,7 +70,7 @@ async def receive_upload(request: Request, path: str) -> dict[str, object]:
         raise BadRequest(f"The body has {len(body)} bytes, not the {declared} it declared.")
 
     await store.put(path, bytes(body), content_type=request.headers.get("content-type"))
-    return {"storagePath": path, "size": len(body)}
+    return {"storage_path": path, "size": len(body)}
 
 
 # What a download is served as, by extension; every other object is plain bytes.

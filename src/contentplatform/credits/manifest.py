@@ -4,11 +4,11 @@ buckets are swept on every reconcile pass."""
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
-from contentplatform.credits import models, procedures, workflows
+from contentplatform.credits import durable, models, procedures
 
 domain = Domain(
     name="credits",
     routers=(procedures.router,),
     models=models,
-    durable=(workflows,),
+    durable=(durable,),
 )

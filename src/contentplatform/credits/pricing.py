@@ -39,7 +39,7 @@ KINDS = (INGEST, GENERATION, CHAT, SITE_PROFILE)
 
 BYTES_PER_CREDIT = 1_000_000
 TOKENS_PER_CREDIT = 1_000
-# A site profile reads a bounded sample of a snapshot (website_scan/profile_inference.py): its
+# A site profile reads a bounded sample of a snapshot (website_scan/profiles/inference.py): its
 # prompt and answer stay under 10,000 tokens.
 SITE_PROFILE_HOLD = 10
 

@@ -1,5 +1,5 @@
-"""The Credits operations: declarations only; the rules live in service.py, the prices in
-pricing.py.
+"""The Credits operations: declarations only; the rules live in service.py and operations.py,
+the prices in pricing.py.
 
 Every member reads the balance, the ledger and the holds, and may estimate; reserving
 documents.ingest, generation.blog or website_scan.profile credits needs an editor
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
-from contentplatform.credits import schemas, service
+from contentplatform.credits import operations, schemas, service
 from contentplatform.credits.errors import (
     InsufficientCredits,
     KindNeedsEditor,
@@ -28,7 +28,7 @@ router = ProcedureRouter("credits", tag="Billing and Credits")
 
 def _caller(ctx: Context) -> tuple[ActorType, str]:
     key = ctx.identity.subject if ctx.identity.auth == "api_key" else None
-    return service.caller(ctx.tenant, key)
+    return operations.caller(ctx.tenant, key)
 
 
 @router.get("getBalance", "/v1/credits/balance", access=Access.member)
@@ -49,7 +49,7 @@ async def list_ledger(ctx: Context, data: schemas.ListLedgerInput) -> schemas.Le
     row per bucket it draws on, and grants, expiries, refunds and adjustments one each. The
     sum of the ledger is the sum of the buckets' remainders; `balance_after` is that sum after
     the row."""
-    return await service.list_ledger(ctx.session, ctx.tenant.tenant_id, data)
+    return await operations.list_ledger(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.get("listReservations", "/v1/credits/reservations", access=Access.member)
@@ -59,7 +59,7 @@ async def list_reservations(
     """Credit holds and how they settled, newest first.
 
     A hold past its `expires_at` reads as `expired` at once."""
-    return await service.list_reservations(ctx.session, ctx.tenant.tenant_id, data)
+    return await operations.list_reservations(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.post("estimate", "/v1/credits/estimate", access=Access.member)
@@ -70,7 +70,7 @@ async def estimate(ctx: Context, data: schemas.EstimateInput) -> schemas.Estimat
     credit per started megabyte of `contentLength`; generation.blog and chat.message: their
     configured hold, the most one can cost; website_scan.profile: 10 credits, the most a site
     profile can cost). Deterministic for the same inputs."""
-    return await service.estimate(ctx.session, ctx.tenant.tenant_id, data)
+    return await operations.estimate(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.post(
@@ -87,7 +87,7 @@ async def reserve(ctx: Context, data: schemas.ReserveInput) -> schemas.Reservati
     generation.blog holds need an editor. Too few credits: 402 with what is needed and what is
     available. The metered operation called later with the same kind and key adopts this hold
     (`owner` becomes `operation`) instead of taking a second one."""
-    return await service.reserve_for_client(ctx.session, ctx.tenant, _caller(ctx), data)
+    return await operations.reserve_for_client(ctx.session, ctx.tenant, _caller(ctx), data)
 
 
 @router.post(
@@ -101,7 +101,7 @@ async def commit(ctx: Context, data: schemas.CommitInput) -> schemas.Committed:
 
     Idempotent: the same amount again answers the same, another amount is 409. Holds adopted
     by an operation settle themselves (409); released or expired holds: 409."""
-    return await service.commit_for_client(
+    return await operations.commit_for_client(
         ctx.session, ctx.tenant.tenant_id, _caller(ctx), data.id, data.amount, data.description
     )
 
@@ -117,4 +117,4 @@ async def release(ctx: Context, data: schemas.ReleaseInput) -> schemas.Reservati
 
     Its creator or an admin. Adopted holds: 409; a committed hold: 409. Idempotent on an
     already released (or expired) hold."""
-    return await service.release_for_client(ctx.session, ctx.tenant, _caller(ctx), data.id)
+    return await operations.release_for_client(ctx.session, ctx.tenant, _caller(ctx), data.id)

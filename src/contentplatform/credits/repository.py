@@ -8,11 +8,11 @@ tenants. The ledger is only ever inserted into: nothing here updates or deletes 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, or_, select, text, update
+from sqlalchemy import func, insert, or_, select, text, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.credits.models import (
@@ -23,7 +23,13 @@ from contentplatform.credits.models import (
     EntryType,
     ReservationStatus,
 )
-from contentplatform.kit.db import insert_ignoring_conflicts, lock_rows, page_of, writes_already
+from contentplatform.kit.db import (
+    cross_tenant,
+    insert_ignoring_conflicts,
+    lock_rows,
+    page_of,
+    writes_already,
+)
 
 # First key of PostgreSQL's two-key advisory locks taken here ("CRED"), so that they cannot
 # collide with another domain's.
@@ -37,14 +43,29 @@ async def lock_ledger(session: AsyncSession, tenant_id: uuid.UUID) -> None:
     for each other). SQLite: its one writer; a write that changes nothing takes it when this
     transaction has not written yet, so what is read next is current.
     """
+    await lock_ledgers(session, [tenant_id])
+
+
+async def lock_ledgers(session: AsyncSession, tenant_ids: Collection[uuid.UUID]) -> None:
+    """`lock_ledger` for each of these tenants, in one statement; PostgreSQL takes the keys in
+    ascending order, so that two transactions locking overlapping sets never wait on each other
+    in turn."""
+    if not tenant_ids:
+        return
     if session.get_bind().dialect.name == "postgresql":
-        key = int.from_bytes(tenant_id.bytes[:4], "big", signed=True)
-        await session.execute(
-            text("SELECT pg_advisory_xact_lock(:namespace, :key)"),
-            {"namespace": _LOCK_NAMESPACE, "key": key},
+        keys = sorted({int.from_bytes(t.bytes[:4], "big", signed=True) for t in tenant_ids})
+        statement = (
+            text(
+                "SELECT pg_advisory_xact_lock(:namespace, key) "
+                "FROM unnest(CAST(:keys AS integer[])) AS key"
+            )
+            if len(keys) > 1
+            else text("SELECT pg_advisory_xact_lock(:namespace, :key)")
         )
+        values = {"keys": keys} if len(keys) > 1 else {"key": keys[0]}
+        await session.execute(statement, {"namespace": _LOCK_NAMESPACE, **values})
     elif not await writes_already(session):
-        await lock_rows(session, CreditAccount, CreditAccount.tenant_id == tenant_id)
+        await lock_rows(session, CreditAccount, CreditAccount.tenant_id.in_(set(tenant_ids)))
 
 
 # --- grant policy -------------------------------------------------------------------------------
@@ -56,6 +77,18 @@ async def account(session: AsyncSession, tenant_id: uuid.UUID) -> CreditAccount 
         .where(CreditAccount.tenant_id == tenant_id)
         .execution_options(populate_existing=True)
     )
+
+
+async def accounts(
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID]
+) -> dict[uuid.UUID, CreditAccount]:
+    """The policies of those of these tenants that have one."""
+    result = await session.execute(
+        select(CreditAccount)
+        .where(CreditAccount.tenant_id.in_(set(tenant_ids)))
+        .execution_options(populate_existing=True)
+    )
+    return {row.tenant_id: row for row in result.scalars()}
 
 
 async def save_account(session: AsyncSession, tenant_id: uuid.UUID, **values: Any) -> None:
@@ -72,12 +105,16 @@ async def save_account(session: AsyncSession, tenant_id: uuid.UUID, **values: An
 # --- buckets ------------------------------------------------------------------------------------
 
 
-async def add_bucket_once(session: AsyncSession, tenant_id: uuid.UUID, **values: Any) -> bool:
-    """Insert a bucket unless one with its reference exists; whether it was inserted."""
-    statement = insert_ignoring_conflicts(
-        session, CreditBucket, tenant_id=tenant_id, **values
-    ).returning(CreditBucket.id)
-    return (await session.execute(statement)).scalar_one_or_none() is not None
+async def add_buckets_once(
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID], rows: Sequence[dict[str, Any]]
+) -> set[uuid.UUID]:
+    """Insert buckets of these tenants (each row names its own) but those whose reference the
+    tenant has already, in one statement: the ids of those inserted."""
+    assert all(row["tenant_id"] in tenant_ids for row in rows), "those tenants' buckets only"
+    if not rows:
+        return set()
+    statement = insert_ignoring_conflicts(session, CreditBucket).returning(CreditBucket.id)
+    return set((await session.execute(statement, list(rows))).scalars())
 
 
 async def bucket_by_reference(
@@ -145,22 +182,29 @@ async def spendable_buckets(
 
 
 async def due_buckets(
-    session: AsyncSession, tenant_id: uuid.UUID, now: datetime
-) -> list[CreditBucket]:
-    """The tenant's buckets past their expiry with credits still in them, oldest first."""
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID], now: datetime
+) -> dict[uuid.UUID, list[CreditBucket]]:
+    """These tenants' buckets past their expiry with credits still in them, oldest first, by
+    tenant."""
+    if not tenant_ids:
+        return {}
     result = await session.execute(
         select(CreditBucket)
         .where(
-            CreditBucket.tenant_id == tenant_id,
+            CreditBucket.tenant_id.in_(set(tenant_ids)),
             CreditBucket.remaining > 0,
             CreditBucket.expires_at <= now,
         )
         .order_by(CreditBucket.expires_at, CreditBucket.id)
         .execution_options(populate_existing=True)
     )
-    return list(result.scalars())
+    due: dict[uuid.UUID, list[CreditBucket]] = {}
+    for bucket in result.scalars():
+        due.setdefault(bucket.tenant_id, []).append(bucket)
+    return due
 
 
+@cross_tenant("the sweep that finds every tenant with buckets due to expire")
 async def due_bucket_tenants(session: AsyncSession, now: datetime) -> list[uuid.UUID]:
     """Every tenant with a bucket past its expiry and credits in it (the reconciler's pass)."""
     result = await session.execute(
@@ -192,6 +236,19 @@ async def total_remaining(session: AsyncSession, tenant_id: uuid.UUID) -> int:
     return int(total or 0)
 
 
+async def totals_remaining(
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID]
+) -> dict[uuid.UUID, int]:
+    """`total_remaining` of each of these tenants, in one query."""
+    result = await session.execute(
+        select(CreditBucket.tenant_id, func.sum(CreditBucket.remaining))
+        .where(CreditBucket.tenant_id.in_(set(tenant_ids)))
+        .group_by(CreditBucket.tenant_id)
+    )
+    totals = {tenant_id: int(total or 0) for tenant_id, total in result.tuples()}
+    return {tenant_id: totals.get(tenant_id, 0) for tenant_id in tenant_ids}
+
+
 def _holds_open(tenant_id: uuid.UUID, now: datetime) -> Any:
     return select(func.coalesce(func.sum(CreditReservation.amount), 0)).where(
         CreditReservation.tenant_id == tenant_id,
@@ -200,13 +257,32 @@ def _holds_open(tenant_id: uuid.UUID, now: datetime) -> Any:
     )
 
 
-async def available(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> int:
-    """Unexpired bucket remainders less the holds still open at `now`, in one query."""
-    spendable = select(func.coalesce(func.sum(CreditBucket.remaining), 0)).where(
-        CreditBucket.tenant_id == tenant_id, _unexpired(now)
+async def available(
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID], now: datetime
+) -> dict[uuid.UUID, int]:
+    """Each tenant's unexpired bucket remainders less its holds still open at `now`, in one
+    query."""
+    if not tenant_ids:
+        return {}
+    wanted = set(tenant_ids)
+    spendable = (
+        select(CreditBucket.tenant_id, func.sum(CreditBucket.remaining).label("amount"))
+        .where(CreditBucket.tenant_id.in_(wanted), _unexpired(now))
+        .group_by(CreditBucket.tenant_id)
     )
-    difference = spendable.scalar_subquery() - _holds_open(tenant_id, now).scalar_subquery()
-    return int(await session.scalar(select(difference)) or 0)
+    held_open = (
+        select(CreditReservation.tenant_id, -func.sum(CreditReservation.amount))
+        .where(
+            CreditReservation.tenant_id.in_(wanted),
+            CreditReservation.status == ReservationStatus.held.value,
+            CreditReservation.expires_at > now,
+        )
+        .group_by(CreditReservation.tenant_id)
+    )
+    totals = dict.fromkeys(tenant_ids, 0)
+    for tenant_id, amount in (await session.execute(union_all(spendable, held_open))).tuples():
+        totals[tenant_id] += int(amount or 0)
+    return totals
 
 
 async def held(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> int:
@@ -225,6 +301,15 @@ async def add_entries(
         await session.execute(
             insert(CreditLedgerEntry), [{**row, "tenant_id": tenant_id} for row in rows]
         )
+
+
+async def add_entries_of(
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID], rows: Sequence[dict[str, Any]]
+) -> None:
+    """Append ledger rows of these tenants (each row names its own), in one statement."""
+    assert all(row["tenant_id"] in tenant_ids for row in rows), "those tenants' rows only"
+    if rows:
+        await session.execute(insert(CreditLedgerEntry), list(rows))
 
 
 async def ledger_sum(
@@ -335,26 +420,28 @@ async def reservation_by_id(
 async def reservation_by_key(
     session: AsyncSession, tenant_id: uuid.UUID, kind: str, idempotency_key: str
 ) -> CreditReservation | None:
-    found = await reservations_by_keys(session, tenant_id, kind, [idempotency_key])
-    return found.get(idempotency_key)
+    found = await reservations_by_keys(session, {tenant_id: [idempotency_key]}, kind)
+    return found.get((tenant_id, idempotency_key))
 
 
 async def reservations_by_keys(
-    session: AsyncSession, tenant_id: uuid.UUID, kind: str, idempotency_keys: list[str]
-) -> dict[str, CreditReservation]:
-    """The tenant's holds of `kind` under these keys, by key."""
-    if not idempotency_keys:
+    session: AsyncSession, by_tenant: Mapping[uuid.UUID, Sequence[str]], kind: str
+) -> dict[tuple[uuid.UUID, str], CreditReservation]:
+    """The holds of `kind` of each tenant under its idempotency keys, by (tenant, key)."""
+    wanted = {(tenant_id, key) for tenant_id, keys in by_tenant.items() for key in keys}
+    if not wanted:
         return {}
     result = await session.execute(
         select(CreditReservation)
         .where(
-            CreditReservation.tenant_id == tenant_id,
+            CreditReservation.tenant_id.in_(set(by_tenant)),
             CreditReservation.kind == kind,
-            CreditReservation.idempotency_key.in_(idempotency_keys),
+            CreditReservation.idempotency_key.in_({key for _, key in wanted}),
         )
         .execution_options(populate_existing=True)
     )
-    return {row.idempotency_key: row for row in result.scalars()}
+    found = {(row.tenant_id, row.idempotency_key): row for row in result.scalars()}
+    return {pair: row for pair, row in found.items() if pair in wanted}
 
 
 async def reservations_page(
@@ -399,16 +486,16 @@ async def reservations_page(
 
 async def add_reservations(
     session: AsyncSession,
-    tenant_id: uuid.UUID,
+    by_tenant: Mapping[uuid.UUID, Sequence[tuple[str, int]]],
     *,
     kind: str,
-    holds: list[tuple[str, int]],
     expires_at: datetime,
     now: datetime,
     **about: Any,
 ) -> list[dict[str, Any]]:
-    """Insert open holds of `kind`, (idempotency key, amount) each, in one statement, with
-    `about` (owner, creator, resource) on each: the values of each row inserted."""
+    """Insert open holds of `kind`, (idempotency key, amount) each, of each tenant, in one
+    statement, with `about` (owner, creator, resource) on each: the values of each row
+    inserted."""
     rows = [
         {
             "id": uuid.uuid4(),
@@ -424,6 +511,7 @@ async def add_reservations(
             "updated_at": now,
             **about,
         }
+        for tenant_id, holds in by_tenant.items()
         for key, amount in holds
     ]
     if rows:
@@ -432,14 +520,18 @@ async def add_reservations(
 
 
 async def adopt(
-    session: AsyncSession, tenant_id: uuid.UUID, reservation_ids: list[uuid.UUID], now: datetime
+    session: AsyncSession,
+    tenant_ids: Collection[uuid.UUID],
+    reservation_ids: list[uuid.UUID],
+    now: datetime,
 ) -> None:
-    """Hand client-owned holds over to the operation that now runs under their keys."""
+    """Hand client-owned holds (of these tenants) over to the operation that now runs under
+    their keys."""
     if reservation_ids:
         await session.execute(
             update(CreditReservation)
             .where(
-                CreditReservation.tenant_id == tenant_id,
+                CreditReservation.tenant_id.in_(set(tenant_ids)),
                 CreditReservation.id.in_(reservation_ids),
             )
             .values(owner="operation", updated_at=now)
@@ -478,6 +570,7 @@ async def update_open_hold(
     return result.scalar_one_or_none()
 
 
+@cross_tenant("the sweep of every tenant's holds past their time")
 async def expire_held(session: AsyncSession, now: datetime) -> int:
     """Mark every tenant's holds past their expiry as expired; how many were."""
     result = await session.execute(

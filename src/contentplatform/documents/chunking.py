@@ -3,13 +3,17 @@
 Token-aware without downloading a tokenizer: tokens are counted with a local regex (words and
 single punctuation marks), which tracks subword tokenizers closely enough to size chunks.
 
-The text is read as Markdown blocks (headings, tables, prose). Prose too long for one chunk is
+The text is read as Markdown blocks (headings, tables, prose); headings and code are CommonMark's
+(markdown-it-py), so a setext heading (a line underlined with `===` or `---`) is one and a `#` line
+inside a fenced or indented code block is not. Prose too long for one chunk is
 split by `semchunk` at the most meaningful boundary it can find (blank lines, line breaks, sentence
 ends, ...) with overlap between consecutive chunks. Then small neighbouring pieces are packed
 together up to `max_tokens`. Two rules hold throughout:
 
 - a heading is never the last thing in a chunk: it always shares a chunk with the text under it
   (room for it is reserved when that text is split);
+- a heading always starts a chunk: a section is never packed into the chunk of the one before,
+  so every chunk's heading path is that of its own text;
 - a table is never split, unless it alone exceeds `max_tokens`: then it is split between rows and
   every continuation repeats the header row(s);
 - a list with a lead-in (a sentence ending with ":" right before its items, in any source) is kept
@@ -32,11 +36,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal, cast
 
+from markdown_it import MarkdownIt
 from semchunk.semchunk import Chunker, chunkerify
 
 from contentplatform.ai.tokens import count_tokens
 
-_HEADING = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*")
 _TABLE_ROW = re.compile(r"[ \t]*\|")
 _TABLE_SEPARATOR = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 _FENCE = re.compile(r" {0,3}(```|~~~)")
@@ -84,14 +88,42 @@ def chunk_text(text: str, *, max_tokens: int = 512, overlap_tokens: int = 64) ->
     return [_chunk(text, ordinal, group) for ordinal, group in enumerate(_pack(pieces, max_tokens))]
 
 
+@cache
+def _commonmark() -> MarkdownIt:
+    # Only the block structure is read: inline parsing (emphasis, links) is skipped.
+    return MarkdownIt("commonmark").disable("inline")
+
+
+def _structure(text: str) -> tuple[dict[int, tuple[int, int, str]], set[int]]:
+    """CommonMark's reading of `text`: its top-level headings, by first line, as (line after
+    the heading, level, title), and the lines of its code blocks, fenced or indented (HTML
+    blocks too: nothing in them is a heading or a table)."""
+    headings: dict[int, tuple[int, int, str]] = {}
+    code: set[int] = set()
+    tokens = _commonmark().parse(text)
+    for index, token in enumerate(tokens):
+        if token.map is None:
+            continue
+        first, after = token.map
+        if token.type == "heading_open" and token.level == 0:
+            title = tokens[index + 1].content.strip()
+            if title:
+                headings[first] = (after, int(token.tag[1]), " ".join(title.split()))
+        elif token.type in ("fence", "code_block", "html_block"):
+            code.update(range(first, after))
+    return headings, code
+
+
 def _blocks(text: str) -> list[_Block]:
-    """Headings (one line each), tables (consecutive `|` lines) and runs of prose between them,
-    trimmed of surrounding whitespace. Nothing inside a fenced code block is a heading or table."""
+    """Headings (ATX or setext, as CommonMark reads them), tables (consecutive `|` lines) and
+    runs of prose between them, trimmed of surrounding whitespace. Nothing inside a code block
+    is a heading or table."""
+    headings, code = _structure(text)
     blocks: list[_Block] = []
     position = 0
-    in_fence = False
+    heading_until = -1  # the line after the heading being read (a setext heading has two)
     previous_line = ""  # kind of the previous line: "table", "text", "heading" or "" (blank)
-    for line in text.split("\n"):
+    for number, line in enumerate(text.split("\n")):
         start = position
         position += len(line) + 1
         content = line.rstrip()
@@ -100,13 +132,14 @@ def _blocks(text: str) -> list[_Block]:
             continue
         start += len(content) - len(content.lstrip())
         end = start + len(content.strip())
-        if _FENCE.match(content):
-            in_fence = not in_fence
-        heading = None if in_fence else _HEADING.fullmatch(content)
-        if heading and heading[2]:
-            blocks.append(_Block("heading", start, end, len(heading[1]), heading[2]))
+        if number < heading_until:  # a setext heading's next line: its title goes on, or its rule
+            blocks[-1].end = end
+            continue
+        if number in headings:
+            heading_until, level, title = headings[number]
+            blocks.append(_Block("heading", start, end, level, title))
             previous_line = "heading"
-        elif not in_fence and _TABLE_ROW.match(content):
+        elif number not in code and _TABLE_ROW.match(content):
             if previous_line == "table":
                 blocks[-1].end = end
                 blocks[-1].rows.append((start, end))
@@ -313,6 +346,8 @@ def _pack(pieces: list[_Piece], max_tokens: int) -> list[list[_Piece]]:
             not piece.prefix  # a continuation's text is not contiguous with what precedes it
             and piece.start >= current[-1].end  # overlapping pieces of split prose stay apart
             and tokens + piece.tokens <= max_tokens
+            # A heading starts a chunk, unless the chunk so far is headings (theirs is its text).
+            and not (piece.sticky and not current[-1].sticky)
         )
         if not joins and current:
             # Close the chunk, but carry trailing headings over to the text they belong to (the

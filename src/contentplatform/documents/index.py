@@ -12,12 +12,13 @@ import re
 import unicodedata
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import snowballstemmer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.core import runtime
 from contentplatform.documents import index_repository as repository
 from contentplatform.documents import vectors
 from contentplatform.documents.chunking import Chunk
@@ -33,9 +34,18 @@ HEADING_WEIGHT = 3.0
 RELATIVE_CUT = 0.3
 # Hybrid search: nearest vectors below this share of the best cosine similarity are dropped.
 VECTOR_CUT = 0.8
-# How many chunks the database's own ranking picks for BM25 to rank again, and BM25's
-# parameters.
-CANDIDATES = 50
+# A search costs about the same whatever the tenant's size, and nothing of other tenants': a
+# word's chunks are counted up to COUNT_CAP (beyond it, its share of the tenant's first SAMPLE
+# chunks stands for its share of all), and at most CANDIDATES chunks are read and ranked: first
+# every chunk of the rarest words while they have CANDIDATES together (exact: the words that
+# weigh most), then chunks holding all of the commoner words, then any of them.
+COUNT_CAP = 1000
+SAMPLE = 1000
+CANDIDATES = 200
+# On PostgreSQL, candidates of words held by at least one chunk in COMMON_SHARE are found by
+# reading the tenant's chunks in turn (about CANDIDATES * COMMON_SHARE at most), not its index.
+COMMON_SHARE = 10
+# BM25's parameters.
 BM25_K1 = 1.2
 BM25_B = 0.75
 _TERM = re.compile(r"\w+")
@@ -165,8 +175,9 @@ async def search_chunks(
     left out, and on equal scores the primary knowledge document's come first. Each word is
     quoted, so AND, OR, NOT and NEAR are plain words here.
 
-    With embeddings configured, the query's vector finds the nearest chunks too, and the two
-    rankings are fused (`_fused`); when the embeddings server fails, full text answers alone."""
+    With embeddings configured (and `embeddings_weight` above 0), the query's vector finds the
+    nearest chunks too, and the two rankings are combined (`_fused`); when the embeddings server
+    fails, full text answers alone."""
     limit = min(limit, MAX_LIMIT)
     if not query.strip() or limit < 1 or (document_ids is not None and not document_ids):
         return []
@@ -179,13 +190,14 @@ async def search_chunks(
         else:
             found = await _search_postgresql(session, tenant_id, quoted, document_ids, fetch)
     text_hits = _ranked(found, fetch, relative_cut)
-    query_vector = await vectors.embed_query(query)
+    weight = runtime.current().settings.embeddings_weight
+    query_vector = await vectors.embed_query(query) if weight > 0 else None
     if query_vector is None:
         return text_hits[:limit]
     nearest = await vectors.nearest(
         session, tenant_id, query_vector, document_ids=document_ids, limit=fetch
     )
-    return await _fused(session, tenant_id, text_hits, nearest, limit, relative_cut)
+    return await _fused(session, tenant_id, text_hits, nearest, limit, relative_cut, weight)
 
 
 async def _fused(
@@ -195,12 +207,14 @@ async def _fused(
     nearest: list[tuple[uuid.UUID, float]],
     limit: int,
     relative_cut: float,
+    weight: float,
 ) -> list[ChunkHit]:
     """Hybrid search: the full-text hits and the nearest vectors, each cut relative to its own
-    best, fused by reciprocal rank. Cosine similarities sit in a narrow band (a real model's
-    unrelated passages are not near 0), so the vectors' cut is VECTOR_CUT of the best similarity
-    whenever a cut is asked for. `score` becomes the fused score scaled to (0, 1]: 1 is first in
-    both rankings."""
+    best, combined by score (`vectors.combine`), the vectors counting `weight` times full text
+    (`embeddings_weight`). Cosine similarities sit in a narrow band (a real model's unrelated
+    passages are not near 0), so the vectors' cut is VECTOR_CUT of the best similarity whenever
+    a cut is asked for, and they are scaled min-max over what is left. `score` becomes the
+    combined score, in (0, 1]: 1 is first in both."""
     if nearest and relative_cut > 0:
         best = nearest[0][1]
         nearest = [
@@ -208,14 +222,13 @@ async def _fused(
             for chunk_id, similarity in nearest
             if similarity >= best * VECTOR_CUT
         ]
-    fused = vectors.fuse(
-        [[hit.chunk_id for hit in text_hits], [chunk_id for chunk_id, _ in nearest]]
-    )
+    # Full text's BM25 back from its (0, 1) mapping, so the combination sees its margins.
+    bm25 = [(hit.chunk_id, hit.score / (1 - hit.score)) for hit in text_hits]
+    fused = vectors.combine(bm25, nearest, weight)
     known = {hit.chunk_id: hit for hit in text_hits}
     missing = [chunk_id for chunk_id, _ in fused if chunk_id not in known]
     for row in await repository.by_ids(session, tenant_id, missing):
         known[row.chunk_id] = _chunk_hit(row, 0.0)
-    scale = (vectors.RRF_K + 1) / 2
     hits: list[ChunkHit] = []
     seen: set[str] = set()
     for chunk_id, score in fused:
@@ -223,10 +236,72 @@ async def _fused(
         if hit is None or (text := _normalized(hit.content)) in seen:
             continue
         seen.add(text)
-        hits.append(dataclasses.replace(hit, score=min(score * scale, 1.0)))
+        hits.append(dataclasses.replace(hit, score=min(score, 1.0)))
         if len(hits) == limit:
             break
     return hits
+
+
+_Row = repository.Hit | repository.Candidate
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    quoted: str
+    frequency: int  # the tenant's chunks holding it (estimated beyond COUNT_CAP)
+    idf: float
+    stems: list[str]  # as the database's stemmer has it
+
+
+def _frequencies(frequencies: repository.Frequencies, chunks: int) -> list[int]:
+    """Each word's chunk count: the count when it stayed below the cap, otherwise at least the
+    cap and its share of the sample scaled to the tenant's chunks."""
+    if frequencies.sampled is None:
+        return frequencies.capped
+    return [
+        capped if capped < COUNT_CAP else max(capped, round(sampled * chunks / SAMPLE))
+        for capped, sampled in zip(frequencies.capped, frequencies.sampled, strict=True)
+    ]
+
+
+def _pools(words: Sequence[_Word]) -> list[tuple[list[str], bool]]:
+    """The candidates' queries, in turn, as (quoted words, whether all of them must be held):
+    the rarest words while their chunks are at most CANDIDATES together, then chunks holding
+    all the others, then any of them."""
+    ordered = sorted(words, key=lambda word: word.frequency)
+    rare: list[str] = []
+    total = 0
+    for word in ordered:
+        if total + word.frequency > CANDIDATES:
+            break
+        rare.append(word.quoted)
+        total += word.frequency
+    commoner = ordered[len(rare) :]
+    common = [word.quoted for word in commoner]
+    pools: list[tuple[list[str], bool]] = [(rare, False)] if rare else []
+    # Finding the chunks that hold all of them reads the rarest one's chunks: only when those
+    # were counted (below the cap), so that its cost stays the counts'.
+    if len(common) > 1 and commoner[0].frequency < COUNT_CAP:
+        pools.append((common, True))
+    if common:
+        pools.append((common, False))
+    return pools
+
+
+async def _candidates(
+    words: Sequence[_Word],
+    fetch: int,
+    find: Callable[[list[str], bool, int], Awaitable[Sequence[_Row]]],
+) -> list[_Row]:
+    """Up to max(fetch, CANDIDATES) distinct chunks from `find(words, all, limit)`, by _pools."""
+    budget = max(fetch, CANDIDATES)
+    found: dict[uuid.UUID, _Row] = {}
+    for quoted, conjunctive in _pools(words):
+        if len(found) >= budget:
+            break
+        for row in await find(quoted, conjunctive, budget - len(found)):
+            found.setdefault(row.chunk_id, row)
+    return list(found.values())
 
 
 async def _search_sqlite(
@@ -236,30 +311,41 @@ async def _search_sqlite(
     document_ids: Sequence[uuid.UUID] | None,
     fetch: int,
 ) -> list[_Scored]:
-    """BM25 on SQLite from the tenant's own statistics. FTS5's bm25() counts every tenant's
-    chunks (one index for all), so another organization's documents would move this one's
-    scores, its relative cut and its heading weight. FTS5 picks the best CANDIDATES, which are
-    then scored again from the tenant's per-word chunk counts and the words' occurrences in
-    each candidate, stemmed as FTS5's porter tokenizer stems them."""
-    matches = [_fts_match([term]) for term in quoted]
-    stats = await repository.sqlite_term_statistics(session, tenant_id, matches)
+    """BM25 on SQLite from the tenant's own statistics, read from FTS5 within the tenant's
+    token (FTS5's bm25() counts every tenant's chunks: another organization's documents would
+    move this one's scores, and its time). The candidates are scored from the words'
+    occurrences in each, stemmed as FTS5's porter tokenizer stems them."""
+    stats = await repository.chunk_statistics(session, tenant_id)
+    if not stats.chunks:
+        return []
+    sample = SAMPLE if stats.chunks > COUNT_CAP else 0
+    counted = await repository.sqlite_frequencies(
+        session, tenant_id, [_fts_match([term]) for term in quoted], COUNT_CAP, sample
+    )
     words = [
-        (_idf(stats.chunks, frequency), stems)
-        for term, frequency in zip(quoted, stats.frequencies, strict=True)
+        _Word(term, frequency, _idf(stats.chunks, frequency), stems)
+        for term, frequency in zip(quoted, _frequencies(counted, stats.chunks), strict=True)
         if frequency and (stems := _stems(term))
     ]
     if not words:
         return []
-    candidates = await repository.search_sqlite(
-        session, tenant_id, _fts_match(quoted), document_ids, max(fetch, CANDIDATES), HEADING_WEIGHT
-    )
-    wanted = {stem for _, stems in words for stem in stems}
+
+    async def find(terms: list[str], conjunctive: bool, limit: int) -> Sequence[_Row]:
+        match = " AND ".join(_fts_match([term]) for term in terms) if conjunctive else None
+        return await repository.candidates_sqlite(
+            session, tenant_id, match or _fts_match(terms), document_ids, limit
+        )
+
+    wanted = {stem for word in words for stem in word.stems}
+    weighted = [(word.idf, word.stems) for word in words]
     return [
         _Scored(
             row,
-            _bm25(words, _occurrences_in(row.content, row.heading, wanted), row, stats.mean_length),
+            _bm25(
+                weighted, _occurrences_in(row.content, row.heading, wanted), row, stats.mean_length
+            ),
         )
-        for row in candidates
+        for row in await _candidates(words, fetch, find)
     ]
 
 
@@ -275,31 +361,47 @@ async def _search_postgresql(
     document_ids: Sequence[uuid.UUID] | None,
     fetch: int,
 ) -> list[_Scored]:
-    """BM25 on PostgreSQL, whose ts_rank has no IDF: the best CANDIDATES chunks by each word's
-    ts_rank times its IDF (from the tenant's per-word chunk counts), then scored again by
-    BM25 proper from the words' occurrences in each candidate's tsvector."""
-    stats = await repository.term_statistics(session, tenant_id, quoted)
+    """BM25 on PostgreSQL (whose ts_rank has no IDF) from the tenant's own statistics: the
+    candidates are scored from the words' occurrences in each one's tsvector."""
+    stats = await repository.chunk_statistics(session, tenant_id)
+    if not stats.chunks:
+        return []
+    sample = SAMPLE if stats.chunks > COUNT_CAP else 0
+    lexemes, sampled = await repository.postgresql_sample(session, tenant_id, quoted, sample)
+    # The sample first: the words it finds common are not counted (the GIN index would list
+    # all their chunks to count the first COUNT_CAP).
+    estimates = [
+        round(held * stats.chunks / SAMPLE) if sampled is not None else 0
+        for held in sampled or [0] * len(quoted)
+    ]
+    rare = [position for position, estimate in enumerate(estimates) if estimate < COUNT_CAP]
+    counts = await repository.postgresql_counts(
+        session, tenant_id, [quoted[position] for position in rare], COUNT_CAP
+    )
+    frequencies = list(estimates)
+    for position, count in zip(rare, counts, strict=True):
+        frequencies[position] = count if count < COUNT_CAP else max(count, estimates[position])
     words = [
-        (term, _idf(stats.chunks, frequency), _LEXEME.findall(lexemes))
-        for term, lexemes, frequency in zip(quoted, stats.lexemes, stats.frequencies, strict=True)
+        _Word(term, frequency, _idf(stats.chunks, frequency), _LEXEME.findall(lexeme))
+        for term, lexeme, frequency in zip(quoted, lexemes, frequencies, strict=True)
         if frequency
     ]
     if not words:
         return []
-    candidates = await repository.search_postgresql(
-        session,
-        tenant_id,
-        " or ".join(quoted),
-        [(term, idf) for term, idf, _ in words],
-        document_ids,
-        max(fetch, CANDIDATES),
-        # ts_rank's weights of the labels D, C, B (heading), A (content), each in [0, 1].
-        (0.0, 0.0, 1.0, 1.0 / HEADING_WEIGHT),
-    )
-    weighted = [(idf, lexemes) for _, idf, lexemes in words]
+    frequency_of = {word.quoted: word.frequency for word in words}
+
+    async def find(terms: list[str], conjunctive: bool, limit: int) -> Sequence[_Row]:
+        websearch = " ".join(terms) if conjunctive else " or ".join(terms)
+        # Read the chunks in turn when about one in COMMON_SHARE holds the words, or more.
+        common = sum(frequency_of[term] for term in terms) * COMMON_SHARE >= stats.chunks
+        return await repository.candidates_postgresql(
+            session, tenant_id, websearch, document_ids, limit, common=common and not conjunctive
+        )
+
+    weighted = [(word.idf, word.stems) for word in words]
     return [
         _Scored(row, _bm25(weighted, _occurrences(row.vector), row, stats.mean_length))
-        for row in candidates
+        for row in await _candidates(words, fetch, find)
     ]
 
 
@@ -345,11 +447,26 @@ def _stems(text: str) -> list[str]:
     return [_stem(token) for token in _TOKEN.findall(text.casefold())]
 
 
+@functools.lru_cache(maxsize=256)
+def _starting(wanted: frozenset[str]) -> re.Pattern[str] | None:
+    """The ASCII tokens that may stem to one of `wanted`: the porter stem of an ASCII word is
+    the word's own beginning but for its last letter (`roughly` -> `roughli`). None when a stem
+    is too short to tell."""
+    prefixes = sorted({stem[:-1] for stem in wanted}, key=len, reverse=True)
+    if not all(prefixes):
+        return None
+    return re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, prefixes)) + r")[^\W_]*")
+
+
 def _counts(text: str, wanted: set[str]) -> dict[str, int]:
     """How often each of the `wanted` stems occurs in `text`. The text's distinct words are
-    counted first and each is stemmed once (a chunk repeats its words; stemming is the cost)."""
+    counted first and each is stemmed once (a chunk repeats its words; stemming is the cost);
+    in ASCII text, only the words that begin as a wanted stem does."""
+    folded = text.casefold()
+    starting = _starting(frozenset(wanted)) if folded.isascii() else None
+    tokens = (starting or _TOKEN).findall(folded)
     found: dict[str, int] = {}
-    for token, count in Counter(_TOKEN.findall(text.casefold())).items():
+    for token, count in Counter(tokens).items():
         if (stem := _stem(token)) in wanted:
             found[stem] = found.get(stem, 0) + count
     return found

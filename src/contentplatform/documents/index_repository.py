@@ -27,7 +27,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.documents.models import FTS_TABLE, SEARCH_VECTOR, Document, DocumentChunk
+from contentplatform.documents.models import (
+    FTS_TABLE,
+    SEARCH_VECTOR,
+    TENANT_KEY_PREFIX,
+    Document,
+    DocumentChunk,
+    DocumentChunkStats,
+)
+from contentplatform.kit.db import cross_tenant
 
 
 async def document_exists(
@@ -48,6 +56,7 @@ async def delete_chunks(
     )
 
 
+@cross_tenant("the rows carry their tenant")
 async def insert_chunks(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
     if rows:
         await session.execute(insert(DocumentChunk), list(rows))
@@ -96,37 +105,130 @@ def _hits(
     )
 
 
-async def search_sqlite(
+def tenant_key(tenant_id: uuid.UUID) -> str:
+    """The FTS5 query for every chunk of the tenant: its token in the `tenant_key` column."""
+    return f'tenant_key:"{TENANT_KEY_PREFIX}{tenant_id.hex}"'
+
+
+def _fts_match(match: str) -> ColumnElement[bool]:
+    return literal_column(FTS_TABLE).op("MATCH")(match)
+
+
+async def candidates_sqlite(
     session: AsyncSession,
     tenant_id: uuid.UUID,
     match: str,
     document_ids: Sequence[uuid.UUID] | None,
     limit: int,
-    heading_weight: float,
 ) -> Sequence[Hit]:
-    """`match` is an FTS5 query. bm25() is negative, lower is better: `score` is -bm25, >= 0,
-    higher is better. The heading's terms weigh `heading_weight` times the content's."""
+    """At most `limit` of the tenant's searchable chunks matching `match` (an FTS5 query), in
+    no particular order (score 0): FTS5 intersects `match` with the tenant's token, so neither
+    the time nor the rows depend on other tenants' chunks; the documents' own keys narrow it to
+    `document_ids` in the index too. Unranked: FTS5's bm25() would count each word among every
+    tenant's chunks (its statistics are the whole table's), and sorting by it reads every match."""
     fts = table(FTS_TABLE, column("chunk_id"))
-    # Column weights: content, heading, document_key (never matched by user queries).
-    bm25 = func.bm25(literal_column(FTS_TABLE), 1.0, heading_weight, 0.0)
-    # The full-text index is read once, first: left to itself, SQLite 3.51's planner walks the
-    # tenant's chunks and runs the whole MATCH again for each (time growing with every tenant's
-    # chunks), where 3.40's started from the index. A materialized CTE fixes the order on both.
-    matched = (
-        select(fts.c.chunk_id, (-bm25).label("rank"))
-        .where(literal_column(FTS_TABLE).op("MATCH")(match))
-        .cte("matched")
+    scope = tenant_key(tenant_id)
+    if document_ids is not None:
+        keys = " OR ".join(f'"{document_id.hex}"' for document_id in document_ids)
+        scope = f"{scope} AND document_key:({keys})"
+    # The index is read first and only `limit` of its rows at a time are joined: left to
+    # itself, SQLite's planner may walk the tenant's chunks and run the MATCH again for each.
+    # The index also holds the chunks of documents not searchable now (archived, not ready),
+    # which the join leaves out: while a window of `limit` loses some, the next one is read.
+    found: list[Hit] = []
+    offset = 0
+    while True:
+        window = (
+            select(fts.c.chunk_id)
+            .where(_fts_match(f"{scope} AND ({match})"))
+            .limit(limit)
+            .offset(offset)
+            .subquery()
+        )
+        query = _hits(tenant_id, literal_column("0.0")).join(
+            window, window.c.chunk_id == DocumentChunk.id
+        )
+        if document_ids is not None:
+            query = query.where(DocumentChunk.document_id.in_(document_ids))
+        found += (await session.execute(query)).all()
+        if len(found) >= limit:
+            return found[:limit]
+        read = await session.scalar(select(func.count()).select_from(window))
+        if (read or 0) < limit:
+            return found
+        offset += limit
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkStatistics:
+    chunks: int
+    mean_length: float  # characters
+
+
+async def chunk_statistics(session: AsyncSession, tenant_id: uuid.UUID) -> ChunkStatistics:
+    """How many chunks the tenant has and their mean length, from its maintained row."""
+    row = (
+        await session.execute(
+            select(DocumentChunkStats.chunks, DocumentChunkStats.total_length).where(
+                DocumentChunkStats.tenant_id == tenant_id
+            )
+        )
+    ).one_or_none()
+    if row is None or row.chunks <= 0:
+        return ChunkStatistics(0, 0.0)
+    return ChunkStatistics(int(row.chunks), int(row.total_length) / int(row.chunks))
+
+
+@dataclass(frozen=True, slots=True)
+class Frequencies:
+    """Per query word: how many of the tenant's chunks hold it, counted up to a cap, and (when
+    asked) how many of a sample of the tenant's chunks hold it."""
+
+    capped: list[int]
+    sampled: list[int] | None
+
+
+async def sqlite_frequencies(
+    session: AsyncSession, tenant_id: uuid.UUID, matches: Sequence[str], cap: int, sample: int
+) -> Frequencies:
+    """`matches` are FTS5 queries, one per word; each is counted among the tenant's chunks up to
+    `cap`, and, when `sample` > 0, among the tenant's first `sample` chunks (by rowid: those it
+    indexed first). One round trip; each count reads the index only."""
+    fts = table(FTS_TABLE, column("rowid"))
+    scope = tenant_key(tenant_id)
+
+    def capped(match: str) -> Any:
+        found = select(literal(1)).select_from(fts).where(_fts_match(f"{scope} AND ({match})"))
+        return select(func.count()).select_from(found.limit(cap).subquery()).scalar_subquery()
+
+    # The tenant's `sample`-th chunk, found once.
+    last = (
+        select(fts.c.rowid.label("rowid"))
+        .where(_fts_match(scope))
+        .order_by(fts.c.rowid)
+        .limit(1)
+        .offset(sample - 1)
+        .cte("last")
         .prefix_with("MATERIALIZED")
     )
-    query = (
-        _hits(tenant_id, matched.c.rank)
-        .join(matched, matched.c.chunk_id == DocumentChunk.id)
-        .order_by(matched.c.rank.desc(), DocumentChunk.document_id, DocumentChunk.ordinal)
-        .limit(limit)
-    )
-    if document_ids is not None:
-        query = query.where(DocumentChunk.document_id.in_(document_ids))
-    return (await session.execute(query)).all()
+
+    def sampled(match: str) -> Any:
+        return (
+            select(func.count())
+            .select_from(fts)
+            .where(
+                _fts_match(f"{scope} AND ({match})"),
+                fts.c.rowid <= select(last.c.rowid).scalar_subquery(),
+            )
+            .scalar_subquery()
+        )
+
+    columns = [capped(match) for match in matches]
+    if sample > 0:
+        columns += [sampled(match) for match in matches]
+    counts = [int(count or 0) for count in (await session.execute(select(*columns))).one()]
+    n = len(matches)
+    return Frequencies(counts[:n], counts[n:] if sample > 0 else None)
 
 
 def _vector() -> ColumnElement[Any]:
@@ -137,110 +239,74 @@ def _tsquery(websearch: str) -> ColumnElement[Any]:
     return func.websearch_to_tsquery(literal_column("'english'::regconfig"), websearch)
 
 
-@dataclass(frozen=True, slots=True)
-class TermStatistics:
-    """What BM25 needs of the tenant's chunks, which ts_rank lacks: how many there are, their
-    mean length (characters), and per query word its lexemes (as a tsvector's text) and how
-    many chunks match it."""
+async def postgresql_sample(
+    session: AsyncSession, tenant_id: uuid.UUID, websearches: Sequence[str], sample: int
+) -> tuple[list[str], list[int] | None]:
+    """Each word's lexemes (a tsvector's text; `websearches` are websearch_to_tsquery inputs, one
+    per word) and, when `sample` > 0, how many of `sample` of the tenant's chunks (whichever its
+    tenant index gives first) hold it. One round trip that reads at most `sample` chunks."""
+    english: ColumnElement[Any] = literal_column("'english'::regconfig")
+    lexemes = [cast(func.to_tsvector(english, w), Text) for w in websearches]
+    if sample <= 0:
+        return [str(text_) for text_ in (await session.execute(select(*lexemes))).one()], None
+    chunks = (
+        select(_vector().label("vector"))
+        .select_from(DocumentChunk)
+        .where(DocumentChunk.tenant_id == tenant_id)
+        .limit(sample)
+        .subquery()
+    )
+    held = [func.count().filter(chunks.c.vector.op("@@")(_tsquery(w))) for w in websearches]
+    row = (await session.execute(select(*lexemes, *held).select_from(chunks))).one()
+    n = len(websearches)
+    return [str(text_) for text_ in row[:n]], [int(count) for count in row[n:]]
 
-    chunks: int
-    mean_length: float
-    lexemes: list[str]
-    frequencies: list[int]
 
-
-async def term_statistics(
-    session: AsyncSession, tenant_id: uuid.UUID, websearches: Sequence[str]
-) -> TermStatistics:
-    """One round trip; each count is read from the GIN index (and the tenant's index)."""
+async def postgresql_counts(
+    session: AsyncSession, tenant_id: uuid.UUID, websearches: Sequence[str], cap: int
+) -> list[int]:
+    """How many of the tenant's chunks hold each word, counted up to `cap`. The GIN index on
+    (tenant_id, vector) finds a word among the tenant's entries only, but makes the whole list
+    of them before the count stops: the caller counts the words it expects to be rare."""
+    if not websearches:
+        return []
     vector = _vector()
 
-    def count(*conditions: ColumnElement[bool]) -> Any:
-        return (
-            select(func.count())
-            .select_from(DocumentChunk)
-            .where(DocumentChunk.tenant_id == tenant_id, *conditions)
-            .scalar_subquery()
+    def capped(websearch: str) -> Any:
+        found = select(literal(1)).where(
+            DocumentChunk.tenant_id == tenant_id, vector.op("@@")(_tsquery(websearch))
         )
+        return select(func.count()).select_from(found.limit(cap).subquery()).scalar_subquery()
 
-    mean = (
-        select(func.avg(DocumentChunk.char_end - DocumentChunk.char_start))
-        .where(DocumentChunk.tenant_id == tenant_id)
-        .scalar_subquery()
-    )
-    english: ColumnElement[Any] = literal_column("'english'::regconfig")
-    query = select(
-        count(),
-        mean,
-        *(cast(func.to_tsvector(english, w), Text) for w in websearches),
-        *(count(vector.op("@@")(_tsquery(w))) for w in websearches),
-    )
-    total, average, *rest = (await session.execute(query)).one()
-    n = len(websearches)
-    return TermStatistics(
-        int(total),
-        float(average or 0.0),
-        [str(text_) for text_ in rest[:n]],
-        [int(frequency) for frequency in rest[n:]],
-    )
-
-
-async def sqlite_term_statistics(
-    session: AsyncSession, tenant_id: uuid.UUID, matches: Sequence[str]
-) -> TermStatistics:
-    """TermStatistics on SQLite, in one round trip: `matches` are FTS5 queries, one per query
-    word, each counted among the tenant's chunks (no lexemes: the caller stems as FTS5 does)."""
-    fts = table(FTS_TABLE, column("chunk_id"))
-
-    def count(match: str) -> Any:
-        return (
-            select(func.count())
-            .select_from(fts)
-            .join(DocumentChunk, DocumentChunk.id == fts.c.chunk_id)
-            .where(
-                literal_column(FTS_TABLE).op("MATCH")(match), DocumentChunk.tenant_id == tenant_id
-            )
-            .scalar_subquery()
-        )
-
-    query = select(
-        func.count(),
-        func.avg(DocumentChunk.char_end - DocumentChunk.char_start),
-        *(count(match) for match in matches),
-    ).where(DocumentChunk.tenant_id == tenant_id)
-    total, average, *frequencies = (await session.execute(query)).one()
-    return TermStatistics(
-        int(total), float(average or 0.0), [], [int(frequency) for frequency in frequencies]
-    )
+    row = (await session.execute(select(*(capped(w) for w in websearches)))).one()
+    return [int(count) for count in row]
 
 
 Candidate = Row[uuid.UUID, uuid.UUID, str, int, str, str | None, int, int, float, bool, str]
 
 
-async def search_postgresql(
+async def candidates_postgresql(
     session: AsyncSession,
     tenant_id: uuid.UUID,
     websearch: str,
-    terms: Sequence[tuple[str, float]],
     document_ids: Sequence[uuid.UUID] | None,
     limit: int,
-    weights: Sequence[float],
+    *,
+    common: bool = False,
 ) -> Sequence[Candidate]:
-    """`websearch` (websearch_to_tsquery input, which never raises on any text) selects the
-    chunks; `terms` rank them: each term's ts_rank (with `weights` for the labels D, C, B, A,
-    and normalization 1, divided by the log of the chunk's length), times the term's IDF, summed.
-    `score` is >= 0, higher is better; `vector` is the chunk's tsvector as text."""
+    """At most `limit` of the tenant's searchable chunks matching `websearch`
+    (websearch_to_tsquery input, which never raises on any text), in no particular order
+    (score 0), with their tsvector as text (`vector`). Unranked: ranking in SQL reads every
+    match's vector; the caller ranks these. `common`: the words are in many of the tenant's
+    chunks."""
     vector = _vector()
-    labels = ",".join(f"{float(weight):.6f}" for weight in weights)
-    weighting: ColumnElement[Any] = literal_column(f"'{{{labels}}}'::float4[]")
-    score: ColumnElement[Any] = literal(0.0, Float)
-    for term, idf in terms:
-        score = score + func.ts_rank(weighting, vector, _tsquery(term), 1) * literal(idf, Float)
+    # For common words, the tenant's chunks read in turn until `limit` match: the GIN index
+    # would list every match first. The index cannot serve the coalesce, so it is not used.
+    searched = func.coalesce(vector, literal_column("''::tsvector")) if common else vector
     query = (
-        _hits(tenant_id, score)
+        _hits(tenant_id, literal_column("0.0"))
         .add_columns(cast(vector, Text).label("vector"))
-        .where(vector.op("@@")(_tsquery(websearch)))
-        .order_by(score.desc(), DocumentChunk.document_id, DocumentChunk.ordinal)
+        .where(searched.op("@@")(_tsquery(websearch)))
         .limit(limit)
     )
     if document_ids is not None:

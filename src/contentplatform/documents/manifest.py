@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
-from contentplatform.documents import models, procedures, workflows
+from contentplatform.documents import durable, models, procedures
 
 domain = Domain(
     name="documents",
     routers=(procedures.router,),
     models=models,
-    durable=(workflows,),
+    durable=(durable,),
     unmodelled=models.include_name,
 )

@@ -10,6 +10,7 @@ from typing import Any
 import sqlite_vec
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     ForeignKey,
     Index,
@@ -111,6 +112,21 @@ class Document(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
         return Usage(self.generation_count, self.last_used_at)
 
 
+class DocumentCount(Base):
+    """How many live documents a tenant has in a status, archived or not: a list's `total`
+    without counting them. Kept by triggers on documents in the writing transaction (migration
+    0030), never by the code."""
+
+    __tablename__ = "document_counts"
+
+    tenant_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("tenants.id", ondelete="CASCADE"), primary_key=True
+    )
+    status: Mapped[str] = mapped_column(String(20), primary_key=True)
+    archived: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+    live: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
 class DocumentChunk(TenantMixin, Base):
     """One chunk of a document's extracted text. Rows are replaced, never updated."""
 
@@ -130,6 +146,20 @@ class DocumentChunk(TenantMixin, Base):
     char_end: Mapped[int] = mapped_column(Integer, nullable=False)
     heading: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
+
+
+class DocumentChunkStats(Base):
+    """Per tenant, its chunks and their total length (char_end - char_start): what BM25 needs of
+    them, read as one row. Kept by triggers on document_chunks (migration 0032), whatever
+    deletes the chunks (a re-index, a document's or the tenant's deletion)."""
+
+    __tablename__ = "document_chunk_stats"
+
+    tenant_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("tenants.id", ondelete="CASCADE"), primary_key=True
+    )
+    chunks: Mapped[int] = mapped_column(Integer, nullable=False)
+    total_length: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
 class EmbeddingType(TypeDecorator[list[float]]):
@@ -173,15 +203,18 @@ class DocumentChunkVector(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
 
 
-# The full-text index is made by migration 0004_search with raw SQL, differently per dialect, so
-# the models do not describe it: on SQLite an FTS5 table (plus the shadow tables FTS5 keeps beside
-# it) filled by triggers; on PostgreSQL a generated tsvector column with a GIN index.
+# The full-text index is made by migrations 0004_search and 0032_tenant_search with raw SQL,
+# differently per dialect, so the models do not describe it: on SQLite an FTS5 table (plus the
+# shadow tables FTS5 keeps beside it) filled by triggers, its `tenant_key` column holding
+# TENANT_KEY_PREFIX and the tenant's hex id; on PostgreSQL a generated tsvector column with a GIN
+# index on (tenant_id, the vector).
 FTS_TABLE = "document_chunks_fts"
 FTS_SHADOW_TABLES = frozenset(
     f"{FTS_TABLE}_{part}" for part in ("data", "idx", "content", "docsize", "config")
 )
 SEARCH_VECTOR = "search_vector"
-SEARCH_VECTOR_INDEX = "ix_document_chunks_search_vector"
+SEARCH_VECTOR_INDEX = "ix_document_chunks_tenant_id_search_vector"
+TENANT_KEY_PREFIX = "t"
 
 
 def include_name(name: str | None, type_: str, parent_names: Mapping[str, str | None]) -> bool:

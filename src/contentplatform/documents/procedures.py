@@ -61,15 +61,19 @@ async def create(ctx: Context, data: schemas.CreateDocumentInput) -> schemas.Doc
 async def create_upload_url(ctx: Context, data: schemas.CreateUploadUrlInput) -> schemas.UploadUrl:
     """Where to PUT a file before confirming it.
 
-    Returns a short-lived URL bound to a new `storagePath` under the caller's organization: this
-    service's own upload endpoint with local storage, a presigned URL with S3-compatible storage.
-    Send the returned headers with the PUT."""
+    Returns a short-lived URL (`upload_url`) bound to a new `storage_path` under the caller's
+    organization: this service's own upload endpoint with local storage, a presigned URL with
+    S3-compatible storage. Send the returned headers with the PUT, then confirm with
+    `storagePath` (inputs are camelCase)."""
     return await service.create_upload_url(ctx.runtime, ctx.tenant, data, ctx.base_url)
 
 
 @router.get("getStats", "/v1/documents/stats", access=Access.member)
 async def get_stats(ctx: Context, _: Empty) -> schemas.DocumentStats:
-    """How many documents are in each ingestion status (archived ones left out)."""
+    """How many documents are in each ingestion status (archived ones left out).
+
+    Counts of the organization's live documents by status (pending, processing, ready, error),
+    with every status present (0 when none), and their total."""
     return await service.stats(ctx.session, ctx.tenant)
 
 
@@ -103,20 +107,29 @@ async def confirm_upload(
 
 @router.post("bulkDelete", "/v1/documents/bulk-delete", access=Access.admin)
 async def bulk_delete(ctx: Context, data: schemas.BulkDeleteInput) -> schemas.BulkDeleted:
-    """Soft-delete up to 100 documents; counts only this tenant's live ones."""
+    """Soft-delete up to 100 documents; counts only this tenant's live ones.
+
+    Each deleted document leaves retrieval at once. An id of another organization, unknown or
+    already deleted, is skipped rather than refused: `deleted` says how many this call removed."""
     deleted = await service.bulk_delete(ctx.session, ctx.runtime.cache, ctx.tenant, data.ids)
     return schemas.BulkDeleted(success=True, deleted=deleted)
 
 
 @router.get("getById", "/v1/documents/{id}", access=Access.member, errors=[DocumentNotFound])
 async def get_by_id(ctx: Context, data: schemas.DocumentIdInput) -> schemas.Document:
-    """One document."""
+    """One document.
+
+    Its status, versions and ingestion outcome, without its text (documents.getContent). Another
+    organization's document, or a deleted one, is 404."""
     return schemas.Document.model_validate(await service.require(ctx.session, ctx.tenant, data.id))
 
 
 @router.delete("delete", "/v1/documents/{id}", access=Access.admin, errors=[DocumentNotFound])
 async def delete(ctx: Context, data: schemas.DocumentIdInput) -> Success:
-    """Soft-delete a document; it leaves retrieval at once."""
+    """Soft-delete a document; it leaves retrieval at once.
+
+    Chat and generation stop finding its chunks from this moment. Deleted or another
+    organization's: 404."""
     await service.delete(ctx.session, ctx.runtime.cache, ctx.tenant, data.id)
     return SUCCESS
 
@@ -169,7 +182,10 @@ async def rename(ctx: Context, data: schemas.RenameDocumentInput) -> Success:
     "archive", "/v1/documents/{id}/archive", access=Access.editor, errors=[DocumentNotFound]
 )
 async def archive(ctx: Context, data: schemas.DocumentIdInput) -> Success:
-    """Archive a document: out of retrieval, still listable with `archived`."""
+    """Archive a document: out of retrieval, still listable with `archived`.
+
+    Archived documents are left out of retrieval and of documents.list unless `archived` asks
+    for them; archiving one already archived changes nothing."""
     await service.archive(ctx.session, ctx.runtime.cache, ctx.tenant, data.id)
     return SUCCESS
 
@@ -181,6 +197,10 @@ async def archive(ctx: Context, data: schemas.DocumentIdInput) -> Success:
     errors=[InsufficientCredits, DocumentNotFound, DocumentNotRetryable],
 )
 async def retry_ingestion(ctx: Context, data: schemas.DocumentIdInput) -> Success:
-    """Ingest a document in error again (same id); 409 in any other status."""
+    """Ingest a document in error again (same id); 409 in any other status.
+
+    Parsing, chunking and indexing start again from its stored file, reserving credits as the
+    first ingestion did (402 when short). A document whose upload never came (`upload_missing`)
+    or that was never uploaded cannot be retried: 409 saying so (delete it and upload again)."""
     await service.retry_ingestion(ctx.session, ctx.runtime, ctx.tenant, data.id)
     return SUCCESS

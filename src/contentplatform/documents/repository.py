@@ -10,9 +10,9 @@ from typing import NamedTuple
 from sqlalchemy import ColumnElement, Select, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.documents.models import Document
+from contentplatform.documents.models import Document, DocumentCount
 from contentplatform.documents.schemas import ListDocumentsInput
-from contentplatform.kit.db import Owned, counts_by, page_of
+from contentplatform.kit.db import Owned, cross_tenant, page_of
 
 
 def _live(tenant_id: uuid.UUID) -> Select[Document]:
@@ -118,8 +118,29 @@ async def page(
     column = Document.filename if query.sort_by == "filename" else Document.created_at
     ordering = column.asc() if query.sort_order == "asc" else column.desc()
     return await page_of(
-        session, statement, ordering, Document.id, limit=query.limit, offset=query.offset
+        session,
+        statement,
+        ordering,
+        Document.id,
+        limit=query.limit,
+        offset=query.offset,
+        total=_counted(tenant_id, query),
     )
+
+
+def _counted(tenant_id: uuid.UUID, query: ListDocumentsInput) -> Select[int] | None:
+    """The list's total from the maintained counts, when its filters are the counts' buckets
+    (status, archived); None when it must be counted."""
+    if query.search or query.file_type != "all" or query.source != "all":
+        return None
+    total = select(func.coalesce(func.sum(DocumentCount.live), 0)).where(
+        DocumentCount.tenant_id == tenant_id
+    )
+    if query.status != "all":
+        total = total.where(DocumentCount.status == query.status)
+    if query.archived != "include":
+        total = total.where(DocumentCount.archived.is_(query.archived == "only"))
+    return total
 
 
 def _matches(session: AsyncSession, search: str) -> ColumnElement[bool]:
@@ -157,13 +178,13 @@ async def footprint(session: AsyncSession, tenant_id: uuid.UUID) -> tuple[int, i
 
 
 async def count_by_status(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, int]:
-    return await counts_by(
-        session,
-        Document.status,
-        Document.tenant_id == tenant_id,
-        Document.deleted_at.is_(None),
-        Document.archived_at.is_(None),
+    """The tenant's live documents that are not archived, by status."""
+    result = await session.execute(
+        select(DocumentCount.status, DocumentCount.live).where(
+            DocumentCount.tenant_id == tenant_id, DocumentCount.archived.is_(False)
+        )
     )
+    return {status: count for status, count in result.tuples()}
 
 
 async def soft_delete_many(
@@ -263,6 +284,7 @@ async def mark_ready(
     return result.scalar_one_or_none()
 
 
+@cross_tenant("the reconciler's sweep of every tenant's unfinished work")
 async def unfinished_ingestions(session: AsyncSession) -> list[Document]:
     """Confirmed documents whose ingestion has not ended, across tenants (for the reconciler)."""
     result = await session.execute(
@@ -287,6 +309,7 @@ async def record_use(
     )
 
 
+@cross_tenant("the sweep of every tenant's uploads never made")
 async def fail_never_uploaded(
     session: AsyncSession, registered_before: datetime, reason: str, now: datetime
 ) -> list[tuple[uuid.UUID, uuid.UUID, str]]:

@@ -176,8 +176,8 @@ class BulkDeleted(BaseModel):
 
 
 class UploadUrl(BaseModel):
-    storagePath: str
-    uploadUrl: str
+    storage_path: str
+    upload_url: str
     method: Literal["PUT"]
     headers: dict[str, str]
-    expiresAt: datetime
+    expires_at: datetime

@@ -1,14 +1,11 @@
-"""The rules of knowledge documents. Never commits: the caller's unit of work does."""
+"""The rules of knowledge documents (the web pages the website scan imports: page_imports.py).
+Never commits: the caller's unit of work does."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import uuid
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,8 +14,9 @@ from contentplatform.auth.context import TenantAccess
 from contentplatform.billing import service as billing
 from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
+from contentplatform.documents import durable as documents_durable
 from contentplatform.documents import index as search
-from contentplatform.documents import repository, schemas, workflows
+from contentplatform.documents import repository, schemas
 from contentplatform.documents.errors import (
     DocumentNotFound,
     DocumentNotReady,
@@ -36,7 +34,6 @@ from contentplatform.kit import durable, errors
 from contentplatform.kit.cache import ScopedCache
 from contentplatform.kit.db import after_commit, utcnow
 from contentplatform.kit.errors import Conflict, FieldError
-from contentplatform.kit.text import cleaned
 from contentplatform.storage import paths, sniff
 from contentplatform.storage.store import StorageError
 from contentplatform.tenants import service as tenants
@@ -78,7 +75,7 @@ def changed(session: AsyncSession, cache: ScopedCache, tenant_id: uuid.UUID) -> 
     """Retire the tenant's cached lists once this change is committed."""
 
     async def invalidate() -> None:
-        await cache.invalidate(workflows.cache_scope(tenant_id))
+        await cache.invalidate(documents_durable.cache_scope(tenant_id))
 
     after_commit(session, invalidate)
 
@@ -94,7 +91,7 @@ async def require(session: AsyncSession, tenant: TenantAccess, document_id: uuid
 def cache_scope(tenant_id: uuid.UUID) -> str:
     """What every change to the tenant's documents retires from the cache (`changed`): its
     cached lists (the declaration of documents.list caches them)."""
-    return workflows.cache_scope(tenant_id)
+    return documents_durable.cache_scope(tenant_id)
 
 
 async def list_documents(
@@ -118,7 +115,7 @@ async def stored_bytes(session: AsyncSession, tenant_id: uuid.UUID) -> int:
     return stored
 
 
-async def _room_for(
+async def room_for(
     session: AsyncSession, tenant_id: uuid.UUID, *, documents: int, size_bytes: int
 ) -> None:
     """Refuse a write that takes the tenant past its plan's documents or storage (403).
@@ -185,7 +182,7 @@ async def create(
     existing = await repository.by_storage_path(session, tenant.tenant_id, storage_path)
     if existing is not None:
         raise StoragePathTaken(f"Document {existing.id} already uses this storagePath.")
-    await _room_for(session, tenant.tenant_id, documents=1, size_bytes=0)
+    await room_for(session, tenant.tenant_id, documents=1, size_bytes=0)
     document = Document(
         id=uuid.uuid4(),
         tenant_id=tenant.tenant_id,
@@ -197,7 +194,9 @@ async def create(
         status="pending",
     )
     session.add(document)
-    await _flush(session, StoragePathTaken("Another request just registered this storagePath."))
+    await flush_or_conflict(
+        session, StoragePathTaken("Another request just registered this storagePath.")
+    )
     changed(session, cache, tenant.tenant_id)
     return schemas.Document.model_validate(document)
 
@@ -220,11 +219,11 @@ async def create_upload_url(
         base_url=base_url,
     )
     return schemas.UploadUrl(
-        storagePath=storage_path,
-        uploadUrl=target.url,
+        storage_path=storage_path,
+        upload_url=target.url,
         method="PUT",
         headers=target.headers,
-        expiresAt=target.expires_at,
+        expires_at=target.expires_at,
     )
 
 
@@ -246,7 +245,7 @@ async def confirm_upload(
         return _confirmed(duplicate, unchanged=True)
 
     stored_before = (document.size_bytes or 0) if document is not None else 0
-    await _room_for(
+    await room_for(
         session,
         tenant.tenant_id,
         documents=1 if document is None else 0,
@@ -280,7 +279,7 @@ async def confirm_upload(
     document.chunk_count = 0
     document.text_path = None
     await _start_ingestion(session, runtime, tenant, document)
-    await _flush(
+    await flush_or_conflict(
         session,
         StoragePathTaken("Another upload to this storagePath is being confirmed; try again."),
     )
@@ -306,184 +305,19 @@ async def retry_ingestion(
     await _start_ingestion(session, runtime, tenant, document)
 
 
-# --- web pages the website scan imports --------------------------------------------------------
-
-WEBSITE_SCAN = "website_scan"
-# Imported pages' type: their text is the page's main content, as markdown (parsing.py).
-WEB_PAGE = "url"
-WEB_PAGE_NAME = "Web page"
-
-
-@dataclass(frozen=True)
-class WebPage:
-    """A crawled page to keep as knowledge (websiteScan.importPages)."""
-
-    url: str  # normalized by the crawler: one document per URL
-    title: str | None
-    text: str  # the page's main content, markdown
-    content_hash: str  # the crawler's hash of that text
-    snapshot_id: uuid.UUID
-    page_id: uuid.UUID
-    language: str | None  # the page's own, the default of the knowledge metadata's
-    # The knowledge metadata given (description, tags, language), only the fields given.
-    knowledge: dict[str, Any]
-    import_key: str | None  # the idempotency key of the import, when it had one
-    imported_at: datetime
-
-
-@dataclass(frozen=True)
-class PageImport:
-    document_id: uuid.UUID
-    document_version: int
-    unchanged: bool
-
-
-@dataclass(frozen=True)
-class KeyedImport:
-    """A document an import under an idempotency key made or versioned, as it recorded it."""
-
-    page_id: str
-    document_id: uuid.UUID
-    document_version: int
-
-
-def web_page_storage_path(org_id: str, snapshot_id: uuid.UUID, page_id: uuid.UUID) -> str:
-    path = f"{org_id}/website-scan/{snapshot_id}/{page_id}.md"
-    return paths.validate_storage_path(path, org_id)
-
-
-def web_page_filename(title: str | None, url: str) -> str:
-    """A document's name for a web page: its title, else its URL without the scheme (its path
-    segments apart by a right-pointing angle quote), as plain text on one line, slashes made
-    dashes, at most 255 characters; guarded like every filename."""
-    name = cleaned(title or "", 255)
-    if not name:
-        address = re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*://", "", url).strip("/")
-        name = " \u203a ".join(part for part in address.split("/") if part)
-        name = cleaned(name, 255)
-    name = re.sub(r"\s*[/\\]+\s*", " - ", name).strip(" -")[:255].rstrip()
-    return guarded_filename(name or WEB_PAGE_NAME, WEB_PAGE)
-
-
-async def import_web_page(
-    session: AsyncSession, runtime: Runtime, tenant: TenantAccess, page: WebPage
-) -> PageImport:
-    """Keep a crawled page as a knowledge document, ingested like an upload: a new document, or
-    the next version of the live one imported from the same URL when the text changed (its
-    filename, which people may have changed, stays); `unchanged` when the text is the same.
-
-    The file is `<org>/website-scan/<snapshot>/<page>.md`. PlanLimitReached (documents or
-    storage) and InsufficientCredits (the ingestion's hold) are raised before anything is
-    written, so a caller may go on with its other pages."""
-    existing = await repository.imported_from(session, tenant.tenant_id, WEBSITE_SCAN, page.url)
-    if existing is not None and existing.content_hash == page.content_hash:
-        return PageImport(existing.id, existing.document_version, unchanged=True)
-    data = page.text.encode("utf-8")
-    storage_path = web_page_storage_path(tenant.org_id, page.snapshot_id, page.page_id)
-    taken = await repository.by_storage_path(session, tenant.tenant_id, storage_path)
-    if taken is not None and (existing is None or taken.id != existing.id):
-        raise StoragePathTaken(f"Document {taken.id} already uses the storagePath {storage_path}.")
-    stored_before = (existing.size_bytes or 0) if existing is not None else 0
-    await _room_for(
-        session,
-        tenant.tenant_id,
-        documents=1 if existing is None else 0,
-        size_bytes=len(data) - stored_before,
-    )
-    document_id = existing.id if existing is not None else uuid.uuid4()
-    version = existing.document_version + 1 if existing is not None else 1
-    reservation_id = await _hold_ingestion(
-        session, runtime, tenant, document_id, page.content_hash, version, 0, len(data)
-    )
-    # Held: from here the page is imported. The file first, so the ingestion finds it.
-    await runtime.store.put(storage_path, data, content_type=CONTENT_TYPES["md"])
-    if existing is None:
-        document = Document(
-            id=document_id,
-            tenant_id=tenant.tenant_id,
-            filename=web_page_filename(page.title, page.url),
-            source=WEBSITE_SCAN,
-            source_metadata={},
-            is_primary=False,
-        )
-        session.add(document)
-        knowledge = schemas.Knowledge(language=page.language)
-    else:
-        document = existing
-        knowledge = schemas.Knowledge.model_validate(document.knowledge)
-    knowledge = knowledge.model_copy(update=page.knowledge)
-    knowledge.tags = list(dict.fromkeys(tag.strip() for tag in knowledge.tags if tag.strip()))
-    document.file_type = WEB_PAGE
-    document.storage_path = storage_path
-    document.document_version = version
-    document.ingest_attempt = 0
-    document.content_hash = page.content_hash
-    document.size_bytes = len(data)
-    document.chunk_count = 0
-    document.text_path = None
-    metadata = {
-        **document.source_metadata,
-        "url": page.url,
-        "snapshot_id": str(page.snapshot_id),
-        "page_id": str(page.page_id),
-        "knowledge": knowledge.model_dump(by_alias=True),
-        "imported_at": page.imported_at.isoformat(),
-    }
-    metadata.pop("import_key", None)
-    if page.import_key is not None:
-        metadata["import_key"] = page.import_key
-    document.source_metadata = metadata
-    _begin_ingestion(session, runtime, tenant, document, reservation_id)
-    await _flush(session, StoragePathTaken("Another import of this page is being written."))
-    return PageImport(document.id, document.document_version, unchanged=False)
-
-
-async def imported_hashes(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, str | None]:
-    """The content hash of every live document imported from a web page, by its URL."""
-    return await repository.imported_hashes(session, tenant_id, WEBSITE_SCAN)
-
-
-async def imported_unchanged(
-    session: AsyncSession, tenant_id: uuid.UUID, url: str, content_hash: str | None
-) -> uuid.UUID | None:
-    """The live document imported from the page at `url`, when it holds this content."""
-    document = await repository.imported_from(session, tenant_id, WEBSITE_SCAN, url)
-    if document is None or content_hash is None or document.content_hash != content_hash:
-        return None
-    return document.id
-
-
-async def imports_under_key(
-    session: AsyncSession, tenant_id: uuid.UUID, key: str, since: datetime
-) -> list[KeyedImport]:
-    """The live documents the website scan's import under `key` made or versioned since
-    `since` (each document remembers the key of its latest import only)."""
-    found = []
-    for document in await repository.imported_under_key(session, tenant_id, WEBSITE_SCAN, key):
-        metadata = document.source_metadata
-        try:
-            imported_at = datetime.fromisoformat(str(metadata.get("imported_at")))
-        except ValueError:
-            continue
-        if imported_at >= since:
-            page_id = str(metadata.get("page_id"))
-            found.append(KeyedImport(page_id, document.id, document.document_version))
-    return found
-
-
 def _upload_expired(document: Document) -> bool:
     """Registered, never confirmed, and failed for it once the upload URL's lifetime passed."""
     return (
         document.content_hash is None
         and document.status == "error"
-        and document.error == workflows.UPLOAD_MISSING
+        and document.error == documents_durable.UPLOAD_MISSING
     )
 
 
 async def _start_ingestion(
     session: AsyncSession, runtime: Runtime, tenant: TenantAccess, document: Document
 ) -> None:
-    reservation_id = await _hold_ingestion(
+    reservation_id = await hold_ingestion(
         session,
         runtime,
         tenant,
@@ -493,10 +327,10 @@ async def _start_ingestion(
         document.ingest_attempt,
         document.size_bytes or 0,
     )
-    _begin_ingestion(session, runtime, tenant, document, reservation_id)
+    begin_ingestion(session, runtime, tenant, document, reservation_id)
 
 
-async def _hold_ingestion(
+async def hold_ingestion(
     session: AsyncSession,
     runtime: Runtime,
     tenant: TenantAccess,
@@ -528,7 +362,7 @@ async def _hold_ingestion(
     return reservation.id
 
 
-def _begin_ingestion(
+def begin_ingestion(
     session: AsyncSession,
     runtime: Runtime,
     tenant: TenantAccess,
@@ -544,9 +378,9 @@ def _begin_ingestion(
     document.ingest_started_at = utcnow()
     durable.start_after_commit(
         session,
-        workflows.ingest,
-        workflows.ingest_workflow_id(document),
-        *workflows.arguments(document),
+        documents_durable.ingest,
+        documents_durable.ingest_workflow_id(document),
+        *documents_durable.arguments(document),
     )
     changed(session, runtime.cache, tenant.tenant_id)
 
@@ -601,7 +435,9 @@ async def update_knowledge(
         **document.source_metadata,
         "knowledge": knowledge.model_dump(by_alias=True),
     }
-    await _flush(session, SecondPrimaryDocument("Another document just became the primary one."))
+    await flush_or_conflict(
+        session, SecondPrimaryDocument("Another document just became the primary one.")
+    )
     changed(session, cache, tenant.tenant_id)
     return schemas.DocumentKnowledge(id=document.id, knowledge=knowledge)
 
@@ -672,7 +508,7 @@ async def bulk_delete(
     return len(deleted)
 
 
-async def _flush(session: AsyncSession, conflict: Conflict) -> None:
+async def flush_or_conflict(session: AsyncSession, conflict: Conflict) -> None:
     """Flush, a unique index refusing the row as `conflict` (a racing request won)."""
     try:
         await session.flush()

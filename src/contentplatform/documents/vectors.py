@@ -1,5 +1,5 @@
 """Chunk vectors for hybrid search, when embeddings are configured: filled at ingest (and by a
-pass over what is missing, documents/workflows.py), compared at query time, fused with full text.
+pass over what is missing, documents/durable.py), compared at query time, combined with full text.
 
 One vector per chunk (`document_chunk_vectors`, keyed by the chunk, which takes it along when it
 goes), tagged with the model and dimensions that made it: only vectors of the configured model and
@@ -8,7 +8,8 @@ are never mixed with the new query vectors, and are replaced as the fill pass re
 
 Brute force, per tenant: cosine distance over every vector of the tenant's searchable documents
 (pgvector's `<=>` on `real[]` cast to `vector`, sqlite-vec's `vec_distance_cosine`), no ANN index.
-Exact, and fast enough for a tenant's knowledge base up to some 100k chunks (README).
+Exact, and fast enough for a tenant's knowledge base up to some 100k chunks
+(docs/guides/documents.md, docs/decisions/0006-hybrid-search-by-score-weight-zero-by-default.md).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import logging
 import math
 import uuid
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -50,10 +50,6 @@ if TYPE_CHECKING:
     from contentplatform.ai.embeddings import Embeddings
 
 log = logging.getLogger(__name__)
-
-# The constant of reciprocal rank fusion (Cormack et al., 2009): 60 damps the weight of the very
-# first ranks, so agreement between rankings counts for more than one ranking's top hit.
-RRF_K = 60
 
 
 class _PgVector(UserDefinedType[Any]):
@@ -166,19 +162,42 @@ async def query_vector(embedder: Embeddings | None, text: str) -> list[float] | 
         return None
 
 
-def fuse(rankings: Sequence[Sequence[uuid.UUID]], k: int = RRF_K) -> list[tuple[uuid.UUID, float]]:
-    """Reciprocal rank fusion: each id scores the sum over the rankings it is in of
-    1 / (k + its rank), ranks counted from 1; best first, ties in order of first appearance
-    (the first ranking's order first). An id twice in one ranking counts at its best rank."""
-    scores: dict[uuid.UUID, float] = defaultdict(float)
-    for ranking in rankings:
+def combine(
+    text: Sequence[tuple[uuid.UUID, float]],
+    near: Sequence[tuple[uuid.UUID, float]],
+    weight: float,
+) -> list[tuple[uuid.UUID, float]]:
+    """Hybrid search's fusion: a convex combination of the two rankings' scores, each scaled to
+    [0, 1] over its own list (full text's BM25 over its best, the vectors' cosine similarity
+    min-max over theirs): (text + weight * vector) / (1 + weight), an id missing from a list
+    counting 0 there; best first, ties in full text's order, then the vectors'. Each list comes
+    best first; an id twice in one counts at its first place. Ids scoring 0 are left out.
+
+    Scores rather than ranks (reciprocal rank fusion) so that full text's margins hold: a
+    clear BM25 winner stays first unless the vectors are weighted to overrule it, and a weak
+    vector ranking only reorders near-ties (Bruch et al., "An Analysis of Fusion Functions for
+    Hybrid Retrieval", 2023)."""
+    scores: dict[uuid.UUID, float] = {}
+    text_best = max((score for _, score in text), default=0.0)
+    for item, score in text:
+        if text_best > 0 and item not in scores:
+            scores[item] = score / text_best
+    if near:
+        top = max(similarity for _, similarity in near)
+        bottom = min(similarity for _, similarity in near)
         seen: set[uuid.UUID] = set()
-        for rank, item in enumerate(ranking, start=1):
-            if item not in seen:
-                seen.add(item)
-                scores[item] += 1.0 / (k + rank)
+        for item, similarity in near:
+            if item in seen:
+                continue
+            seen.add(item)
+            scaled = (similarity - bottom) / (top - bottom) if top > bottom else 1.0
+            scores[item] = scores.get(item, 0.0) + weight * scaled
     # dicts keep insertion order and sorted() is stable: ties keep their first appearance.
-    return sorted(scores.items(), key=lambda pair: -pair[1])
+    return [
+        (item, score / (1 + weight))
+        for item, score in sorted(scores.items(), key=lambda pair: -pair[1])
+        if score > 0
+    ]
 
 
 # --- filling ---------------------------------------------------------------------------------
@@ -363,10 +382,10 @@ async def drop_deleted(session: AsyncSession) -> int:
 __all__ = [
     "Missing",
     "Unfilled",
+    "combine",
     "drop_deleted",
     "embed_query",
     "fill_document",
-    "fuse",
     "missing",
     "nearest",
     "query_vector",

@@ -9,4 +9,5 @@ domain = Domain(
     name="drafts",
     routers=(procedures.router,),
     models=models,
+    unmodelled=models.include_name,
 )

@@ -1,4 +1,5 @@
-"""The Drafts operations: declarations only; the rules live in service.py and states.py.
+"""The Drafts operations: declarations only; the rules live in service.py, states.py and the
+modules beside them by concern (revisions, comments, bulk_actions, publication).
 
 drafts.createDraft (it checks the job and instance a draft names), drafts.publish and
 drafts.listPublishAttempts cross into jobs and publishers: flows/procedures.py declares them."""
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
-from contentplatform.drafts import schemas, service
+from contentplatform.drafts import bulk_actions, comments, revisions, schemas, service
 from contentplatform.drafts.errors import (
     AnchorOutOfRange,
     AssigneeNotMember,
@@ -52,19 +53,27 @@ async def list_drafts(ctx: Context, data: schemas.ListDraftsInput) -> schemas.Dr
 
 @router.get("getStats", "/v1/drafts/stats", access=Access.member)
 async def get_stats(ctx: Context, _: Empty) -> schemas.DraftStats:
-    """How many drafts are in each status; every status is present."""
+    """How many drafts are in each status; every status is present.
+
+    Counts of the organization's drafts that are not deleted, by status (`byStatus`, 0 where
+    none), and their `total`."""
     return await service.stats(ctx.session, ctx.tenant.tenant_id)
 
 
 @router.get("publishable", "/v1/drafts/publishable", access=Access.member)
 async def publishable(ctx: Context, _: Empty) -> list[schemas.Draft]:
-    """Approved drafts, ready to publish: the 100 most recently approved."""
+    """Approved drafts, ready to publish: the 100 most recently approved.
+
+    What a publishing screen offers: approved drafts not yet published, newest approval first."""
     return await service.publishable(ctx.session, ctx.tenant.tenant_id)
 
 
 @router.get("getById", "/v1/drafts/{id}", access=Access.member, errors=[DraftNotFound])
 async def get_by_id(ctx: Context, data: schemas.DraftIdInput) -> schemas.Draft:
-    """One draft."""
+    """One draft.
+
+    Its title, content (HTML), excerpt, SEO metadata, status, assignee, job and version. Another
+    organization's draft, or a deleted one, is 404."""
     draft = await service.require(ctx.session, ctx.tenant.tenant_id, data.id)
     return schemas.Draft.model_validate(draft)
 
@@ -85,7 +94,10 @@ async def update(ctx: Context, data: schemas.UpdateDraftInput) -> schemas.Draft:
 
 @router.delete("delete", "/v1/drafts/{id}", access=Access.admin, errors=[DraftNotFound])
 async def delete(ctx: Context, data: schemas.DraftIdInput) -> Success:
-    """Soft-delete a draft; a generation writing it stops and releases its credits."""
+    """Soft-delete a draft; a generation writing it stops and releases its credits.
+
+    It leaves every list at once; copies already published on a target stay there
+    (drafts.unpublish takes them down first). Deleted or another organization's: 404."""
     await service.delete(ctx.session, ctx.tenant.tenant_id, data.id)
     return SUCCESS
 
@@ -121,7 +133,10 @@ async def reject(ctx: Context, data: schemas.RejectDraftInput) -> schemas.Draft:
     errors=[AssigneeNotMember, DraftNotFound],
 )
 async def assign(ctx: Context, data: schemas.AssignDraftInput) -> None:
-    """Assign a reviewer, who must be a member of the organization; empty body."""
+    """Assign a reviewer, who must be a member of the organization; empty body.
+
+    The assignee hears of it (draft.assigned); assigning the member already assigned changes
+    nothing. A user who is not a member of this organization is 400."""
     await service.assign(ctx.session, ctx.tenant.tenant_id, data.id, data.assignee_id)
 
 
@@ -129,8 +144,11 @@ async def assign(ctx: Context, data: schemas.AssignDraftInput) -> None:
     "listVersions", "/v1/drafts/{id}/versions", access=Access.member, errors=[DraftNotFound]
 )
 async def list_versions(ctx: Context, data: schemas.ListVersionsInput) -> schemas.VersionPage:
-    """Revisions of a draft, newest first: who, when, what changed, AI or human."""
-    return await service.list_versions(ctx.session, ctx.tenant.tenant_id, data)
+    """Revisions of a draft, newest first: who, when, what changed, AI or human.
+
+    One row per saved version, without the content (drafts.getVersion has it);
+    drafts.compareVersions shows what changed between two."""
+    return await revisions.list_versions(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.get(
@@ -140,8 +158,11 @@ async def list_versions(ctx: Context, data: schemas.ListVersionsInput) -> schema
     errors=[DraftNotFound, DraftVersionNotFound],
 )
 async def get_version(ctx: Context, data: schemas.VersionInput) -> schemas.Version:
-    """One revision with its content and provenance."""
-    return await service.get_version(ctx.session, ctx.tenant.tenant_id, data.id, data.version)
+    """One revision with its content and provenance.
+
+    The version's title, content and metadata as saved, who or what wrote it (a member, or the
+    generation pipeline with its sources). An unknown version of the draft is 404."""
+    return await revisions.get_version(ctx.session, ctx.tenant.tenant_id, data.id, data.version)
 
 
 @router.post(
@@ -155,7 +176,7 @@ async def restore_version(ctx: Context, data: schemas.RestoreVersionInput) -> sc
 
     Same rules as drafts.update: an approved draft returns to reviewing, `expectedVersion` guards
     against a draft that moved on (409)."""
-    return await service.restore_version(ctx.session, ctx.tenant.tenant_id, author_of(ctx), data)
+    return await revisions.restore_version(ctx.session, ctx.tenant.tenant_id, author_of(ctx), data)
 
 
 @router.get(
@@ -175,7 +196,7 @@ async def compare_versions(ctx: Context, data: schemas.CompareVersionsInput) -> 
     content's words added and removed, and `ai_words_retained_pct` is the share of the words of
     the latest AI revision at or before `to` that `to` keeps in place (null when no AI wrote a
     revision up to then). A version the draft does not have is 404."""
-    return await service.compare_versions(ctx.session, ctx.tenant.tenant_id, data)
+    return await revisions.compare_versions(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.post(
@@ -208,7 +229,7 @@ async def bulk(ctx: Context, data: schemas.BulkDraftsInput) -> schemas.DraftBulk
     missing id or another organization's, CONFLICT for a status that does not allow the
     action, with the `detail` a single operation would give). `success` is true when every
     draft changed; `affected` counts those that did."""
-    return await service.bulk(
+    return await bulk_actions.bulk(
         ctx.session, ctx.tenant.tenant_id, ctx.tenant.role, ctx.identity.subject, data
     )
 
@@ -222,7 +243,7 @@ async def list_comments(ctx: Context, data: schemas.ListCommentsInput) -> schema
     Paged by thread, oldest first: each thread's first comment is followed by its replies
     (oldest first; `parent_id` names the thread), and `total` and `limit` count threads.
     Resolved threads are left out unless `includeResolved`."""
-    return await service.list_comments(ctx.session, ctx.tenant.tenant_id, data)
+    return await comments.list_comments(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.post(
@@ -249,4 +270,4 @@ async def add_comment(ctx: Context, data: schemas.AddCommentInput) -> schemas.Co
     a thread of this draft (its first comment: replies are one level deep; at most 100 per
     thread); with `resolve` the reply resolves the thread, and any other reply reopens it.
     Comments never change the draft's status."""
-    return await service.add_comment(ctx.session, ctx.tenant.tenant_id, ctx.identity.subject, data)
+    return await comments.add_comment(ctx.session, ctx.tenant.tenant_id, ctx.identity.subject, data)

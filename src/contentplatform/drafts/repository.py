@@ -2,18 +2,47 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
-from sqlalchemy import Select, case, func, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    and_,
+    case,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+    table,
+    text,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.drafts.models import Draft, DraftComment, DraftRevision
+from contentplatform.drafts.models import (
+    SEARCH_TABLE,
+    Draft,
+    DraftComment,
+    DraftCount,
+    DraftRevision,
+)
 from contentplatform.drafts.schemas import ListDraftsInput
-from contentplatform.kit.db import Owned, counts_by, lock_rows, page_of, plain
+from contentplatform.kit.db import Owned, cross_tenant, lock_rows, page_of, plain
 from contentplatform.kit.schemas import offset_of
 
 PUBLISHABLE_LIMIT = 100
+# A search's `total` counts its matches up to this many (docs/guides/generation-and-review.md,
+# "Lists, search and totals"; docs/decisions/0007-drafts-search-by-trigrams-total-capped.md).
+SEARCH_COUNT_LIMIT = 1000
+TRIGRAM = 3
+SEARCH_TRIGRAMS = 12
+# Below this many drafts holding a search's trigrams (every tenant's), they are read by rowid;
+# from it on, the tenant's newest drafts are walked.
+FEW_CANDIDATES = 2000
+_LIKE_SPECIAL = re.compile(r"[\\%_]")
 
 
 def _live(tenant_id: uuid.UUID) -> Select[Draft]:
@@ -33,20 +62,25 @@ async def page(
     session: AsyncSession, tenant_id: uuid.UUID, query: ListDraftsInput
 ) -> tuple[list[dict[str, Any]], int]:
     """A page of the tenant's live drafts, as their columns (a Draft record validates from them
-    as from a Draft), and how many there are."""
+    as from a Draft), and how many there are (a search's: up to SEARCH_COUNT_LIMIT)."""
     statement = _live(tenant_id)
     if query.status is not None:
         statement = statement.where(Draft.status == query.status.value)
     if query.job_id is not None:
         statement = statement.where(Draft.job_id == query.job_id)
+    total: Select[Any] | None = None
     if query.search:
-        needle = query.search.lower()
-        statement = statement.where(
-            or_(
-                func.lower(Draft.title).contains(needle, autoescape=True),
-                func.lower(Draft.content_text).contains(needle, autoescape=True),
-            )
+        statement = statement.where(await _matches(session, query.search))
+        # Counting every match of a common word would read them all to show 20.
+        total = select(func.count()).select_from(
+            statement.with_only_columns(Draft.id).limit(SEARCH_COUNT_LIMIT).subquery()
         )
+    elif query.job_id is None:
+        total = select(func.coalesce(func.sum(DraftCount.live), 0)).where(
+            DraftCount.tenant_id == tenant_id
+        )
+        if query.status is not None:
+            total = total.where(DraftCount.status == query.status.value)
     return await page_of(
         session,
         plain(statement),
@@ -54,13 +88,61 @@ async def page(
         Draft.id,
         limit=query.limit,
         offset=offset_of(query.page, query.limit),
+        total=total,
     )
+
+
+@cross_tenant("counts every tenant's drafts that hold the trigrams (FTS5 has no tenant column)")
+async def _matches(session: AsyncSession, search: str) -> ColumnElement[bool]:
+    """The title or the content's text holds `search`, ignoring case.
+
+    PostgreSQL: the pg_trgm indexes on lower() serve the LIKE, or the planner walks the tenant's
+    newest drafts when it expects the LIKE to hold often. SQLite: FTS5 (detail=none) knows which
+    drafts hold each trigram; when few drafts hold them all, the query reads those drafts by
+    rowid and checks their text; when many do (a common word), it walks the tenant's newest
+    drafts and checks their text, which finds a page of a common word in its first rows. Below
+    a trigram's length there is nothing to look up: such a search reads the tenant's drafts."""
+    # A pattern bound whole (not '%' || :needle || '%') is one pg_trgm can use.
+    pattern = "%" + _LIKE_SPECIAL.sub(r"\\\g<0>", search.lower()) + "%"
+    sqlite = session.get_bind().dialect.name == "sqlite"
+    title: ColumnElement[str] = Draft.__table__.c.title
+    content_text: ColumnElement[str] = Draft.__table__.c.content_text
+    if not (sqlite and search.isascii()):
+        # SQLite's own LIKE ignores ASCII case without a call to Python's lower() per draft;
+        # beyond ASCII, and on PostgreSQL (whose indexes are on lower()), lower() it is.
+        title, content_text = func.lower(title), func.lower(content_text)
+    holds = or_(title.like(pattern, escape="\\"), content_text.like(pattern, escape="\\"))
+    if not sqlite or len(search) < TRIGRAM:
+        return holds
+    query = text(f"{SEARCH_TABLE} MATCH :draft_search").bindparams(draft_search=_trigrams(search))
+    candidates: Select[Any] = (
+        select(literal_column("rowid")).select_from(table(SEARCH_TABLE)).where(query)
+    )
+    few = await session.scalar(
+        select(func.count()).select_from(candidates.limit(FEW_CANDIDATES).subquery())
+    )
+    if (few or 0) >= FEW_CANDIDATES:
+        return holds
+    rowid: ColumnElement[int] = literal_column(f"{Draft.__tablename__}.rowid")
+    return and_(rowid.in_(candidates.scalar_subquery()), holds)
+
+
+def _trigrams(search: str) -> str:
+    """An FTS5 query for the drafts holding each of the search's trigrams (FTS5 folds their
+    case), at most SEARCH_TRIGRAMS of them spread over it: the text is checked anyway."""
+    starts = range(len(search) - TRIGRAM + 1)
+    trigrams = list(dict.fromkeys(search[n : n + TRIGRAM] for n in starts))
+    if len(trigrams) > SEARCH_TRIGRAMS:
+        step = (len(trigrams) - 1) / (SEARCH_TRIGRAMS - 1)
+        trigrams = [trigrams[round(n * step)] for n in range(SEARCH_TRIGRAMS)]
+    return " AND ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
 
 
 async def count_by_status(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, int]:
-    return await counts_by(
-        session, Draft.status, Draft.tenant_id == tenant_id, Draft.deleted_at.is_(None)
+    result = await session.execute(
+        select(DraftCount.status, DraftCount.live).where(DraftCount.tenant_id == tenant_id)
     )
+    return {status: count for status, count in result.tuples()}
 
 
 async def publishable(session: AsyncSession, tenant_id: uuid.UUID) -> list[Draft]:

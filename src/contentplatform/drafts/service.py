@@ -1,5 +1,7 @@
-"""The rules of drafts: review moves, edits with revisions, the SEO score, comments and
-bulk actions. Never commits.
+"""The rules of drafts: review moves, edits with revisions, the SEO score, and what the
+generation pipeline does to a draft. Never commits. Beside it by concern: revisions.py (listing,
+restoring, comparing), comments.py, bulk_actions.py (drafts.bulk) and publication.py (the
+draft's side of publishing, the public blog's reads).
 
 Every write of content goes through `_write`: the HTML is sanitized, the SEO score recomputed,
 and a revision stored (version + 1) saying who changed what, AI or human.
@@ -13,42 +15,27 @@ generation pipeline), `draft.status_changed` for each move of the state machine
 
 from __future__ import annotations
 
-import asyncio
-import re
 import uuid
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_object_session
 
-from contentplatform.auth.context import Role
-from contentplatform.drafts import diff, html, repository, schemas, seo, states
+from contentplatform.drafts import html, repository, schemas, seo, states
 from contentplatform.drafts.errors import (
-    AnchorOutOfRange,
     AssigneeNotMember,
-    BulkActionNeedsField,
-    BulkDeleteNeedsAdmin,
-    CommentNotFound,
-    CommentThreadFull,
     DraftNotFound,
-    DraftVersionNotFound,
     IllegalDraftTransition,
-    MentionNotMember,
-    ReplyToReply,
     SeoMetaInvalid,
     StaleDraftVersion,
 )
-from contentplatform.drafts.html import slugify
-from contentplatform.drafts.models import Draft, DraftComment, DraftRevision
+from contentplatform.drafts.models import Draft, DraftRevision
 from contentplatform.drafts.states import Status
 from contentplatform.events import service as events
 from contentplatform.kit import errors, text
 from contentplatform.kit.db import utcnow
-from contentplatform.kit.errors import FieldError, PlatformError
-from contentplatform.kit.schemas import offset_of
+from contentplatform.kit.errors import FieldError
 from contentplatform.tenants import service as tenants
 
 SCORE_KEY = "score_breakdown"
@@ -184,7 +171,7 @@ async def update(
     session: AsyncSession, tenant_id: uuid.UUID, author: Author, data: schemas.UpdateDraftInput
 ) -> schemas.Draft:
     draft = await require(session, tenant_id, data.id, for_update=True)
-    _check_expected_version(draft, data.expected_version)
+    check_expected_version(draft, data.expected_version)
     changes: dict[str, Any] = {}
     if data.title is not None:
         changes["title"] = data.title
@@ -194,11 +181,11 @@ async def update(
         changes["excerpt"] = data.excerpt
     if data.seo_meta is not None:
         changes["seo_meta"] = _merged_seo_meta(draft.seo_meta, data.seo_meta)
-    _edit(session, draft, author, changes, summary=None)
+    edit(session, draft, author, changes, summary=None)
     return schemas.Draft.model_validate(draft)
 
 
-def _check_expected_version(draft: Draft, expected: int | None) -> None:
+def check_expected_version(draft: Draft, expected: int | None) -> None:
     if expected is not None and expected != draft.version:
         raise StaleDraftVersion(
             f"The draft is at version {draft.version}; this change was based on version "
@@ -206,7 +193,7 @@ def _check_expected_version(draft: Draft, expected: int | None) -> None:
         )
 
 
-def _edit(
+def edit(
     session: AsyncSession,
     draft: Draft,
     author: Author,
@@ -345,11 +332,11 @@ async def approve(
     session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, approver: str
 ) -> schemas.Draft:
     draft = await require(session, tenant_id, draft_id, for_update=True)
-    _approve(session, draft, approver)
+    mark_approved(session, draft, approver)
     return schemas.Draft.model_validate(draft)
 
 
-def _approve(session: AsyncSession, draft: Draft, approver: str) -> None:
+def mark_approved(session: AsyncSession, draft: Draft, approver: str) -> None:
     before = draft.status
     draft.status = states.check_move(draft.status, Status.approved).value
     draft.approved_at = draft.updated_at = utcnow()
@@ -374,10 +361,10 @@ async def assign(
     session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, assignee: str
 ) -> None:
     draft = await require(session, tenant_id, draft_id, for_update=True)
-    _assign(session, draft, await _assignee(session, tenant_id, assignee))
+    mark_assigned(session, draft, await assignee_subject(session, tenant_id, assignee))
 
 
-async def _assignee(session: AsyncSession, tenant_id: uuid.UUID, assignee: str) -> str:
+async def assignee_subject(session: AsyncSession, tenant_id: uuid.UUID, assignee: str) -> str:
     """The identity provider's user id of the member `assignee` names; 400 for anyone else."""
     subject = await tenants.member_subject(session, tenant_id, assignee)
     if subject is None:
@@ -388,7 +375,7 @@ async def _assignee(session: AsyncSession, tenant_id: uuid.UUID, assignee: str) 
     return subject
 
 
-def _assign(session: AsyncSession, draft: Draft, subject: str) -> None:
+def mark_assigned(session: AsyncSession, draft: Draft, subject: str) -> None:
     """Assign the draft to `subject`; announced unless it was assigned to them already."""
     previous = draft.assignee_id
     if previous == subject:
@@ -410,54 +397,6 @@ async def unassign_member(session: AsyncSession, tenant_id: uuid.UUID, subject: 
     return await repository.unassign(session, tenant_id, subject)
 
 
-# --- revisions --------------------------------------------------------------------------------
-
-
-async def list_versions(
-    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListVersionsInput
-) -> schemas.VersionPage:
-    await require(session, tenant_id, data.id)
-    rows, total = await repository.revisions(
-        session, tenant_id, data.id, data.limit, offset_of(data.page, data.limit)
-    )
-    return schemas.VersionPage(data=rows, total=total)
-
-
-async def _revision(
-    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, version: int
-) -> DraftRevision:
-    found = await repository.revision(session, tenant_id, draft_id, version)
-    if found is None:
-        raise DraftVersionNotFound(f"Draft {draft_id} has no version {version}.")
-    return found
-
-
-async def get_version(
-    session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, version: int
-) -> schemas.Version:
-    await require(session, tenant_id, draft_id)
-    return schemas.Version.model_validate(await _revision(session, tenant_id, draft_id, version))
-
-
-async def restore_version(
-    session: AsyncSession, tenant_id: uuid.UUID, author: Author, data: schemas.RestoreVersionInput
-) -> schemas.Draft:
-    """The old revision's content becomes a new revision; the status moves as an edit does."""
-    draft = await require(session, tenant_id, data.id, for_update=True)
-    _check_expected_version(draft, data.expected_version)
-    old = await _revision(session, tenant_id, data.id, data.version)
-    changes = {
-        "title": old.title,
-        "content": old.content,
-        "excerpt": old.excerpt,
-        "seo_meta": old.seo_meta,
-    }
-    _edit(session, draft, author, changes, f"Restored version {old.version}", old.provenance)
-    if old.provenance:
-        draft.provenance = old.provenance
-    return schemas.Draft.model_validate(draft)
-
-
 # --- what the generation pipeline does to a draft ----------------------------------------------
 
 
@@ -476,41 +415,51 @@ async def start_generating_many(
 ) -> list[uuid.UUID]:
     """New drafts in `generating`, at version 0 (no revision until the pipeline writes each),
     inserted together: their ids, in order."""
+    return (await start_generating_across(session, {tenant_id: drafts}))[tenant_id]
+
+
+async def start_generating_across(
+    session: AsyncSession, by_tenant: Mapping[uuid.UUID, Sequence[Generating]]
+) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """`start_generating_many` for many tenants at once (the scheduler's tick), in one insert:
+    the ids of each tenant's drafts, in order."""
     now = utcnow()
-    ids = [uuid.uuid4() for _ in drafts]
-    rows: list[dict[str, Any]] = [
-        {
-            "id": draft_id,
-            "title": text.plain_text(draft.title) or UNTITLED,
-            "content": "<p></p>",
-            "content_text": "",
-            "seo_meta": {},
-            "status": Status.generating.value,
-            "provenance": {},
-            "version": 0,
-            "run_id": draft.run_id,
-            "job_id": draft.job_id,
-            "instance_id": draft.instance_id,
-            "created_at": now,
-            "updated_at": now,
-        }
-        for draft_id, draft in zip(ids, drafts, strict=True)
-    ]
-    await repository.add_many(session, tenant_id, rows)
-    # One event row each, flushed together with the rest of the transaction.
+    made = {
+        tenant_id: [
+            Draft(
+                id=uuid.uuid4(),
+                tenant_id=tenant_id,
+                title=text.plain_text(draft.title) or UNTITLED,
+                content="<p></p>",
+                content_text="",
+                seo_meta={},
+                status=Status.generating.value,
+                provenance={},
+                version=0,
+                run_id=draft.run_id,
+                job_id=draft.job_id,
+                instance_id=draft.instance_id,
+                created_at=now,
+                updated_at=now,
+            )
+            for draft in drafts
+        ]
+        for tenant_id, drafts in by_tenant.items()
+    }
+    rows = [row for tenant_rows in made.values() for row in tenant_rows]
+    # Through the session's unit of work, which inserts them in one statement at the flush.
+    session.add_all(rows)
     for row in rows:
         events.emit(
             session,
-            tenant_id,
+            row.tenant_id,
             "draft.created",
-            resource_id=row["id"],
-            payload={
-                **_payload(row["id"], row["title"], row["status"], row["job_id"], None),
-                "origin": "generated",
-                "run_id": row["run_id"],
-            },
+            resource_id=row.id,
+            payload={**event_payload(row), "origin": "generated", "run_id": row.run_id},
         )
-    return ids
+    if rows:
+        await session.flush()  # before the runs that name them
+    return {tenant_id: [row.id for row in tenant_rows] for tenant_id, tenant_rows in made.items()}
 
 
 async def generating(
@@ -588,7 +537,7 @@ def back_to_review(draft: Draft) -> None:
     draft.status = states.check_move(draft.status, Status.reviewing).value
     draft.approved_at = draft.approved_by = None
     draft.updated_at = utcnow()
-    announce_move(_session_of(draft), draft, before, run_id=draft.run_id)
+    announce_move(session_of(draft), draft, before, run_id=draft.run_id)
 
 
 def fail_generation(draft: Draft, reason: str) -> None:
@@ -597,7 +546,7 @@ def fail_generation(draft: Draft, reason: str) -> None:
     draft.status = states.check_move(draft.status, Status.rejected, by_pipeline=True).value
     draft.rejection_reason = reason
     draft.updated_at = utcnow()
-    announce_move(_session_of(draft), draft, before, reason=reason, run_id=draft.run_id)
+    announce_move(session_of(draft), draft, before, reason=reason, run_id=draft.run_id)
 
 
 def generate_again(draft: Draft, run_id: uuid.UUID) -> None:
@@ -611,366 +560,16 @@ def generate_again(draft: Draft, run_id: uuid.UUID) -> None:
     draft.approved_at = draft.approved_by = None
     draft.rejection_reason = None
     draft.updated_at = utcnow()
-    announce_move(_session_of(draft), draft, before, run_id=run_id)
+    announce_move(session_of(draft), draft, before, run_id=run_id)
 
 
-def _session_of(draft: Draft) -> AsyncSession:
+def session_of(draft: Draft) -> AsyncSession:
     """The session `draft` was read in, for the moves whose callers pass none: their event is
     written in the same transaction as the move."""
     session = async_object_session(draft)
     if session is None:
         raise RuntimeError("a draft moves only within the session that read it")
     return session
-
-
-# --- publishing (the publishers domain decides; these keep the draft's side) -----------------
-
-AUTO_APPROVER = "system:auto_publish"
-
-
-def approve_automatically(draft: Draft, note: dict[str, Any]) -> None:
-    """Auto-publish approves a draft in review: approved_by says it was the system, and the
-    decision with its reason stays on the draft."""
-    _approve(_session_of(draft), draft, AUTO_APPROVER)
-    draft.auto_publish = note
-
-
-def hold_for_review(draft: Draft, note: dict[str, Any]) -> None:
-    """Auto-publish declined: the draft stays in review with the reason on it (no move, so no
-    event: the decision is on the draft)."""
-    draft.auto_publish = note
-    draft.updated_at = utcnow()
-
-
-def check_publishable(draft: Draft) -> None:
-    """Approved drafts publish, published ones republish; anything else is 409."""
-    if draft.status != Status.published:
-        states.check_move(draft.status, Status.published)
-
-
-async def mark_published(
-    session: AsyncSession, draft: Draft, url: str | None, published_at: datetime | None
-) -> None:
-    """A target took the draft live. The first publication fixes its URL, slug and date.
-    Each one is announced (`draft.published`, with the URL this target gave)."""
-    before = draft.status
-    if draft.status != Status.published:
-        draft.status = states.check_move(draft.status, Status.published).value
-    draft.published_at = draft.published_at or published_at or utcnow()
-    draft.published_url = draft.published_url or url
-    if draft.slug is None:
-        draft.slug = await _free_slug(session, draft)
-    draft.updated_at = utcnow()
-    announce_move(session, draft, before)
-    events.emit(
-        session,
-        draft.tenant_id,
-        "draft.published",
-        resource_id=draft.id,
-        payload={
-            **event_payload(draft),
-            "url": url,
-            "published_url": draft.published_url,
-            "published_at": draft.published_at,
-            "republished": before == Status.published,
-        },
-    )
-
-
-def slug_of(draft: Draft) -> str:
-    """The draft's slug: its fixed one, else its SEO slug, else one made from its title."""
-    if draft.slug:
-        return draft.slug
-    wanted = draft.seo_meta.get("slug")
-    return slugify(wanted if isinstance(wanted, str) and wanted.strip() else draft.title)
-
-
-async def _free_slug(session: AsyncSession, draft: Draft) -> str:
-    """slug_of(draft), with -2, -3, ... when another published draft of the tenant has it."""
-    base = slug_of(draft)[:190]
-    taken = await repository.slugs_like(session, draft.tenant_id, base, draft.id)
-    if base not in taken:
-        return base
-    number = 2
-    while f"{base}-{number}" in taken:
-        number += 1
-    return f"{base}-{number}"
-
-
-async def published_page(
-    session: AsyncSession, tenant_id: uuid.UUID, limit: int, offset: int
-) -> tuple[list[Draft], int]:
-    """Published drafts of a tenant, newest publication first (the public blog)."""
-    return await repository.published(session, tenant_id, limit, offset)
-
-
-async def published_by_slug(session: AsyncSession, tenant_id: uuid.UUID, slug: str) -> Draft | None:
-    return await repository.published_by_slug(session, tenant_id, slug)
-
-
-# --- bulk actions (drafts.bulk) -----------------------------------------------------------------
-
-
-async def bulk(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    role: Role,
-    actor: str,
-    data: schemas.BulkDraftsInput,
-) -> schemas.DraftBulkOutcome:
-    """One action on each draft, each through the state machine on its own: a draft that cannot
-    take it (missing or another tenant's: NOT_FOUND; a status that forbids it: CONFLICT) is
-    reported and leaves the others going. `actor` approves; `delete` needs an admin."""
-    if data.action == "delete" and not role.includes(Role.admin):
-        raise BulkDeleteNeedsAdmin(f"Deleting drafts needs the admin role; you are {role.value}.")
-    needed = {"reject": ("reason", data.reason), "assign": ("assigneeId", data.assignee_id)}
-    if data.action in needed and needed[data.action][1] is None:
-        field = needed[data.action][0]
-        raise BulkActionNeedsField(
-            f"To {data.action} drafts, give {field}.",
-            errors=[FieldError(field, f"is required to {data.action}")],
-        )
-    # The tenant before any draft, as every transaction that locks both does: two bulk actions
-    # over the same drafts in other orders wait for each other instead of deadlocking.
-    await tenants.lock_tenant(session, tenant_id)
-    assignee = None
-    if data.action == "assign":
-        assert data.assignee_id is not None  # required above
-        assignee = await _assignee(session, tenant_id, data.assignee_id)
-    results = []
-    for draft_id in data.draft_ids:
-        try:
-            await _act(session, tenant_id, draft_id, data, actor, assignee)
-        except PlatformError as error:
-            failed = schemas.DraftBulkError(code=error.code, detail=error.detail)
-            results.append(schemas.DraftBulkResult(id=draft_id, ok=False, error=failed))
-        else:
-            results.append(schemas.DraftBulkResult(id=draft_id, ok=True, error=None))
-    affected = sum(result.ok for result in results)
-    return schemas.DraftBulkOutcome(
-        success=affected == len(results), affected=affected, results=results
-    )
-
-
-async def _act(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    draft_id: uuid.UUID,
-    data: schemas.BulkDraftsInput,
-    actor: str,
-    assignee: str | None,
-) -> None:
-    """One draft's part of a bulk action. Each refusal comes before any change to the draft."""
-    if data.action == "approve":
-        await approve(session, tenant_id, draft_id, actor)
-    elif data.action == "reject":
-        assert data.reason is not None  # required by bulk()
-        await reject(session, tenant_id, draft_id, data.reason)
-    elif data.action == "archive":
-        await archive(session, tenant_id, draft_id, data.reason)
-    elif data.action == "assign":
-        assert assignee is not None
-        _assign(session, await require(session, tenant_id, draft_id, for_update=True), assignee)
-    else:
-        await delete(session, tenant_id, draft_id)
-
-
-# --- comparing revisions (drafts.compareVersions) ------------------------------------------------
-
-
-async def compare_versions(
-    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.CompareVersionsInput
-) -> schemas.VersionDiff:
-    """What changed from revision `from` to revision `to` (default: the current one), word by
-    word, and how much of the latest AI revision at or before `to` it keeps."""
-    draft = await require(session, tenant_id, data.id)
-    to = data.to if data.to is not None else draft.version
-    older = await _revision(session, tenant_id, draft.id, data.from_)
-    newer = await _revision(session, tenant_id, draft.id, to)
-    written = await repository.latest_ai_revision(session, tenant_id, draft.id, to)
-    # Pure CPU work over up to two contents of a million characters: off the event loop.
-    content, retained = await asyncio.to_thread(
-        _compare_content, older.content, newer.content, written.content if written else None
-    )
-    counted = diff.stats(content)
-    return schemas.VersionDiff.model_validate(
-        {
-            "from": older.version,
-            "to": newer.version,
-            "title_diff": _text_changes(older.title, newer.title),
-            "excerpt_diff": _text_changes(older.excerpt or "", newer.excerpt or ""),
-            "seo_meta_changes": events.changes_between(
-                _without_score(older.seo_meta), _without_score(newer.seo_meta)
-            ),
-            "content_diff": [{"op": c.op, "html": c.text} for c in content],
-            "stats": {
-                "words_added": counted.words_added,
-                "words_removed": counted.words_removed,
-                "ai_words_retained_pct": retained,
-            },
-        }
-    )
-
-
-def _compare_content(
-    older: str, newer: str, written: str | None
-) -> tuple[list[diff.Change], float | None]:
-    retained = diff.retained_pct(written, newer) if written is not None else None
-    return diff.compare(older, newer), retained
-
-
-def _text_changes(older: str, newer: str) -> list[dict[str, str]]:
-    return [{"op": c.op, "text": c.text} for c in diff.compare(older, newer, html=False)]
-
-
-def _without_score(seo_meta: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in seo_meta.items() if key != SCORE_KEY}
-
-
-# --- comments (drafts.listComments, drafts.addComment) -------------------------------------------
-
-# `@` and a user id (the identity provider's, e.g. `@user_2abc`, or ours), not inside a word
-# (`ann@example.com` mentions no one); a trailing `.`, `:`, `|` or `-` ends the sentence.
-MENTION = re.compile(r"(?<![\w@])@([A-Za-z0-9](?:[A-Za-z0-9_.:|-]*[A-Za-z0-9_])?)")
-# The most replies one thread holds: a page of threads stays bounded.
-MAX_REPLIES = 100
-# The most of a comment's body its events carry.
-EXCERPT = 200
-
-
-async def add_comment(
-    session: AsyncSession, tenant_id: uuid.UUID, author: str, data: schemas.AddCommentInput
-) -> schemas.Comment:
-    """A comment on the draft, or a reply to one of its threads (which `resolve` resolves, and
-    any other reply reopens). Comments never move the draft."""
-    draft = await require(session, tenant_id, data.id)
-    parent = await _thread(session, tenant_id, draft, data.parent_id)
-    mentions = await _mentions(session, tenant_id, data.body)
-    anchor = None
-    if data.anchor is not None:
-        if data.anchor.end > len(draft.content_text):
-            raise AnchorOutOfRange(
-                f"The anchor ends at {data.anchor.end}, past the end of the draft's text "
-                f"({len(draft.content_text)} characters at version {draft.version}).",
-                errors=[FieldError("anchor.end", "must not be past the end of the draft's text")],
-            )
-        anchor = {**data.anchor.model_dump(), "version": draft.version}
-    now = utcnow()
-    comment = DraftComment(
-        id=uuid.uuid4(),
-        tenant_id=tenant_id,
-        draft_id=draft.id,
-        parent_id=parent.id if parent is not None else None,
-        author_id=author,
-        body=data.body,
-        anchor=anchor,
-        mentions=mentions,
-        created_at=now,
-        updated_at=now,
-    )
-    session.add(comment)
-    if parent is not None:
-        parent.resolved_at = now if data.resolve else None
-        parent.resolved_by = author if data.resolve else None
-        parent.updated_at = now
-    said = {
-        **event_payload(draft),
-        "comment_id": comment.id,
-        "parent_id": comment.parent_id,
-        "excerpt": _excerpt(comment.body),
-    }
-    events.emit(
-        session,
-        tenant_id,
-        "draft.commented",
-        resource_id=draft.id,
-        payload={**said, "resolved_thread": data.resolve},
-    )
-    if mentions:
-        events.emit(
-            session,
-            tenant_id,
-            "comment.mentioned",
-            resource_id=draft.id,
-            payload={**said, "mentions": mentions},
-        )
-    await session.flush()
-    return schemas.Comment.model_validate(comment)
-
-
-async def _thread(
-    session: AsyncSession, tenant_id: uuid.UUID, draft: Draft, parent_id: uuid.UUID | None
-) -> DraftComment | None:
-    """The thread a reply goes to, locked (a reply may resolve it); None for a new thread."""
-    if parent_id is None:
-        return None
-    parent = await repository.comment(session, tenant_id, parent_id, for_update=True)
-    if parent is None or parent.draft_id != draft.id:
-        raise CommentNotFound(parent_id)
-    if parent.parent_id is not None:
-        raise ReplyToReply(
-            "That comment is a reply; replies are one level deep: reply to its thread "
-            f"({parent.parent_id}).",
-            errors=[FieldError("parentId", "must be the first comment of a thread")],
-        )
-    if await repository.reply_count(session, tenant_id, parent.id) >= MAX_REPLIES:
-        raise CommentThreadFull(
-            f"The thread has {MAX_REPLIES} replies, the most a thread holds; start a new comment."
-        )
-    return parent
-
-
-async def _mentions(session: AsyncSession, tenant_id: uuid.UUID, body: str) -> list[str]:
-    """The members the body @mentions, by the identity provider's user id, in order; 400 naming
-    each mention that is not an active member."""
-    named = list(dict.fromkeys(MENTION.findall(body)))
-    if len(named) > schemas.MAX_MENTIONS:
-        raise MentionNotMember(
-            f"A comment mentions at most {schemas.MAX_MENTIONS} people; this one mentions "
-            f"{len(named)}.",
-            errors=[FieldError("body", f"must mention at most {schemas.MAX_MENTIONS} people")],
-        )
-    found: list[str] = []
-    strangers: list[str] = []
-    for ref in named:
-        subject = await tenants.member_subject(session, tenant_id, ref)
-        if subject is None:
-            strangers.append(f"@{ref}")
-        elif subject not in found:
-            found.append(subject)
-    if strangers:
-        listed = ", ".join(strangers)
-        raise MentionNotMember(
-            f"Not members of this organization: {listed}.",
-            errors=[FieldError("body", f"mentions people who are not members: {listed}")],
-        )
-    return found
-
-
-def _excerpt(body: str) -> str:
-    return body if len(body) <= EXCERPT else body[: EXCERPT - 1].rstrip() + "…"
-
-
-async def list_comments(
-    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListCommentsInput
-) -> schemas.CommentPage:
-    """A page of the draft's threads, oldest first, each first comment followed by its replies
-    (oldest first); resolved threads only with `include_resolved`. `total` counts threads."""
-    await require(session, tenant_id, data.id)
-    threads, total = await repository.threads(
-        session,
-        tenant_id,
-        data.id,
-        include_resolved=data.include_resolved,
-        limit=data.limit,
-        offset=offset_of(data.page, data.limit),
-    )
-    replies: defaultdict[uuid.UUID, list[DraftComment]] = defaultdict(list)
-    for reply in await repository.replies(session, tenant_id, [t.id for t in threads]):
-        assert reply.parent_id is not None
-        replies[reply.parent_id].append(reply)
-    ordered = [comment for thread in threads for comment in (thread, *replies[thread.id])]
-    return schemas.CommentPage.model_validate({"data": ordered, "total": total})
 
 
 # --- moves that tell (issue 20) ---------------------------------------------------------------
@@ -992,23 +591,12 @@ def announce_move(session: AsyncSession, draft: Draft, before: str, **extra: Any
 
 def event_payload(draft: Draft) -> dict[str, Any]:
     """What every draft event carries about its draft."""
-    return _payload(draft.id, draft.title, draft.status, draft.job_id, draft.assignee_id)
-
-
-def _payload(
-    draft_id: uuid.UUID,
-    title: str,
-    status: str,
-    job_id: uuid.UUID | None,
-    assignee_id: str | None,
-) -> dict[str, Any]:
-    """event_payload's fields, for drafts inserted without an object (start_generating_many)."""
     return {
-        "draft_id": draft_id,
-        "title": title,
-        "status": status,
-        "job_id": job_id,
-        "assignee_id": assignee_id,
+        "draft_id": draft.id,
+        "title": draft.title,
+        "status": draft.status,
+        "job_id": draft.job_id,
+        "assignee_id": draft.assignee_id,
     }
 
 

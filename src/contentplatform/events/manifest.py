@@ -4,6 +4,6 @@ listening domains, and the activity trail read from it."""
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
-from contentplatform.events import models, procedures, workflows
+from contentplatform.events import durable, models, procedures
 
-domain = Domain(name="events", routers=(procedures.router,), models=models, durable=(workflows,))
+domain = Domain(name="events", routers=(procedures.router,), models=models, durable=(durable,))

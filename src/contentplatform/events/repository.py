@@ -12,9 +12,10 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.events.models import Event
-from contentplatform.kit.db import page_of, utcnow
+from contentplatform.kit.db import cross_tenant, page_of, utcnow
 
 
+@cross_tenant("the dispatcher's sweep of every tenant's outbox")
 async def undispatched_ids(session: AsyncSession, limit: int) -> list[uuid.UUID]:
     """The oldest events not yet taken, without claiming them."""
     oldest = (
@@ -26,6 +27,7 @@ async def undispatched_ids(session: AsyncSession, limit: int) -> list[uuid.UUID]
     return list((await session.execute(oldest)).scalars())
 
 
+@cross_tenant("the dispatcher's sweep of every tenant's outbox")
 async def claim_undispatched(
     session: AsyncSession, limit: int, only: uuid.UUID | None = None
 ) -> list[Event]:
@@ -94,6 +96,7 @@ async def list_events(
     )
 
 
+@cross_tenant("retention, over every tenant's events")
 async def delete_older_than(session: AsyncSession, moment: datetime) -> int:
     result = await session.execute(
         delete(Event).where(Event.created_at < moment, Event.dispatched_at.is_not(None))

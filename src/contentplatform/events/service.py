@@ -2,7 +2,7 @@
 
 Domains call `emit` and know nothing of who listens. Listener domains (notifications,
 webhooks) sit above the content domains and register with `listener(name)`; the dispatcher
-(events/workflows.py) hands each of them every new event, in one transaction with the stamp
+(events/durable.py) hands each of them every new event, in one transaction with the stamp
 that says the event was taken, so a crash before that commit hands the events out again and
 none is handed to a listener twice.
 """
@@ -26,8 +26,9 @@ from contentplatform.core import actors
 from contentplatform.events import catalog, repository, schemas
 from contentplatform.events.errors import AuditNeedsAdmin
 from contentplatform.events.models import Event
+from contentplatform.kit import text
 from contentplatform.kit.db import Database, after_commit, utcnow
-from contentplatform.kit.schemas import offset_of
+from contentplatform.kit.schemas import window_of
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,9 @@ def emit(
         impersonated_by=who.impersonated_by,
         resource_type=resource_type or kind.resource,
         resource_id=resource_id,
-        payload=to_jsonable_python(payload or {}),
+        # Every text an event carries out is plain text (a comment's excerpt, a remote's
+        # error message, a filename): its receivers may show it as HTML.
+        payload=text.sent_as_text(to_jsonable_python(payload or {})),
         changes=to_jsonable_python(changes) if changes is not None else None,
         ip=who.ip,
         user_agent=who.user_agent,
@@ -191,8 +194,7 @@ async def list_activity(
         action=data.action,
         start=data.start_date,
         end=data.end_date,
-        limit=data.limit,
-        offset=offset_of(data.page, data.limit),
+        **window_of(data),
     )
     return schemas.ActivityPage(
         data=[_activity(row, audit=audit) for row in rows],

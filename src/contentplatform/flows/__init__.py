@@ -7,7 +7,7 @@ rule spans domains are declared in flows/procedures.py.
   generation run, settling the job and auto-publishing what it wrote.
 - job_actions: what a person asks of jobs and instances (trigger, bulk, plan an instance,
   generate one now).
-- scheduler: the tick that starts every due job once; workflows.py runs it under DBOS.
+- scheduler: the tick that starts every due job once; durable.py runs it under DBOS.
 
 Flows may use every domain's service; no domain imports a flow.
 """

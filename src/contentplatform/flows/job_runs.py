@@ -80,17 +80,27 @@ async def start_many(
     *,
     by_hand: bool = False,
 ) -> None:
-    """`start` for instances of one tenant's jobs at once (the scheduler's tick, per tenant):
-    one read of the runs in flight, and the articles started together (credits held, drafts
-    and runs made and their workflows enqueued in bulk: generation.start_blogs). Each instance
-    starts, is skipped or fails on its own; a second instance of one job is skipped as busy.
+    """`start` for instances of many jobs at once, of one tenant or many (the scheduler's tick):
+    one read of the runs in flight and of the tenants' content strategies, and the articles
+    started together (credits held, drafts and runs made and their workflows enqueued in bulk:
+    generation.start_blogs_across), in the same statements however many tenants there are.
+    Each instance starts, is skipped or fails on its own; a second instance of one job is
+    skipped as busy. The tenants and the jobs must be locked (in that order).
     """
     if not runs:
         return
-    tenant_id = runs[0][0].tenant_id
-    busy = await instances.in_flight_of(session, tenant_id, [job.id for job, _ in runs])
-    knowledge: dict[uuid.UUID, list[str]] = {}  # the tenant's knowledge topics, read once
-    strategies: dict[uuid.UUID, TopicStrategy] = {}  # the tenant's content strategy, read once
+    tenant_ids = {job.tenant_id for job, _ in runs}
+    busy = await instances.in_flight_of(session, tenant_ids, [job.id for job, _ in runs])
+    # The strategies of the tenants whose jobs take their next topic, read together.
+    strategies = await settings.topic_strategies(
+        session,
+        {
+            job.tenant_id
+            for job, instance in runs
+            if instance.day_mode != "select_existing" and not instance.topic
+        },
+    )
+    knowledge: dict[uuid.UUID, list[str]] = {}  # a tenant's knowledge topics, read once
     generations: list[_Generation] = []
     for job, instance in runs:
         if job.id in busy:
@@ -107,7 +117,7 @@ async def start_many(
             topic, rotated = (
                 (instance.topic, False)
                 if instance.topic
-                else (await _next_topic(session, job, knowledge, strategies), True)
+                else (await _next_topic(session, job, knowledge, strategies[job.tenant_id]), True)
             )
         except PlatformError as error:
             if by_hand:
@@ -115,11 +125,9 @@ async def start_many(
             _fail(session, job, instance, attempt, error.detail, now)
             continue
         generations.append(_Generation(job, instance, topic, rotated, attempt))
-    outcomes = await generation.start_blogs(
-        session,
-        runtime,
-        tenant_id,
-        [
+    starts: dict[uuid.UUID, list[generation.BlogStart]] = {}
+    for each in generations:
+        starts.setdefault(each.job.tenant_id, []).append(
             generation.BlogStart(
                 _brief_of(each.job, each.instance, each.topic, each.attempt),
                 created_by=each.job.created_by,
@@ -128,11 +136,12 @@ async def start_many(
                 workflow_id=each.job.workflow_id,
                 workflow_version=each.job.workflow_version,
             )
-            for each in generations
-        ],
-    )
-    for each, outcome in zip(generations, outcomes, strict=True):
+        )
+    outcomes = await generation.start_blogs_across(session, runtime, starts)
+    taken = {tenant_id: iter(started) for tenant_id, started in outcomes.items()}
+    for each in generations:
         job, instance = each.job, each.instance
+        outcome = next(taken[job.tenant_id])
         if isinstance(outcome, PlatformError):
             if by_hand:
                 raise outcome
@@ -189,12 +198,12 @@ async def _next_topic(
     session: AsyncSession,
     job: Job,
     knowledge: dict[uuid.UUID, list[str]],
-    strategies: dict[uuid.UUID, TopicStrategy],
+    strategy: TopicStrategy,
 ) -> str:
     """The job's topics in turn (the caller advances the cursor once the run started), so no
     run repeats the one before it unless the job has only one; a topic the content strategy
-    excludes is never taken. `knowledge` and `strategies` keep the tenant's knowledge topics
-    and strategy for the other jobs of the same call."""
+    excludes is never taken. `knowledge` keeps the tenant's knowledge topics for the other jobs
+    of the same call."""
     topics = job.topics
     if job.topic_source != "manual":
         if job.tenant_id not in knowledge:
@@ -205,9 +214,7 @@ async def _next_topic(
             "This job has no topic to write about: give it topics, or make a ready document "
             "the organization's primary knowledge (topicSource knowledge)."
         )
-    if job.tenant_id not in strategies:
-        strategies[job.tenant_id] = await settings.topic_strategy(session, job.tenant_id)
-    allowed = [topic for topic in topics if not strategies[job.tenant_id].excludes(topic)]
+    allowed = [topic for topic in topics if not strategy.excludes(topic)]
     if not allowed:
         raise NoTopic(
             "Every topic of this job is excluded by the organization's content strategy "

@@ -4,7 +4,7 @@ jobs, the scheduler)."""
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
-from contentplatform.flows import job_runs, procedures, workflow_procedures, workflows
+from contentplatform.flows import durable, job_runs, procedures, workflow_procedures
 
 domain = Domain(
     name="flows",
@@ -18,6 +18,6 @@ domain = Domain(
     ),
     durable=(
         job_runs,
-        workflows,
+        durable,
     ),
 )

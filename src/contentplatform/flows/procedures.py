@@ -108,7 +108,7 @@ async def publish(
     still under way, is 409. Default connection: the draft's job's, else the organization's default
     (400 when there is none). A featured image whose licence has expired or rules out commercial
     use is 409 with the reason (media.attach): replace or detach it first. The featured image
-    goes to each target the way it takes one (README "Publishing")."""
+    goes to each target the way it takes one (docs/guides/publishing.md)."""
     return await publishing.publish(
         ctx.session, ctx.tenant.tenant_id, data, by=ctx.identity.subject
     )
@@ -123,7 +123,10 @@ async def publish(
 async def list_publish_attempts(
     ctx: Context, data: publishing_schemas.DraftAttemptsInput
 ) -> publishing_schemas.DraftAttemptPage:
-    """Publish attempts of a draft, newest first, with their tries and errors."""
+    """Publish attempts of a draft, newest first, with their tries and errors.
+
+    Each attempt to publish, update or take down the draft on a connection: its status, each try
+    with its outcome, the error that ended it, and the remote post's id and URL."""
     return await attempts.draft_attempts(ctx.session, ctx.tenant.tenant_id, data)
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.drafts import publication as draft_publication
 from contentplatform.drafts import schemas as draft_schemas
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
@@ -40,7 +41,7 @@ async def publish(
     """Record an attempt to publish the draft; its workflow starts once this commits. A request
     the target needs nothing for answers with the attempt that did it (publishers/publishing.py)."""
     draft = await drafts.require(session, tenant_id, data.id, for_update=True)
-    drafts.check_publishable(draft)
+    draft_publication.check_publishable(draft)
     refused = (await media.draft_images(session, tenant_id, draft.id)).refused
     if refused is not None:
         raise LicenseForbidsUse(refused)

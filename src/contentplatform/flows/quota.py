@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.billing import schemas as billing_schemas
 from contentplatform.billing import service as billing
-from contentplatform.credits import service as credits
+from contentplatform.credits import usage as credit_usage
 from contentplatform.documents import service as documents
 from contentplatform.jobs import service as jobs
 from contentplatform.kit.db import utcnow
@@ -47,7 +47,7 @@ class Quota(BaseModel):
 
 async def quota(session: AsyncSession, tenant_id: uuid.UUID) -> Quota:
     limits = await billing.plan_limits(session, tenant_id)
-    month = await credits.month_usage(session, tenant_id)
+    month = await credit_usage.month_usage(session, tenant_id)
     used = {
         "credits": month.used,
         "members": await team.seats_taken(session, tenant_id, utcnow()),

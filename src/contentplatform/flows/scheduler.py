@@ -1,17 +1,22 @@
 """The scheduler's tick: start every job whose next run has come, exactly once.
 
-A tenant's due jobs are started together, in one short transaction per chunk of at most CHUNK
-of them (tenant locked first, then its jobs with SKIP LOCKED, so concurrent ticks on PostgreSQL
-share the work instead of doing it twice): the occurrences' instances are inserted under the
-unique key (job_id, scheduled_date), their runs started together (credits held in one go,
-drafts and runs inserted in bulk, the workflows enqueued in one batch after the commit; queued:
-the model is called later by the pipeline, never while the tick holds a lock), and each job's
-next_run_at moves past now in the tenant's time zone. Occurrences missed during downtime are
+Due jobs are started in batches of at most CHUNK, each one short transaction whatever the
+number of tenants in it: tenants with a few due jobs each share a batch (a thousand tenants'
+one job each is four transactions), a tenant with more than CHUNK has batches of its own, one
+after the other. A batch locks its tenants first, in the order of their ids (a suspended tenant
+is left out), then their due jobs with SKIP LOCKED, so concurrent ticks on PostgreSQL share the
+work instead of doing it twice and never wait on each other in turn. The occurrences' instances
+are inserted under the unique key (job_id, scheduled_date), their runs started together (each
+tenant's credits held against its own balance, all in one go; drafts and runs inserted in bulk,
+the workflows enqueued in one batch after the commit; queued: the model is called later by the
+pipeline, never while the tick holds a lock), and each job's next_run_at moves past now in its
+tenant's time zone: the same statements for one tenant's jobs as for a thousand tenants', so a
+tick's cost follows its due jobs, not their tenants. Occurrences missed during downtime are
 coalesced: the latest runs, the earlier ones are recorded as skipped. A job that cannot start
-(no credits left for it, no topic) fails visibly on its own; the tenant's other jobs start. A
-chunk that fails as a whole is retried one job at a time, so one bad job never holds back the
-others. A tick retried after a crash finds the instances it already made and does nothing twice;
-a crash between a chunk's commit and its enqueue leaves queued runs without workflows, which
+(no credits left for it, no topic) fails visibly on its own; the other jobs start. A batch that
+fails as a whole is retried one job at a time, so one bad job never holds back the others. A
+tick retried after a crash finds the instances it already made and does nothing twice; a crash
+between a batch's commit and its enqueue leaves queued runs without workflows, which
 generation's reconcile source starts.
 
 Instances planned ahead by hand (jobInstances.create) are started when their date comes.
@@ -45,8 +50,10 @@ log = logging.getLogger(__name__)
 READ = 10_000
 # Instances planned by hand started per tick.
 BATCH = 500
-# A tenant's due jobs started in one transaction: big enough that a tick pays per tenant, not
-# per job; small enough that the tenant's lock is held for a fraction of a second.
+# Due jobs started in one transaction (of one tenant or many): big enough that a tick pays per
+# batch, not per job or tenant; small enough that its tenants' locks are held for a fraction of
+# a second. On PostgreSQL a batch holds one advisory lock per tenant (credits), so a tick holds
+# up to CHUNK * SCHEDULER_CONCURRENCY of them, within the default lock table (64 per connection).
 CHUNK = 250
 
 
@@ -79,8 +86,6 @@ class _TickState:
     runtime: Runtime
     now: datetime
     report: TickReport = field(default_factory=TickReport)
-    # Each tenant's time zone, read once per tick.
-    zones: dict[uuid.UUID, str] = field(default_factory=dict)
     # What is due of each schedule, worked out once per tick: jobs of the same schedule, zone
     # and next run (a daily 09:00 in Berlin) share it.
     plans: dict[tuple[object, ...], schedule.Due] = field(default_factory=dict)
@@ -109,8 +114,7 @@ async def tick(runtime: Runtime, now: datetime, *, limit: int | None = None) -> 
 async def _tick(state: _TickState, budget: int) -> None:
     runtime, now = state.runtime, state.now
     seen: set[uuid.UUID] = set()
-    # Tenants side by side on PostgreSQL (each tenant's chunks in turn: they share its lock);
-    # SQLite has one writer, so one chunk at a time.
+    # Batches side by side on PostgreSQL; SQLite has one writer, so one batch at a time.
     workers = 1 if runtime.db.dialect == "sqlite" else runtime.settings.scheduler_concurrency
     while budget > 0:
         async with runtime.db.unit_of_work() as session:
@@ -124,64 +128,85 @@ async def _tick(state: _TickState, budget: int) -> None:
         for tenant_id, job_id in fresh:
             by_tenant.setdefault(tenant_id, []).append(job_id)
         # In an order of its own, so that ticks running at once mostly start different tenants
-        # rather than queue on the same tenant's lock.
+        # rather than queue on the same tenants' locks.
         tenant_order = list(by_tenant.items())
         random.shuffle(tenant_order)
         gate = asyncio.Semaphore(workers)
-        await asyncio.gather(
-            *(_fire_tenant(gate, state, tenant_id, job_ids) for tenant_id, job_ids in tenant_order)
-        )
+        await asyncio.gather(*(_fire_turns(gate, state, turns) for turns in _batches(tenant_order)))
     await _start_waiting(state)
 
 
-async def _fire_tenant(
-    gate: asyncio.Semaphore, state: _TickState, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]
-) -> None:
+Batch = dict[uuid.UUID, list[uuid.UUID]]  # tenant -> its due jobs started in one transaction
+
+
+def _batches(tenants: list[tuple[uuid.UUID, list[uuid.UUID]]]) -> list[list[Batch]]:
+    """The tenants' due jobs in batches of at most CHUNK jobs, as turns: the batches of one turn
+    are started one after the other, the turns side by side. Tenants with a few due jobs each
+    share batches (a tick of a thousand tenants' one job each is four transactions, not a
+    thousand); a tenant with more than CHUNK has a turn of its own, CHUNK at a time, so that
+    its batches never wait on each other's lock of it."""
+    turns: list[list[Batch]] = []
+    shared: Batch = {}
+    for tenant_id, job_ids in tenants:
+        if len(job_ids) > CHUNK:
+            turns.append(
+                [
+                    {tenant_id: job_ids[offset : offset + CHUNK]}
+                    for offset in range(0, len(job_ids), CHUNK)
+                ]
+            )
+            continue
+        if sum(map(len, shared.values())) + len(job_ids) > CHUNK:
+            turns.append([shared])
+            shared = {}
+        shared[tenant_id] = job_ids
+    if shared:
+        turns.append([shared])
+    return turns
+
+
+async def _fire_turns(gate: asyncio.Semaphore, state: _TickState, turns: list[Batch]) -> None:
     async with gate:
-        for offset in range(0, len(job_ids), CHUNK):
-            chunk = job_ids[offset : offset + CHUNK]
-            if not await _fire_chunk(state, tenant_id, chunk, alone=len(chunk) == 1):
-                for job_id in chunk:  # one at a time: the jobs that can start do
-                    await _fire_chunk(state, tenant_id, [job_id], alone=True)
+        for batch in turns:
+            alone = sum(map(len, batch.values())) == 1
+            if not await _fire_batch(state, batch, alone=alone):
+                for tenant_id, job_ids in batch.items():  # one at a time: those that can start do
+                    for job_id in job_ids:
+                        await _fire_batch(state, {tenant_id: [job_id]}, alone=True)
 
 
-async def _fire_chunk(
-    state: _TickState, tenant_id: uuid.UUID, job_ids: list[uuid.UUID], *, alone: bool
-) -> bool:
-    """Start these jobs of the tenant in one transaction; False when it failed and rolled back
-    (logged, and counted as errors when the jobs are `alone`: the next tick retries them)."""
+async def _fire_batch(state: _TickState, batch: Batch, *, alone: bool) -> bool:
+    """Start these jobs (of one tenant or many) in one transaction; False when it failed and
+    rolled back (logged, and counted as an error when the job is `alone`: the next tick retries
+    it)."""
     report = TickReport()
     try:
         async with state.runtime.db.unit_of_work() as session:
-            await _fire(session, state, report, tenant_id, job_ids)
+            await _fire(session, state, report, batch)
     except Exception:
         if not alone:
-            log.warning("the scheduler retries %d jobs one at a time", len(job_ids), exc_info=True)
+            count = sum(map(len, batch.values()))
+            log.warning("the scheduler retries %d jobs one at a time", count, exc_info=True)
             return False
         state.report.errors += 1
-        log.exception("the scheduler could not start job %s", job_ids[0])
+        log.exception("the scheduler could not start job %s", next(iter(batch.values()))[0])
         return True
     state.report.add(report)
     return True
 
 
-async def _fire(
-    session: AsyncSession,
-    state: _TickState,
-    report: TickReport,
-    tenant_id: uuid.UUID,
-    job_ids: list[uuid.UUID],
-) -> None:
-    await tenants.lock_tenant(session, tenant_id)
-    claimed = await jobs.claim_due(session, tenant_id, job_ids, state.now)
+async def _fire(session: AsyncSession, state: _TickState, report: TickReport, batch: Batch) -> None:
+    # The tenants first, all in one order (a suspended one is left out), then their jobs.
+    zones = await tenants.lock_many(session, batch.keys())
+    claimed = await jobs.claim_due(
+        session, {tenant_id: batch[tenant_id] for tenant_id in zones}, state.now
+    )
     if not claimed:
         return  # other ticks took them, or they changed since they were read
-    if tenant_id not in state.zones:
-        state.zones[tenant_id] = await tenants.timezone_of(session, tenant_id)
     plans: list[tuple[Job, schedule.Due]] = []
     for job in claimed:
         try:
-            plan = state.plan(job, state.zones[tenant_id])
+            plan = state.plan(job, zones[job.tenant_id])
         except schedule.InvalidSchedule as error:
             # Cannot happen for a schedule that passed validation; never retry it every tick.
             job.next_run_at = None
@@ -194,7 +219,7 @@ async def _fire(
         for job, plan in plans
         for moment in [*plan.skipped, *([plan.run_at] if plan.run_at else [])]
     ]
-    existing = await instances.at_many(session, tenant_id, occurrences)
+    existing = await instances.at_many(session, zones.keys(), occurrences)
     new: list[JobInstance] = []
     to_run: list[tuple[Job, JobInstance]] = []
     for job, plan in plans:
@@ -218,7 +243,7 @@ async def _fire(
                 to_run.append((job, planned))  # planned ahead by hand, with its overrides
             # else: this occurrence was handled already (a retried tick)
     await job_runs.start_many(session, state.runtime, to_run, state.now)
-    await instances.add(session, tenant_id, new)
+    await instances.add(session, zones.keys(), new)
     for _, instance in to_run:
         report.count(instance)
     # Moved only now, so that the jobs are written once, at the commit. A run that could not

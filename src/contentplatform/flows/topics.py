@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.auth.context import TenantAccess
 from contentplatform.core.runtime import Runtime
 from contentplatform.generation import schemas as generation_schemas
-from contentplatform.generation import service as generation
+from contentplatform.generation import topic_suggestions
 from contentplatform.generation.topics import Covering
 from contentplatform.jobs import service as jobs
 from contentplatform.jobs.schemas import ListJobsInput
@@ -36,4 +36,4 @@ async def suggest_topics(
         for job in listed
         for topic in job.topics
     ]
-    return await generation.suggest_topics(session, tenant, data, also_covered=covered)
+    return await topic_suggestions.suggest_topics(session, tenant, data, also_covered=covered)

@@ -1,4 +1,4 @@
-"""A run's event stream, `run:<run id>` (kit/streams.py): what generation.streamRun reads.
+"""A run's event stream, `run:<run id>` (kit/streams/): what generation.streamRun reads.
 
 Every committed change of a run is announced once its transaction has committed (never what may
 still roll back): a `progress` event with its status, step and percent; when the change ended the
@@ -178,10 +178,15 @@ async def open_stream(
 ) -> EventSourceResponse:
     """The run's stream for `request`, resumed after its Last-Event-ID: made when missing; for a
     finished run, ended from the run row when it has no terminal event (see the module)."""
+    current.streams.open_streams.check()  # at the process's limit: 503 before any work
     run = require(await repository.get(session, tenant_id, run_id), RunNotFound, run_id)
     stream = stream_of(run.id)
-    if run.status in FINISHED:
-        draft = await drafts.require_or_none(session, tenant_id, run.draft_id)
+    finished = run.status in FINISHED
+    draft = await drafts.require_or_none(session, tenant_id, run.draft_id) if finished else None
+    # The request's connection goes back to the pool before the log is written or opened: a
+    # crowd of readers never holds one connection each while waiting for a second.
+    await session.commit()
+    if finished:
         await _append(current.streams, run, ending(run, draft))
     else:
         await current.streams.create(stream, tenant_id)

@@ -40,7 +40,7 @@ class GenerationRun(RecordMixin, TenantMixin, Base):
     credits_committed: Mapped[int | None] = mapped_column(Integer)
     # The model calls this run made (or reused from the run it retries without their having been
     # paid), by the fingerprint of each call's inputs: {fingerprint: {step, input_tokens,
-    # output_tokens, words}}. What it costs is priced from these (workflows.charge_of), also
+    # output_tokens, words}}. What it costs is priced from these (charges.charge_of), also
     # when it is cancelled half way. Keyed so that a step run again after a crash counts once.
     usage: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     retry_of: Mapped[uuid.UUID | None] = mapped_column(Uuid)

@@ -1,4 +1,5 @@
-"""The Generation operations: declarations only; the rules live in service.py and workflows.py.
+"""The Generation operations: declarations only; the rules live in service.py,
+workflow_runs.py and pipeline/.
 
 generation.suggestTopics, which also reads the jobs' topics, is declared with the flows
 (flows/procedures.py), under this group's name and tag."""
@@ -8,12 +9,13 @@ from __future__ import annotations
 from sse_starlette import EventSourceResponse
 
 from contentplatform.auth.context import Access
+from contentplatform.core import stream_urls
 from contentplatform.core.procedures import Context, EventStream, ProcedureRouter
 from contentplatform.credits.errors import InsufficientCredits
 from contentplatform.documents.errors import DocumentNotFound, DocumentNotReady
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.errors import DraftNotFound, IllegalDraftTransition
-from contentplatform.generation import schemas, service
+from contentplatform.generation import schemas, service, workflow_runs
 from contentplatform.generation.errors import (
     IdempotencyKeyReused,
     RunFinished,
@@ -39,6 +41,7 @@ RUN_EVENTS = EventStream(
     },
     terminal=["run_finished", "error"],
 )
+RUN_EVENTS_PATH = "/v1/generation/runs/{id}/events"
 
 
 @router.post(
@@ -77,16 +80,20 @@ async def list_runs(ctx: Context, data: schemas.ListRunsInput) -> schemas.RunPag
 
 @router.get("getRun", "/v1/generation/runs/{id}", access=Access.member, errors=[RunNotFound])
 async def get_run(ctx: Context, data: schemas.RunIdInput) -> schemas.Run:
-    """A generation run: status, step, percent, error and its draft."""
+    """A generation run: status, step, percent, error and its draft.
+
+    Its kind, the job and instance it runs for, the credits committed once it ended, the run it
+    retries, and the problem that ended it when it failed. Another organization's run is 404."""
     return await service.get_run(ctx.session, ctx.tenant.tenant_id, data.id)
 
 
 @router.get(
     "streamRun",
-    "/v1/generation/runs/{id}/events",
+    RUN_EVENTS_PATH,
     access=Access.member,
     errors=[RunNotFound],
     events=RUN_EVENTS,
+    stream_token=lambda data: service.run_stream_of(data.id),
 )
 async def stream_run(ctx: Context, data: schemas.StreamRunInput) -> EventSourceResponse:
     """Progress of a run over SSE (resumable).
@@ -97,10 +104,33 @@ async def stream_run(ctx: Context, data: schemas.StreamRunInput) -> EventSourceR
     last one seen back as `Last-Event-ID` (or `lastEventId` in the query) to get exactly the
     events after it, then the live ones. A finished run's stream ends at once with its end
     (kept 24 hours after it; after that, its last progress and terminal event again). A client
-    that disconnects does not stop the run: `generation.cancelRun` does."""
+    that disconnects does not stop the run: `generation.cancelRun` does. A browser's
+    EventSource opens it with the URL of generation.createRunStreamUrl instead of the
+    Authorization header."""
     return await service.stream_run(
         ctx.session, ctx.runtime, ctx.request, ctx.tenant.tenant_id, data.id
     )
+
+
+@router.post(
+    "createRunStreamUrl",
+    "/v1/generation/runs/{id}/stream-url",
+    access=Access.member,
+    api_keys=False,
+    errors=[RunNotFound],
+)
+async def create_run_stream_url(ctx: Context, data: schemas.RunIdInput) -> stream_urls.StreamUrl:
+    """A short-lived URL that opens a run's event stream, for a browser's EventSource.
+
+    EventSource cannot send an Authorization header: the URL is generation.streamRun of this
+    run with a token (`streamToken`) that opens that stream alone, as you, for
+    `STREAM_TOKEN_TTL_SECONDS` (5 minutes by default); every other operation refuses it. While
+    it is valid EventSource reconnects to it by itself, sending `Last-Event-ID`; after
+    `expires_at`, make a new one and open it with `&lastEventId=<last id seen>`. A stream
+    already open runs to its end. API keys cannot make one: a server reads the stream with its
+    key."""
+    stream = await service.readable_run_stream(ctx.session, ctx.tenant.tenant_id, data.id)
+    return stream_urls.issue(ctx, RUN_EVENTS_PATH.format(id=data.id), stream)
 
 
 @router.post(
@@ -182,10 +212,10 @@ async def regenerate_draft(ctx: Context, data: schemas.RegenerateDraftInput) -> 
 
 # --- workflow runs: the Workflows group's runs, which are this domain's runs ---------------------
 
-workflow_runs = ProcedureRouter("workflows", tag="Workflows")
+workflows_router = ProcedureRouter("workflows", tag="Workflows")
 
 
-@workflow_runs.post(
+@workflows_router.post(
     "testRun",
     "/v1/workflows/{id}/test-run",
     access=Access.editor,
@@ -213,13 +243,13 @@ async def test_run(ctx: Context, data: schemas.TestRunInput) -> schemas.Workflow
     `generation.blog` credits are held (402) and what its model calls cost committed; at most 3
     test runs go at once per organization (429). The same `idempotencyKey` returns the same
     run; reusing it for another request is 409."""
-    run = await service.test_run(
+    run = await workflow_runs.test_run(
         ctx.session, ctx.runtime, ctx.tenant.tenant_id, data, created_by=ctx.identity.subject
     )
-    return schemas.WorkflowRun.model_validate(service.workflow_run_view(run))
+    return schemas.WorkflowRun.model_validate(workflow_runs.workflow_run_view(run))
 
 
-@workflow_runs.get("listRuns", "/v1/workflows/runs", access=Access.member)
+@workflows_router.get("listRuns", "/v1/workflows/runs", access=Access.member)
 async def list_workflow_runs(
     ctx: Context, data: schemas.ListWorkflowRunsInput
 ) -> schemas.WorkflowRunPage:
@@ -229,10 +259,12 @@ async def list_workflow_runs(
     (`dateFrom`..`dateTo`, inclusive, in the organization's time zone; the last 30 days by
     default; 400 when dateFrom is after dateTo). Steps are listed without their
     `output_summary` (`workflows.getRun` has it)."""
-    return await service.workflow_runs(ctx.session, ctx.tenant.tenant_id, data)
+    return await workflow_runs.workflow_runs(ctx.session, ctx.tenant.tenant_id, data)
 
 
-@workflow_runs.get("getRun", "/v1/workflows/runs/{id}", access=Access.member, errors=[RunNotFound])
+@workflows_router.get(
+    "getRun", "/v1/workflows/runs/{id}", access=Access.member, errors=[RunNotFound]
+)
 async def get_workflow_run(ctx: Context, data: schemas.RunIdInput) -> schemas.WorkflowRun:
     """A run with each step's status, timing, tokens, model and credits.
 
@@ -242,10 +274,10 @@ async def get_workflow_run(ctx: Context, data: schemas.RunIdInput) -> schemas.Wo
     `waiting_review` until its draft is approved (`drafts.approve`: it goes on), rejected
     (`drafts.reject`: it fails, REJECTED_AT_REVIEW) or `waiting_until` passes (REVIEW_TIMED_OUT).
     Poll at most every 2 s, or follow `generation.streamRun`."""
-    return await service.workflow_run(ctx.session, ctx.tenant.tenant_id, data.id)
+    return await workflow_runs.workflow_run(ctx.session, ctx.tenant.tenant_id, data.id)
 
 
-@workflow_runs.post(
+@workflows_router.post(
     "cancelRun",
     "/v1/workflows/runs/{id}/cancel",
     access=Access.editor,
@@ -257,6 +289,6 @@ async def cancel_workflow_run(ctx: Context, data: schemas.RunIdInput) -> schemas
     It ends at once (`cancelled`; its pending and running steps cancelled): the model calls it
     made are charged and the rest of its hold released. A draft still being written is
     rejected; one in review at a gate stays there for the team. 409 when it already ended."""
-    return await service.cancel_workflow_run(
+    return await workflow_runs.cancel_workflow_run(
         ctx.session, ctx.runtime, ctx.tenant.tenant_id, data.id
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -11,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.generation.models import GenerationRun
 from contentplatform.generation.schemas import ListRunsInput, ListWorkflowRunsInput
-from contentplatform.kit.db import Owned, page_of, plain
+from contentplatform.kit.db import Owned, cross_tenant, page_of, plain
 from contentplatform.kit.schemas import offset_of
 
 UNFINISHED = ("queued", "running", "waiting_review")
@@ -44,6 +45,35 @@ async def add_many(session: AsyncSession, tenant_id: uuid.UUID, rows: list[dict[
         )
 
 
+@cross_tenant("keys by (tenant, key): each tenant's own runs")
+async def by_keys_of(
+    session: AsyncSession, idempotency_keys: Mapping[uuid.UUID, Sequence[str]]
+) -> dict[tuple[uuid.UUID, str], GenerationRun]:
+    """`by_keys` for many tenants at once: each tenant's runs under its keys, by (tenant, key)."""
+    wanted = {(tenant_id, key) for tenant_id, keys in idempotency_keys.items() for key in keys}
+    if not wanted:
+        return {}
+    result = await session.execute(
+        select(GenerationRun).where(
+            GenerationRun.tenant_id.in_(set(idempotency_keys)),
+            GenerationRun.idempotency_key.in_({key for _, key in wanted}),
+        )
+    )
+    found = {(run.tenant_id, run.idempotency_key): run for run in result.scalars()}
+    return {pair: run for pair, run in found.items() if pair in wanted}
+
+
+async def add_many_of(
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID], rows: list[dict[str, Any]]
+) -> None:
+    """Insert runs of these tenants (column values by attribute name, each naming its tenant)
+    in one statement."""
+    assert all(row["tenant_id"] in tenant_ids for row in rows), "those tenants' runs only"
+    if rows:
+        await session.execute(insert(GenerationRun), rows)
+
+
+@cross_tenant("the reconciler's sweep of every tenant's unfinished work")
 async def unfinished(session: AsyncSession) -> list[GenerationRun]:
     """Runs of every tenant still queued or running (for the reconciler)."""
     result = await session.execute(

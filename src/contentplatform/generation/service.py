@@ -1,8 +1,8 @@
-"""Starting, following, cancelling and retrying generation runs; regenerating drafts; proposing
-topics. Never commits.
+"""Starting, following, cancelling and retrying generation runs; regenerating drafts. Never
+commits. (Topics: topic_suggestions.py; a workflow definition's runs: workflow_runs.py.)
 
 `generation_credit_hold` credits are held when a run is asked for (402 when they are not
-available); the pipeline commits what the run actually cost (workflows.charge_of), a cancelled
+available); the pipeline commits what the run actually cost (charges.charge_of), a cancelled
 run what it had spent.
 """
 
@@ -10,35 +10,21 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, time, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 
-from contentplatform.auth.context import TenantAccess
 from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
-from contentplatform.documents import index as search
 from contentplatform.documents import service as documents
-from contentplatform.documents.schemas import ListDocumentsInput
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
-from contentplatform.drafts.schemas import MAX_TITLE, ListDraftsInput
-from contentplatform.generation import (
-    events,
-    passages,
-    pipeline,
-    repository,
-    schemas,
-    topics,
-    watchers,
-    workflows,
-)
+from contentplatform.drafts.schemas import MAX_TITLE
+from contentplatform.generation import events, repository, schemas, watchers
 from contentplatform.generation.article import SOURCES_ANCHOR, sections_of
 from contentplatform.generation.errors import (
     IdempotencyKeyReused,
@@ -46,14 +32,15 @@ from contentplatform.generation.errors import (
     RunNotFound,
     RunNotRetryable,
     SectionNotFound,
-    TooManyTestRuns,
-    UnknownStep,
 )
 from contentplatform.generation.models import GenerationRun
+from contentplatform.generation.pipeline import charges, run_steps
+from contentplatform.generation.pipeline import durable as pipeline_durable
+from contentplatform.generation.pipeline.review_gate import wake
+from contentplatform.generation.pipeline.run import keeps_draft, workflow_id
 from contentplatform.kit import durable
 from contentplatform.kit.db import after_commit, utcnow
-from contentplatform.kit.errors import BadRequest, FieldError, PlatformError, require
-from contentplatform.settings import service as settings
+from contentplatform.kit.errors import FieldError, PlatformError, require
 from contentplatform.tenants import service as tenants
 from contentplatform.workflows import service as wf
 
@@ -131,69 +118,101 @@ async def start_blogs(
     reused for another request), which leaves nothing of it behind and the others going.
 
     Credits are held together (one balance check), drafts and runs inserted together, and the
-    workflows enqueued together once this commits: what the scheduler pays per tenant, not per
-    job. A key given twice in one call is one run.
+    workflows enqueued together once this commits. A key given twice in one call is one run.
     """
+    return (await start_blogs_across(session, runtime, {tenant_id: starts}))[tenant_id]
+
+
+async def start_blogs_across(
+    session: AsyncSession, runtime: Runtime, starts: Mapping[uuid.UUID, Sequence[BlogStart]]
+) -> dict[uuid.UUID, list[Started | PlatformError]]:
+    """`start_blogs` for the articles of many tenants at once (the scheduler's tick): the same
+    statements whether they are one tenant's or a thousand's, so that a tick pays per article,
+    not per tenant. Each tenant's articles hold its own credits."""
     # One start per tenant at a time, so two requests racing with one key agree on one run.
-    await tenants.lock_tenant(session, tenant_id)
-    keys = [start.data.idempotency_key or f"run:{uuid.uuid4()}" for start in starts]
-    requests = [{**_request_of(start.data), **(start.test or {})} for start in starts]
-    existing = await repository.by_keys(session, tenant_id, list(dict.fromkeys(keys)))
-    outcomes: dict[str, Started | PlatformError] = {}
-    fresh: dict[str, int] = {}  # key -> the start that needs a new run
-    for index, (key, request) in enumerate(zip(keys, requests, strict=True)):
-        if key in outcomes or key in fresh:
-            continue  # given twice: one run
-        known = existing.get(key)
-        if known is not None:
-            same = known.request == request
-            outcomes[key] = Started(known.draft_id, known.id) if same else _reused(key)
-        elif (refusal := await _unusable(session, tenant_id, starts[index].data)) is not None:
-            outcomes[key] = refusal
-        else:
-            fresh[key] = index
-    holds = await credits.reserve_many(
+    await tenants.lock_many(session, starts.keys())
+    keys = {
+        tenant_id: [start.data.idempotency_key or f"run:{uuid.uuid4()}" for start in asked]
+        for tenant_id, asked in starts.items()
+    }
+    requests = {
+        tenant_id: [{**_request_of(start.data), **(start.test or {})} for start in asked]
+        for tenant_id, asked in starts.items()
+    }
+    existing = await repository.by_keys_of(session, keys)
+    outcomes: dict[tuple[uuid.UUID, str], Started | PlatformError] = {}
+    fresh: dict[tuple[uuid.UUID, str], BlogStart] = {}  # (tenant, key) -> the start to make
+    fresh_requests: dict[tuple[uuid.UUID, str], dict[str, object]] = {}
+    for tenant_id, asked in starts.items():
+        for start, key, request in zip(asked, keys[tenant_id], requests[tenant_id], strict=True):
+            pair = (tenant_id, key)
+            if pair in outcomes or pair in fresh:
+                continue  # given twice: one run
+            known = existing.get(pair)
+            if known is not None:
+                same = known.request == request
+                outcomes[pair] = Started(known.draft_id, known.id) if same else _reused(key)
+            elif (refusal := await _unusable(session, tenant_id, start.data)) is not None:
+                outcomes[pair] = refusal
+            else:
+                fresh[pair] = start
+                fresh_requests[pair] = request
+    asked_holds: dict[uuid.UUID, list[credits.Hold]] = {}
+    for tenant_id, key in fresh:
+        asked_holds.setdefault(tenant_id, []).append(
+            credits.Hold(key, credits.price(BLOG_KIND).amount)
+        )
+    holds = await credits.reserve_across(
         session,
-        tenant_id,
         kind=BLOG_KIND,
-        holds=[credits.Hold(key, credits.price(BLOG_KIND).amount) for key in fresh],
+        holds=asked_holds,
         ttl_seconds=runtime.settings.credit_reservation_ttl_seconds,
         monthly_grant=runtime.settings.monthly_credit_grant,
     )
-    held: list[tuple[str, uuid.UUID]] = []  # (key, its hold's id)
-    for key, hold in zip(fresh, holds, strict=True):
-        if isinstance(hold, PlatformError):
-            outcomes[key] = hold
-        else:
-            held.append((key, hold.id))
+    held: list[tuple[tuple[uuid.UUID, str], uuid.UUID]] = []  # ((tenant, key), its hold's id)
+    for tenant_id, asked_of_tenant in asked_holds.items():
+        for hold, outcome in zip(asked_of_tenant, holds[tenant_id], strict=True):
+            pair = (tenant_id, hold.idempotency_key)
+            if isinstance(outcome, PlatformError):
+                outcomes[pair] = outcome
+            else:
+                held.append((pair, outcome.id))
     run_ids = [uuid.uuid4() for _ in held]
     # The drafts first: a run names its draft.
-    draft_ids = await drafts.start_generating_many(
-        session,
-        tenant_id,
-        [
+    generating: dict[uuid.UUID, list[drafts.Generating]] = {}
+    for (pair, _), run_id in zip(held, run_ids, strict=True):
+        generating.setdefault(pair[0], []).append(
             drafts.Generating(
-                title=starts[fresh[key]].data.topic[:MAX_TITLE],
+                title=fresh[pair].data.topic[:MAX_TITLE],
                 run_id=run_id,
-                job_id=starts[fresh[key]].job_id,
-                instance_id=starts[fresh[key]].instance_id,
+                job_id=fresh[pair].job_id,
+                instance_id=fresh[pair].instance_id,
             )
-            for (key, _), run_id in zip(held, run_ids, strict=True)
-        ],
+        )
+    made = {
+        tenant_id: iter(ids)
+        for tenant_id, ids in (await drafts.start_generating_across(session, generating)).items()
+    }
+    draft_ids = [next(made[pair[0]]) for pair, _ in held]
+    definitions = await wf.definitions_for_jobs(
+        session,
+        {
+            (pair[0], fresh[pair].workflow_id, fresh[pair].workflow_version)
+            for pair, _ in held
+            if fresh[pair].definition is None
+        },
     )
     runs: list[dict[str, Any]] = []
-    definitions: dict[tuple[uuid.UUID | None, int | None], wf.Definition] = {}
-    for (key, hold_id), run_id, draft_id in zip(held, run_ids, draft_ids, strict=True):
-        start = starts[fresh[key]]
-        definition = start.definition
-        if definition is None:
-            named = (start.workflow_id, start.workflow_version)
-            if named not in definitions:
-                definitions[named] = await wf.definition_for_job(session, tenant_id, *named)
-            definition = definitions[named]
+    for (pair, hold_id), run_id, draft_id in zip(held, run_ids, draft_ids, strict=True):
+        tenant_id, key = pair
+        start = fresh[pair]
+        definition = (
+            start.definition or definitions[(tenant_id, start.workflow_id, start.workflow_version)]
+        )
         runs.append(
             {
                 "id": run_id,
+                "tenant_id": tenant_id,
                 "kind": "blog",
                 "status": "queued",
                 "percent": 0,
@@ -201,22 +220,24 @@ async def start_blogs(
                 "job_id": start.job_id,
                 "instance_id": start.instance_id,
                 "idempotency_key": key,
-                "request": requests[fresh[key]],
+                "request": fresh_requests[pair],
                 "reservation_id": hold_id,
                 "created_by": start.created_by,
                 "trigger": _trigger(start),
                 **frozen(definition),
             }
         )
-        outcomes[key] = Started(draft_id, run_id)
-    await repository.add_many(session, tenant_id, runs)
+        outcomes[pair] = Started(draft_id, run_id)
+    await repository.add_many_of(session, starts.keys(), runs)
     durable.enqueue_after_commit(
         session,
-        workflows.generate_blog,
-        [(workflows.workflow_id(run_id), (str(tenant_id), str(run_id))) for run_id in run_ids],
-        queue=workflows.QUEUE,
+        pipeline_durable.generate_blog,
+        [(workflow_id(run["id"]), (str(run["tenant_id"]), str(run["id"]))) for run in runs],
+        queue=pipeline_durable.QUEUE,
     )
-    return [outcomes[key] for key in keys]
+    return {
+        tenant_id: [outcomes[(tenant_id, key)] for key in keys[tenant_id]] for tenant_id in starts
+    }
 
 
 def _trigger(start: BlogStart) -> str:
@@ -233,7 +254,7 @@ def frozen(definition: wf.Definition) -> dict[str, Any]:
         "workflow_id": definition.workflow_id,
         "workflow_version": definition.version,
         "definition": {"name": definition.name, "steps": steps},
-        "steps": pipeline.initial_steps(steps),
+        "steps": run_steps.initial_steps(steps),
     }
 
 
@@ -265,13 +286,6 @@ async def get_run(session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID
 
 CANCELLED = "Generation was cancelled."
 RETRYABLE = ("failed", "cancelled")
-# The drafts (newest first) whose titles and topics count as covered for suggestTopics.
-COVERING_DRAFT_PAGES = 5
-COVERING_PAGE = 100
-COVERING_RUNS = 2000
-# The documents suggestTopics draws from when none are named, and the passages of each.
-TOPIC_DOCUMENTS = 100
-TOPIC_PASSAGES_PER_DOCUMENT = 100
 
 
 async def list_runs(
@@ -281,6 +295,19 @@ async def list_runs(
     return schemas.RunPage.model_validate(
         {"data": rows, "total": total, "page": data.page, "limit": data.limit}
     )
+
+
+def run_stream_of(run_id: uuid.UUID) -> str:
+    """The name of a run's event stream (what a stream token for it names)."""
+    return events.stream_of(run_id)
+
+
+async def readable_run_stream(
+    session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID
+) -> str:
+    """The event stream of one of the tenant's runs, for a stream URL: 404 when there is none."""
+    require(await repository.get(session, tenant_id, run_id), RunNotFound, run_id)
+    return run_stream_of(run_id)
 
 
 async def stream_run(
@@ -307,18 +334,18 @@ async def cancel_run(
             f"The run is {run.status}; only a queued, running or waiting run can be cancelled."
         )
     draft = await drafts.generating(session, tenant_id, run.draft_id, run.id)
-    if draft is not None and not workflows.keeps_draft(run):
+    if draft is not None and not keeps_draft(run):
         drafts.discard_generated(draft)
     elif draft is not None:
         drafts.fail_generation(draft, CANCELLED)
     charged = None
     if run.reservation_id is not None:
         held = await credits.get_reservation(session, tenant_id, run.reservation_id)
-        cost = workflows.charge_of(run)
+        cost = charges.charge_of(run)
         if held.status == "held" and cost > 0:
             charged = min(cost, held.amount)
             await credits.commit(
-                session, tenant_id, run.reservation_id, charged, spent=workflows.spent_of(run)
+                session, tenant_id, run.reservation_id, charged, spent=charges.spent_of(run)
             )
         elif held.status == "held":
             await credits.release(session, tenant_id, run.reservation_id)
@@ -329,9 +356,9 @@ async def cancel_run(
     run.finished_at = utcnow()
     run.waiting_until = None
     if run.steps:
-        run.steps = pipeline.end(run.steps, "cancelled", run.finished_at)
+        run.steps = run_steps.end(run.steps, "cancelled", run.finished_at)
     if waiting:  # its workflow waits at a gate: it ends now, not at its next wake
-        after_commit(session, functools.partial(workflows.wake, run.id))
+        after_commit(session, functools.partial(wake, run.id))
     await watchers.run_changed(session, run)
     return run
 
@@ -346,7 +373,7 @@ async def retry_run(
 ) -> GenerationRun:
     """A new run (`retry_of` the failed or cancelled one) writing the same draft from the same
     request, under a new hold; it reuses the model calls of that run whose inputs did not
-    change (workflows.py). The same idempotency key returns the same new run."""
+    change (pipeline/review_gate.py). The same idempotency key returns the same new run."""
     await tenants.lock_tenant(session, tenant_id)
     key = data.idempotency_key
     known = (await repository.by_keys(session, tenant_id, [key])).get(key)
@@ -507,9 +534,9 @@ async def _start_again(
     )
     durable.enqueue_after_commit(
         session,
-        workflows.generate_blog,
-        [(workflows.workflow_id(run_id), (str(tenant_id), str(run_id)))],
-        queue=workflows.QUEUE,
+        pipeline_durable.generate_blog,
+        [(workflow_id(run_id), (str(tenant_id), str(run_id)))],
+        queue=pipeline_durable.QUEUE,
     )
     events.create_after_commit(session, tenant_id, run_id)
     run = await repository.get(session, tenant_id, run_id)
@@ -526,248 +553,6 @@ def _followed(run: GenerationRun | None) -> dict[str, Any]:
         "workflow_id": run.workflow_id,
         "workflow_version": run.workflow_version,
         "definition": run.definition,
-        "steps": pipeline.initial_steps(steps),
+        "steps": run_steps.initial_steps(steps),
         "trigger": run.trigger,
-    }
-
-
-# --- topics -----------------------------------------------------------------------------------
-
-
-async def suggest_topics(
-    session: AsyncSession,
-    tenant: TenantAccess,
-    data: schemas.SuggestTopicsInput,
-    *,
-    also_covered: Sequence[topics.Covering] = (),
-) -> schemas.TopicList:
-    """Topics from the passages of the tenant's ready knowledge (the chosen documents, else the
-    newest ready ones), weighted by the seed keywords (topics.py); what the tenant's drafts
-    (their titles and the topics their runs were asked) and `also_covered` cover is left out,
-    or marked, as asked."""
-    tenant_id = tenant.tenant_id
-    if data.document_ids:
-        await documents.check_usable_for_generation(session, tenant_id, data.document_ids)
-        chosen = list(data.document_ids)
-    else:
-        ready = await documents.list_documents(
-            session, tenant, ListDocumentsInput(status="ready", limit=TOPIC_DOCUMENTS)
-        )
-        chosen = [document.id for document in ready.data]
-    chunks = await search.leading_chunks(
-        session, tenant_id, chosen, per_document=TOPIC_PASSAGES_PER_DOCUMENT
-    )
-    # Each chunk cut at its heading lines: every section is a passage under its own heading.
-    found_passages = [
-        topics.Passage(
-            chunk_id=chunk.chunk_id,
-            document_id=chunk.document_id,
-            document_name=chunk.document_name,
-            heading=passage.heading,
-            content=passage.text,
-        )
-        for chunk in chunks
-        for passage in passages.split(chunk)
-    ]
-    covered = [*await _drafts_covering(session, tenant_id), *also_covered]
-    strategy = await settings.topic_strategy(session, tenant_id)
-    found = topics.propose(
-        found_passages,
-        seed_keywords=data.seed_keywords,
-        count=data.count,
-        covered=covered,
-        exclude_covered=data.exclude_covered,
-        pillars=strategy.pillars,
-        excluded=strategy.excludes,
-    )
-    return schemas.TopicList(data=found, total=len(found))
-
-
-async def _drafts_covering(session: AsyncSession, tenant_id: uuid.UUID) -> list[topics.Covering]:
-    """The newest drafts' titles, and the topics their runs were asked."""
-    live: dict[uuid.UUID, str] = {}
-    for page in range(1, COVERING_DRAFT_PAGES + 1):
-        listed = await drafts.list_drafts(
-            session, tenant_id, ListDraftsInput(page=page, limit=COVERING_PAGE)
-        )
-        live.update((draft.id, draft.title) for draft in listed.data)
-        if page * COVERING_PAGE >= listed.total:
-            break
-    covering = [topics.Covering(title, draft_id, "a draft") for draft_id, title in live.items()]
-    for topic, draft_id in await repository.requested_topics(session, tenant_id, COVERING_RUNS):
-        if draft_id in live:
-            covering.append(topics.Covering(topic, draft_id, "a draft"))
-    return covering
-
-
-# --- workflow runs ----------------------------------------------------------------------------
-
-MAX_TEST_RUNS = 3
-TEST_KEY_PREFIX = "workflow-test:"
-RUN_DAYS = 30
-
-
-async def test_run(
-    session: AsyncSession,
-    runtime: Runtime,
-    tenant_id: uuid.UUID,
-    data: schemas.TestRunInput,
-    *,
-    created_by: str | None,
-) -> GenerationRun:
-    """A run of the workflow's working definition (which must validate) or of one of its
-    versions on a topic, never published: `generation.blog` credits held (402), at most
-    MAX_TEST_RUNS going at once per organization (429). The same idempotency key returns the
-    same run."""
-    if data.version == "working":
-        definition = await wf.working_definition(session, tenant_id, data.id)
-        wf.check_runnable(definition.steps)
-    else:
-        await wf.require(session, tenant_id, data.id)
-        definition = await wf.definition_at(session, tenant_id, data.id, data.version)
-    keys = [step["key"] for step in definition.steps]
-    if data.stop_after_step is not None and data.stop_after_step not in keys:
-        message = f"The definition has no step {data.stop_after_step!r} (its steps: {keys})."
-        raise UnknownStep(message, errors=[FieldError("stopAfterStep", "no such step")])
-    await tenants.lock_tenant(session, tenant_id)
-    key = f"{TEST_KEY_PREFIX}{data.idempotency_key or uuid.uuid4()}"
-    known = (await repository.by_keys(session, tenant_id, [key])).get(key)
-    if known is None and await repository.test_runs_going(session, tenant_id) >= MAX_TEST_RUNS:
-        raise TooManyTestRuns(
-            f"The organization already has {MAX_TEST_RUNS} test runs going; start this one "
-            "when one of them ends."
-        )
-    blog = schemas.BlogInput(
-        topic=data.topic,
-        keywords=data.keywords,
-        document_ids=data.document_ids,
-        idempotency_key=key,
-    )
-    test = {"createDraft": data.create_draft, "stopAfterStep": data.stop_after_step}
-    if data.version == "working":
-        definition = wf.Definition(definition.workflow_id, None, definition.name, definition.steps)
-    [outcome] = await start_blogs(
-        session,
-        runtime,
-        tenant_id,
-        [BlogStart(blog, created_by, definition=definition, test=test)],
-    )
-    if isinstance(outcome, PlatformError):
-        raise outcome
-    if known is None:
-        events.create_after_commit(session, tenant_id, outcome.run_id)
-    run = await repository.get(session, tenant_id, outcome.run_id)
-    assert run is not None, "made or found above, in this transaction"
-    return run
-
-
-async def workflow_run(
-    session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID
-) -> schemas.WorkflowRun:
-    run = require(await repository.get(session, tenant_id, run_id), RunNotFound, run_id)
-    return schemas.WorkflowRun.model_validate(workflow_run_view(run))
-
-
-async def workflow_runs(
-    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListWorkflowRunsInput
-) -> schemas.WorkflowRunPage:
-    """Runs of articles (test, job and API runs), newest first, created within the days asked
-    (the organization's time zone; the last 30 by default)."""
-    zone = ZoneInfo(await tenants.timezone_of(session, tenant_id))
-    today = utcnow().astimezone(zone).date()
-    date_to = data.date_to or today
-    date_from = data.date_from or (date_to - timedelta(days=RUN_DAYS - 1))
-    if date_from > date_to:
-        raise BadRequest(
-            "dateFrom is after dateTo.", errors=[FieldError("dateFrom", "after dateTo")]
-        )
-    since = datetime.combine(date_from, time.min, zone)
-    until = datetime.combine(date_to + timedelta(days=1), time.min, zone)
-    rows, total = await repository.workflow_runs(session, tenant_id, data, since, until)
-    views = [
-        {**workflow_run_view(run), "steps": [_without_summary(s) for s in _steps_view(run)]}
-        for run in rows
-    ]
-    return schemas.WorkflowRunPage.model_validate(
-        {"data": views, "total": total, "page": data.page, "limit": data.limit}
-    )
-
-
-def _without_summary(step: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in step.items() if k != "output_summary"}
-
-
-async def cancel_workflow_run(
-    session: AsyncSession, runtime: Runtime, tenant_id: uuid.UUID, run_id: uuid.UUID
-) -> schemas.WorkflowRun:
-    run = await cancel_run(session, runtime, tenant_id, run_id)
-    return schemas.WorkflowRun.model_validate(workflow_run_view(run))
-
-
-def _ms(start: datetime | None, end: datetime | None) -> int | None:
-    if start is None or end is None:
-        return None
-    return max(0, int((end - start).total_seconds() * 1000))
-
-
-def _steps_view(run: GenerationRun) -> list[dict[str, Any]]:
-    shown = []
-    for step in run.steps or []:
-        input_tokens, output_tokens, model = pipeline.step_usage(run.usage, step["key"])
-        started = _moment(step.get("started_at"))
-        finished = _moment(step.get("finished_at"))
-        shown.append(
-            {
-                **step,
-                "started_at": started,
-                "finished_at": finished,
-                "duration_ms": _ms(started, finished),
-                "model": model,
-                "tokens": {"input": input_tokens, "output": output_tokens},
-                "credits": pipeline.step_credits(input_tokens, output_tokens),
-            }
-        )
-    return shown
-
-
-def _moment(value: Any) -> datetime | None:
-    return datetime.fromisoformat(value) if isinstance(value, str) else None
-
-
-def workflow_run_view(run: GenerationRun) -> dict[str, Any]:
-    """The run as workflows.getRun shows it."""
-    input_tokens, output_tokens = workflows.tokens_of(run)
-    error = None
-    if run.error:
-        failed = next(
-            (s["key"] for s in run.steps or [] if s["status"] in ("failed", "cancelled")), None
-        )
-        error = {"code": run.error["code"], "step_key": failed, "message": run.error["message"]}
-    version: int | str | None = run.workflow_version
-    if run.workflow_id is not None and version is None:
-        version = "working"
-    return {
-        "id": run.id,
-        "workflow_id": run.workflow_id,
-        "workflow_version": version,
-        "workflow_name": (run.definition or {}).get("name") or wf.builtin_definition().name,
-        "trigger": run.trigger,
-        "job_instance_id": run.instance_id,
-        "draft_id": run.draft_id if workflows.keeps_draft(run) else None,
-        "topic": run.request.get("topic") or "",
-        "status": run.status,
-        "created_at": run.created_at,
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
-        "duration_ms": _ms(run.started_at, run.finished_at),
-        "waiting_until": run.waiting_until,
-        "tokens": {
-            "input": input_tokens,
-            "output": output_tokens,
-            "total": input_tokens + output_tokens,
-        },
-        "credits_used": run.credits_committed,
-        "error": error,
-        "result": run.result,
-        "steps": _steps_view(run),
     }

@@ -29,7 +29,10 @@ async def list_instances(
 
 @router.get("getById", "/v1/job-instances/{id}", access=Access.member, errors=[JobInstanceNotFound])
 async def get_by_id(ctx: Context, data: schemas.InstanceIdInput) -> schemas.JobInstance:
-    """One job instance."""
+    """One job instance.
+
+    Its job, topic, scheduled time, status and the draft it wrote. Another organization's
+    instance is 404."""
     return schemas.JobInstance.model_validate(
         await service.require(ctx.session, ctx.tenant.tenant_id, data.id)
     )
@@ -55,7 +58,10 @@ async def update(ctx: Context, data: schemas.UpdateInstanceInput) -> schemas.Job
     errors=[JobInstanceNotFound],
 )
 async def get_progress(ctx: Context, data: schemas.InstanceIdInput) -> schemas.InstanceProgress:
-    """Where the instance's run is: status, pipeline step and percent."""
+    """Where the instance's run is: status, pipeline step and percent.
+
+    A light read for polling; the generation run's SSE stream (generation.streamRun) tells the
+    same as it happens."""
     return schemas.InstanceProgress.model_validate(
         await service.require(ctx.session, ctx.tenant.tenant_id, data.id)
     )

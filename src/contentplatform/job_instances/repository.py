@@ -4,13 +4,14 @@ look across tenants for instances whose date has come."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import datetime
 
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.job_instances.models import JobInstance
-from contentplatform.kit.db import Owned, claim, insert_ignoring_conflicts
+from contentplatform.kit.db import Owned, claim, cross_tenant, insert_ignoring_conflicts, owned_by
 
 IN_FLIGHT = ("pending", "running")
 # A pending instance no run took yet (planned by hand, or its tick crashed before the start).
@@ -23,14 +24,12 @@ get = Owned(JobInstance)
 async def instance_at(
     session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, scheduled_date: datetime
 ) -> JobInstance | None:
-    statement = select(JobInstance).where(
-        JobInstance.tenant_id == tenant_id,
-        JobInstance.job_id == job_id,
-        JobInstance.scheduled_date == scheduled_date,
+    return await owned_by(
+        session, JobInstance, tenant_id, job_id=job_id, scheduled_date=scheduled_date
     )
-    return (await session.execute(statement)).scalar_one_or_none()
 
 
+@cross_tenant("the row carries its tenant")
 async def add_once(session: AsyncSession, **values: object) -> bool:
     """Insert the instance unless its (job_id, scheduled_date) exists; True when inserted."""
     result = await session.execute(insert_ignoring_conflicts(session, JobInstance, **values))
@@ -38,14 +37,17 @@ async def add_once(session: AsyncSession, **values: object) -> bool:
 
 
 async def at_many(
-    session: AsyncSession, tenant_id: uuid.UUID, occurrences: list[tuple[uuid.UUID, datetime]]
+    session: AsyncSession,
+    tenant_ids: Collection[uuid.UUID],
+    occurrences: list[tuple[uuid.UUID, datetime]],
 ) -> dict[tuple[uuid.UUID, datetime], JobInstance]:
-    """The instances there are at these (job_id, scheduled_date), by that pair."""
+    """The instances of these tenants' jobs there are at these (job_id, scheduled_date), by
+    that pair."""
     if not occurrences:
         return {}
     wanted = set(occurrences)
     statement = select(JobInstance).where(
-        JobInstance.tenant_id == tenant_id,
+        JobInstance.tenant_id.in_(set(tenant_ids)),
         JobInstance.job_id.in_({job_id for job_id, _ in wanted}),
         JobInstance.scheduled_date.in_({moment for _, moment in wanted}),
     )
@@ -57,26 +59,26 @@ async def at_many(
 
 
 async def add_many(
-    session: AsyncSession, tenant_id: uuid.UUID, instances: list[JobInstance]
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID], instances: list[JobInstance]
 ) -> None:
-    """Insert these transient instances of the tenant in one statement (their column values,
+    """Insert these transient instances of the tenants in one statement (their column values,
     without the session's unit of work: a scheduler tick inserts thousands)."""
     if not instances:
         return
     columns = [column.key for column in JobInstance.__table__.columns]
     rows = [{key: getattr(instance, key) for key in columns} for instance in instances]
-    assert all(row["tenant_id"] == tenant_id for row in rows), "the tenant's instances only"
+    assert all(row["tenant_id"] in tenant_ids for row in rows), "those tenants' instances only"
     await session.execute(insert(JobInstance), rows)
 
 
 async def in_flight_of(
-    session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID], job_ids: list[uuid.UUID]
 ) -> set[uuid.UUID]:
-    """Those of the jobs with a run queued or running."""
+    """Those of the tenants' jobs with a run queued or running."""
     if not job_ids:
         return set()
     statement = select(JobInstance.job_id).where(
-        JobInstance.tenant_id == tenant_id,
+        JobInstance.tenant_id.in_(set(tenant_ids)),
         JobInstance.job_id.in_(job_ids),
         JobInstance.run_id.is_not(None),
         JobInstance.status.in_(IN_FLIGHT),
@@ -134,6 +136,7 @@ async def listed(
 # --- the scheduler: across tenants --------------------------------------------------------------
 
 
+@cross_tenant("the scheduler's sweep of every tenant's waiting instances")
 async def waiting(
     session: AsyncSession, now: datetime, limit: int
 ) -> list[tuple[uuid.UUID, uuid.UUID]]:
@@ -152,6 +155,7 @@ async def waiting(
     ]
 
 
+@cross_tenant("the instance given carries its tenant")
 async def later_waiting(session: AsyncSession, instance: JobInstance, now: datetime) -> bool:
     """Whether a later instance of the same job, planned by hand, is also due by now."""
     statement = select(JobInstance.id).where(

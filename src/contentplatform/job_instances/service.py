@@ -11,6 +11,7 @@ ends is told as `job.run_completed` or `job.run_failed` (`run_ended`); a skip te
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -19,9 +20,8 @@ from contentplatform.events import service as events
 from contentplatform.job_instances import repository, schemas
 from contentplatform.job_instances.errors import InstanceNotWaiting, JobInstanceNotFound
 from contentplatform.job_instances.models import JobInstance
-from contentplatform.kit import errors
-from contentplatform.kit.db import utcnow
-from contentplatform.kit.schemas import offset_of
+from contentplatform.kit.db import Required, utcnow
+from contentplatform.kit.schemas import window_of
 from contentplatform.tenants import service as tenants
 
 # Why an instance was skipped or failed, as its `error` says.
@@ -33,11 +33,7 @@ NOTHING_TO_SELECT = "No approved draft is left to select; approve one, or genera
 MAX_LISTED = 1000
 
 
-async def require(
-    session: AsyncSession, tenant_id: uuid.UUID, instance_id: uuid.UUID, *, for_update: bool = False
-) -> JobInstance:
-    instance = await repository.get(session, tenant_id, instance_id, for_update=for_update)
-    return errors.require(instance, JobInstanceNotFound, instance_id)
+require = Required(repository.get, JobInstanceNotFound)
 
 
 async def find(
@@ -86,25 +82,30 @@ async def at(
 
 
 async def at_many(
-    session: AsyncSession, tenant_id: uuid.UUID, occurrences: list[tuple[uuid.UUID, datetime]]
+    session: AsyncSession,
+    tenant_ids: Collection[uuid.UUID],
+    occurrences: list[tuple[uuid.UUID, datetime]],
 ) -> dict[tuple[uuid.UUID, datetime], JobInstance]:
-    """The instances there are at these (job_id, scheduled_date), by that pair."""
-    return await repository.at_many(session, tenant_id, occurrences)
+    """The instances there are at these (job_id, scheduled_date) of these tenants' jobs, by
+    that pair."""
+    return await repository.at_many(session, tenant_ids, occurrences)
 
 
-async def add(session: AsyncSession, tenant_id: uuid.UUID, instances: list[JobInstance]) -> None:
-    """Insert new instances of the tenant's jobs (made from new_instance's values, never added
+async def add(
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID], instances: list[JobInstance]
+) -> None:
+    """Insert new instances of these tenants' jobs (made from new_instance's values, never added
     to the session: they are not used after this), in one statement. The caller holds the
-    tenant's lock and found none at their dates (`at_many`); should one be there all the same,
-    the unique (job_id, scheduled_date) fails the transaction."""
-    await repository.add_many(session, tenant_id, instances)
+    tenants' locks and found none at their dates (`at_many`); should one be there all the
+    same, the unique (job_id, scheduled_date) fails the transaction."""
+    await repository.add_many(session, tenant_ids, instances)
 
 
 async def in_flight_of(
-    session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID], job_ids: list[uuid.UUID]
 ) -> set[uuid.UUID]:
-    """Those of the jobs with a run queued or running."""
-    return await repository.in_flight_of(session, tenant_id, job_ids)
+    """Those of these tenants' jobs with a run queued or running."""
+    return await repository.in_flight_of(session, tenant_ids, job_ids)
 
 
 async def in_flight(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID) -> bool:
@@ -226,8 +227,7 @@ async def list_instances(
         end=end,
         job_id=data.job_id,
         status=data.status,
-        limit=data.limit,
-        offset=offset_of(data.page, data.limit),
+        **window_of(data),
     )
     return [schemas.JobInstance.model_validate(row) for row in rows]
 

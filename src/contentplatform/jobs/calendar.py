@@ -41,12 +41,12 @@ async def calendar(
             spec_of(job), timezone, max(start, job.next_run_at), end, limit
         ):
             entries[(job.id, moment)] = schemas.CalendarEntry(
-                jobId=job.id,
-                jobName=job.name,
+                job_id=job.id,
+                job_name=job.name,
                 date=moment,
-                instanceId=None,
+                instance_id=None,
                 status="planned",
-                draftId=None,
+                draft_id=None,
             )
     existing = await repository.instances_between(session, tenant_id, start, end, limit)
     names = {
@@ -55,11 +55,11 @@ async def calendar(
     }
     for instance in existing:
         entries[(instance.job_id, instance.scheduled_date)] = schemas.CalendarEntry(
-            jobId=instance.job_id,
-            jobName=names.get(instance.job_id, ""),
+            job_id=instance.job_id,
+            job_name=names.get(instance.job_id, ""),
             date=instance.scheduled_date,
-            instanceId=instance.id,
+            instance_id=instance.id,
             status=instance.status,
-            draftId=instance.draft_id,
+            draft_id=instance.draft_id,
         )
-    return sorted(entries.values(), key=lambda entry: (entry.date, entry.jobName))[:limit]
+    return sorted(entries.values(), key=lambda entry: (entry.date, entry.job_name))[:limit]

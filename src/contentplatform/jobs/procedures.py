@@ -39,7 +39,10 @@ SCHEDULES = (
 
 @router.get("list", "/v1/jobs", access=Access.member)
 async def list_jobs(ctx: Context, data: schemas.ListJobsInput) -> list[schemas.Job]:
-    """Jobs of the organization, newest first."""
+    """Jobs of the organization, newest first.
+
+    Every job that is not deleted, optionally of one `status`, at most `limit` (1-500, default
+    100). For pages with a total and a name search, use jobs.page."""
     return await service.list_jobs(ctx.session, ctx.tenant.tenant_id, data)
 
 
@@ -65,13 +68,18 @@ async def create(ctx: Context, data: schemas.CreateJobInput) -> schemas.Job:
 
 @router.get("page", "/v1/jobs/page", access=Access.member)
 async def page(ctx: Context, data: schemas.PageJobsInput) -> schemas.JobPage:
-    """Jobs, newest first, paginated and filtered by name and status."""
+    """Jobs, newest first, paginated and filtered by name and status.
+
+    `search` matches the name, ignoring case; `total` counts every job the filters match."""
     return await service.page(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.get("stats", "/v1/jobs/stats", access=Access.member)
 async def stats(ctx: Context, _: Empty) -> schemas.JobStats:
-    """How many jobs are in each status."""
+    """How many jobs are in each status.
+
+    Counts of the organization's jobs that are not deleted, by status, with every status present
+    (0 when none), and their total."""
     return await service.stats(ctx.session, ctx.tenant.tenant_id)
 
 
@@ -80,10 +88,10 @@ async def stats(ctx: Context, _: Empty) -> schemas.JobStats:
     "/v1/jobs/calendar",
     access=Access.member,
     description=(
-        "One object per occurrence, oldest first: `{jobId, jobName, date, instanceId, status, "
-        "draftId}`. Existing instances (any status) are merged with the occurrences the "
+        "One object per occurrence, oldest first: `{job_id, job_name, date, instance_id, "
+        "status, draft_id}`. Existing instances (any status) are merged with the occurrences the "
         "schedules of active jobs plan from their next run on (`status: planned`, no "
-        f"instanceId). The window is [startDate, endDate), at most {schemas.MAX_CALENDAR_DAYS} "
+        f"instance_id). The window is [startDate, endDate), at most {schemas.MAX_CALENDAR_DAYS} "
         "days (else 400); a date without an offset is read in the organization's time zone. At "
         f"most {schemas.MAX_CALENDAR_ENTRIES} entries are returned."
     ),
@@ -96,7 +104,10 @@ async def get_calendar(ctx: Context, data: schemas.CalendarInput) -> list[schema
 
 @router.get("schedulingConfig", "/v1/jobs/scheduling-config", access=Access.member)
 async def scheduling_config(ctx: Context, _: Empty) -> schemas.SchedulingConfig:
-    """The IANA time zone the organization's schedules are read in (default UTC)."""
+    """The IANA time zone the organization's schedules are read in (default UTC).
+
+    Every job's cron expression is read in this zone, so a 09:00 schedule stays at 09:00 local
+    time across daylight-saving changes."""
     return await service.scheduling_config(ctx.session, ctx.tenant.tenant_id)
 
 
@@ -106,13 +117,19 @@ async def scheduling_config(ctx: Context, _: Empty) -> schemas.SchedulingConfig:
 async def update_timezone(
     ctx: Context, data: schemas.UpdateTimezoneInput
 ) -> schemas.SchedulingConfig:
-    """Set the organization's time zone; every active job's next run is recomputed."""
+    """Set the organization's time zone; every active job's next run is recomputed.
+
+    The zone must be an IANA name (`Europe/Berlin`); an unknown one is 400. The change is
+    written to the audit trail."""
     return await service.update_timezone(ctx.session, ctx.tenant.tenant_id, data.timezone)
 
 
 @router.get("getById", "/v1/jobs/{id}", access=Access.member, errors=[JobNotFound])
 async def get_by_id(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
-    """One job."""
+    """One job.
+
+    Its topics, schedule, target and review settings, status and next run. Another
+    organization's job, or a deleted one, is 404."""
     return schemas.Job.model_validate(
         await service.require(ctx.session, ctx.tenant.tenant_id, data.id)
     )
@@ -141,14 +158,21 @@ async def update(ctx: Context, data: schemas.UpdateJobInput) -> schemas.Job:
 
 @router.delete("delete", "/v1/jobs/{id}", access=Access.admin, errors=[JobNotFound])
 async def delete(ctx: Context, data: schemas.JobIdInput) -> Success:
-    """Soft-delete a job; it is never scheduled again."""
+    """Soft-delete a job; it is never scheduled again.
+
+    The drafts it wrote stay. Deleted or another
+    organization's: 404."""
     await service.delete(ctx.session, ctx.tenant.tenant_id, data.id)
     return SUCCESS
 
 
 @router.post("clone", "/v1/jobs/{id}/clone", access=Access.editor, errors=[JobNotFound])
 async def clone(ctx: Context, data: schemas.CloneJobInput) -> schemas.Job:
-    """Copy a job's settings into a new paused job (default name: '<name> (copy)')."""
+    """Copy a job's settings into a new paused job (default name: '<name> (copy)').
+
+    Topics, keywords, instructions, documents, schedule, auto-publish settings, connection and
+    workflow are copied; its instances, runs and drafts are not. The copy is paused until
+    someone resumes it."""
     return await service.clone(ctx.session, ctx.tenant.tenant_id, ctx.identity.subject, data)
 
 
@@ -177,17 +201,26 @@ async def resume(ctx: Context, data: schemas.JobIdInput) -> schemas.Job:
 
 @router.get("getRunHistory", "/v1/jobs/{id}/runs", access=Access.member, errors=[JobNotFound])
 async def get_run_history(ctx: Context, data: schemas.RunHistoryInput) -> list[Draft]:
-    """The drafts the job's runs wrote, newest first."""
+    """The drafts the job's runs wrote, newest first.
+
+    At most `limit` drafts, each as drafts.getById shows it, so a job's output can be reviewed
+    from the job."""
     return await analytics.run_history(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.get("getAnalytics", "/v1/jobs/{id}/analytics", access=Access.member, errors=[JobNotFound])
 async def get_analytics(ctx: Context, data: schemas.JobIdInput) -> schemas.JobAnalytics:
-    """How the job's drafts fared: counts, mean SEO score and publish success rate."""
+    """How the job's drafts fared: counts, mean SEO score and publish success rate.
+
+    Over every draft the job wrote: how many there are, how many were approved and published,
+    their mean SEO score, and the share of its publish attempts that succeeded."""
     return await analytics.analytics(ctx.session, ctx.tenant.tenant_id, data.id)
 
 
 @router.get("listInstances", "/v1/jobs/{id}/instances", access=Access.member, errors=[JobNotFound])
 async def list_instances(ctx: Context, data: schemas.JobIdInput) -> list[JobInstance]:
-    """The job's instances, latest scheduled first (at most 1,000)."""
+    """The job's instances, latest scheduled first (at most 1,000).
+
+    Planned, running and finished instances, each with its topic, status and the draft it wrote;
+    jobInstances.list filters across jobs."""
     return await service.list_instances(ctx.session, ctx.tenant.tenant_id, data.id)

@@ -4,6 +4,7 @@ across tenants for due work."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import datetime
 
 from sqlalchemy import ColumnElement, Select, func, select
@@ -11,7 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.job_instances.models import JobInstance
 from contentplatform.jobs.models import Job
-from contentplatform.kit.db import Owned, counts_by, lock_rows, page_of
+from contentplatform.kit.db import Owned, counts_by, cross_tenant, lock_rows, page_of
+from contentplatform.tenants.models import Tenant
 
 NEWEST_FIRST = (Job.created_at.desc(), Job.id)
 RUNNING_STATUSES = ("active", "processing")
@@ -116,21 +118,30 @@ def _due(now: datetime) -> tuple[ColumnElement[bool], ...]:
     return (Job.deleted_at.is_(None), Job.next_run_at.is_not(None), Job.next_run_at <= now)
 
 
+@cross_tenant("the scheduler's sweep of every tenant's due jobs")
 async def due_jobs(
     session: AsyncSession, now: datetime, limit: int
 ) -> list[tuple[uuid.UUID, uuid.UUID]]:
-    """(tenant_id, job_id) of jobs whose next run has come, oldest first."""
+    """(tenant_id, job_id) of jobs of active tenants whose next run has come, oldest first (a
+    suspended tenant's jobs wait, due, until it is active again)."""
     statement = (
-        select(Job.tenant_id, Job.id).where(*_due(now)).order_by(Job.next_run_at).limit(limit)
+        select(Job.tenant_id, Job.id)
+        .join(Tenant, Tenant.id == Job.tenant_id)
+        .where(Tenant.status == "active", *_due(now))
+        .order_by(Job.next_run_at)
+        .limit(limit)
     )
     return [(tenant_id, job_id) for tenant_id, job_id in (await session.execute(statement))]
 
 
 async def claim_due_jobs(
-    session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.UUID], now: datetime
+    session: AsyncSession,
+    tenant_ids: Collection[uuid.UUID],
+    job_ids: Collection[uuid.UUID],
+    now: datetime,
 ) -> list[Job]:
-    """Lock those of the jobs still due that no other scheduler holds (SKIP LOCKED)."""
-    criteria = (Job.tenant_id == tenant_id, Job.id.in_(job_ids), *_due(now))
+    """Lock those of the tenants' jobs still due that no other scheduler holds (SKIP LOCKED)."""
+    criteria = (Job.tenant_id.in_(set(tenant_ids)), Job.id.in_(set(job_ids)), *_due(now))
     await lock_rows(session, Job, *criteria)
     statement = select(Job).where(*criteria).with_for_update(skip_locked=True)
     return list((await session.execute(statement)).scalars())

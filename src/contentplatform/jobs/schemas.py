@@ -197,14 +197,14 @@ class CalendarInput(Input):
 
 
 class CalendarEntry(BaseModel):
-    """One occurrence: planned from the schedule (instanceId null) or an existing instance."""
+    """One occurrence: planned from the schedule (instance_id null) or an existing instance."""
 
-    jobId: uuid.UUID
-    jobName: str
+    job_id: uuid.UUID
+    job_name: str
     date: datetime
-    instanceId: uuid.UUID | None
+    instance_id: uuid.UUID | None
     status: str = Field(description="`planned`, or the instance's status.")
-    draftId: uuid.UUID | None
+    draft_id: uuid.UUID | None
 
 
 BulkAction = Literal["pause", "resume", "trigger", "delete"]

@@ -7,6 +7,7 @@ kept in UTC for active jobs and recomputed whenever the schedule, the status or 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,21 +25,15 @@ from contentplatform.jobs.errors import (
     UnknownTimezone,
 )
 from contentplatform.jobs.models import Job
-from contentplatform.kit import errors
-from contentplatform.kit.db import utcnow
+from contentplatform.kit.db import Required, utcnow
 from contentplatform.kit.errors import FieldError
-from contentplatform.kit.schemas import offset_of
+from contentplatform.kit.schemas import window_of
 from contentplatform.publishers import service as publishers
 from contentplatform.tenants import service as tenants
 from contentplatform.workflows import service as workflows
 from contentplatform.workflows.errors import WorkflowVersionNotFound
 
-
-async def require(
-    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID, *, for_update: bool = False
-) -> Job:
-    job = await repository.get(session, tenant_id, job_id, for_update=for_update)
-    return errors.require(job, JobNotFound, job_id)
+require = Required(repository.get, JobNotFound)
 
 
 def spec_of(job: Job) -> schedule.ScheduleSpec:
@@ -77,12 +72,7 @@ async def page(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.PageJobsInput
 ) -> schemas.JobPage:
     rows, total = await repository.page(
-        session,
-        tenant_id,
-        status=data.status,
-        search=data.search,
-        limit=data.limit,
-        offset=offset_of(data.page, data.limit),
+        session, tenant_id, status=data.status, search=data.search, **window_of(data)
     )
     return schemas.JobPage(data=rows, total=total, page=data.page, limit=data.limit)
 
@@ -428,11 +418,12 @@ async def due(
 
 
 async def claim_due(
-    session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.UUID], now: datetime
+    session: AsyncSession, job_ids: Mapping[uuid.UUID, Sequence[uuid.UUID]], now: datetime
 ) -> list[Job]:
-    """Lock those of the tenant's jobs still due that no other scheduler holds, in the order
+    """Lock those of the jobs (by tenant) still due that no other scheduler holds, in the order
     of `job_ids`."""
+    wanted = [job_id for ids in job_ids.values() for job_id in ids]
     claimed = {
-        job.id: job for job in await repository.claim_due_jobs(session, tenant_id, job_ids, now)
+        job.id: job for job in await repository.claim_due_jobs(session, job_ids.keys(), wanted, now)
     }
-    return [claimed[job_id] for job_id in job_ids if job_id in claimed]
+    return [claimed[job_id] for job_id in wanted if job_id in claimed]

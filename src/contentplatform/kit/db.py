@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -28,6 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -37,6 +39,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
 from contentplatform.kit import sqlite
+from contentplatform.kit.errors import RecordNotFound, require
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -218,6 +221,7 @@ def _serialize_writes(engine: AsyncEngine) -> None:
 # load (a SQLite connection is a thread and its PRAGMAs; a PostgreSQL one a server process).
 DEFAULT_POOL_SIZE = 20
 DEFAULT_MAX_OVERFLOW = 10
+DEFAULT_POOL_TIMEOUT = 30.0
 
 
 def create_engine(
@@ -225,6 +229,7 @@ def create_engine(
     *,
     pool_size: int = DEFAULT_POOL_SIZE,
     max_overflow: int = DEFAULT_MAX_OVERFLOW,
+    pool_timeout: float = DEFAULT_POOL_TIMEOUT,
     sqlite_extensions: Sequence[str] = (),
 ) -> AsyncEngine:
     """`sqlite_extensions`: loadable extensions every SQLite connection loads (kit/sqlite.py
@@ -237,13 +242,49 @@ def create_engine(
             connect_args={"timeout": 30},
             pool_size=pool_size,
             max_overflow=max_overflow,
+            pool_timeout=pool_timeout,
             **codec,
         )
         _configure_sqlite(engine)
         return engine
-    return create_async_engine(
-        url, pool_pre_ping=True, pool_size=pool_size, max_overflow=max_overflow, **codec
+    engine = create_async_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+        pool_timeout=pool_timeout,
+        **codec,
     )
+    _ping_when_idle(engine)
+    return engine
+
+
+# A connection back in the pool for longer than this is pinged before it is handed out.
+PING_AFTER_IDLE_SECONDS = 10.0
+_CHECKED_IN_AT = "checked_in_at"
+
+
+def _ping_when_idle(engine: AsyncEngine) -> None:
+    """Ping a pooled connection before use only when it has sat idle (SQLAlchemy's pessimistic
+    disconnect handling, made lazy). `pool_pre_ping` pinged at every checkout: on asyncpg a
+    BEGIN, a `;` and a ROLLBACK, three round trips before each request's own. A connection in
+    steady use needs none: a server restart that meets one anyway fails that request with a
+    503 (kit/http.py), and the disconnect invalidates the whole pool, so the next request
+    reconnects."""
+
+    @event.listens_for(engine.sync_engine, "checkin")
+    def _idle_from(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_CHECKED_IN_AT] = time.monotonic()
+
+    @event.listens_for(engine.sync_engine, "checkout")
+    def _ping_if_idle(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        idle_since = record.info.get(_CHECKED_IN_AT)
+        if idle_since is None or time.monotonic() - idle_since < PING_AFTER_IDLE_SECONDS:
+            return  # just opened, or in use a moment ago
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as error:
+            # The pool retries the checkout with a new connection.
+            raise DisconnectionError(str(error)) from error
 
 
 class Database:
@@ -253,6 +294,7 @@ class Database:
         *,
         pool_size: int = DEFAULT_POOL_SIZE,
         max_overflow: int = DEFAULT_MAX_OVERFLOW,
+        pool_timeout: float = DEFAULT_POOL_TIMEOUT,
         sqlite_extensions: Sequence[str] = (),
     ) -> None:
         self.url = url
@@ -260,6 +302,7 @@ class Database:
             url,
             pool_size=pool_size,
             max_overflow=max_overflow,
+            pool_timeout=pool_timeout,
             sqlite_extensions=sqlite_extensions,
         )
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
@@ -351,6 +394,34 @@ async def get_owned(
     return (await session.execute(statement)).scalar_one_or_none()
 
 
+async def owned_by(
+    session: AsyncSession, model: type[ModelT], tenant_id: uuid.UUID, **equal: Any
+) -> ModelT | None:
+    """The tenant's one row of `model` whose attributes equal `equal` (a unique key: an
+    idempotency key, a (draft, connection) pair), None when there is none. Soft-deleted rows
+    count: a caller that wants live ones says so in its own query."""
+    criteria = [getattr(model, name) == value for name, value in equal.items()]
+    statement = select(model).where(model.tenant_id == tenant_id, *criteria)  # type: ignore[attr-defined]
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+FunctionT = TypeVar("FunctionT", bound=Callable[..., Any])
+
+
+def cross_tenant(why: str) -> Callable[[FunctionT], FunctionT]:
+    """Marks a repository function that does not take one tenant first, and says why: a sweep of
+    every tenant's rows (the reconciler, the scheduler, retention), a platform table (plans,
+    tenants, users), rows that carry their own tenant, or a key that is how the tenant is found.
+    tests/test_tenancy_lint.py lets only these through; the function is returned unchanged."""
+    if not why.strip():
+        raise ValueError("say why the function is not one tenant's")
+
+    def mark(function: FunctionT) -> FunctionT:
+        return function
+
+    return mark
+
+
 class Owned(Generic[ModelT]):
     """The by-id lookup of one tenant-owned table, as a repository's function:
     `get = Owned(Draft)`, then `await get(session, tenant_id, draft_id, for_update=True)`."""
@@ -367,6 +438,27 @@ class Owned(Generic[ModelT]):
         for_update: bool = False,
     ) -> ModelT | None:
         return await get_owned(session, self.model, tenant_id, record_id, for_update=for_update)
+
+
+class Required(Generic[ModelT]):
+    """A service's `require`: the row `lookup` finds, or `missing(id)` raised (a 404) when it
+    finds none. `require = Required(repository.get, JobNotFound)`, then
+    `await require(session, tenant_id, job_id, for_update=True)`."""
+
+    def __init__(self, lookup: Owned[ModelT], missing: type[RecordNotFound]) -> None:
+        self.lookup = lookup
+        self.missing = missing
+
+    async def __call__(
+        self,
+        session: AsyncSession,
+        tenant_id: uuid.UUID,
+        record_id: uuid.UUID,
+        *,
+        for_update: bool = False,
+    ) -> ModelT:
+        found = await self.lookup(session, tenant_id, record_id, for_update=for_update)
+        return require(found, self.missing, record_id)
 
 
 async def claim(session: AsyncSession, model: type[ModelT], *criteria: Any) -> ModelT | None:
@@ -406,21 +498,24 @@ async def page_of(
     *order_by: Any,
     limit: int,
     offset: int,
+    total: Select[Any] | None = None,
 ) -> tuple[list[RowT], int]:
     """One page of what `statement` selects, in `order_by` order, and how many there are: the
-    objects of a `select(Model)`, or the rows of a `plain(...)` one as dicts."""
+    objects of a `select(Model)`, or the rows of a `plain(...)` one as dicts. `total`: a statement
+    that tells how many for less than counting them (a maintained count), instead of counting."""
     paged = statement.order_by(*order_by).limit(limit).offset(offset)
+    counted = count_of(statement) if total is None else total
     if len(statement.column_descriptions) == 1:
-        total = await session.scalar(count_of(statement))
-        return list((await session.execute(paged)).scalars()), int(total or 0)
+        how_many = await session.scalar(counted)
+        return list((await session.execute(paged)).scalars()), int(how_many or 0)
     # Columns, not objects: through the session's connection (its transaction), skipping the
     # ORM's result machinery.
     connection = await session.connection()
-    total = (await connection.execute(count_of(statement))).scalar()
+    how_many = (await connection.execute(counted)).scalar()
     result = await connection.execute(paged)
     keys = tuple(result.keys())
     rows: list[Any] = [dict(zip(keys, row, strict=True)) for row in result]
-    return rows, int(total or 0)
+    return rows, int(how_many or 0)
 
 
 def insert_ignoring_conflicts(session: AsyncSession, model: type[Base], **values: Any) -> Any:
@@ -435,6 +530,7 @@ __all__ = [
     "Database",
     "Owned",
     "RecordMixin",
+    "Required",
     "SoftDeleteMixin",
     "TenantMixin",
     "UTCDateTime",
@@ -447,6 +543,7 @@ __all__ = [
     "json_dumps",
     "json_loads",
     "lock_rows",
+    "owned_by",
     "page_of",
     "plain",
     "utcnow",

@@ -65,7 +65,7 @@ class PlatformError(Exception):
             "status": self.http_status,
             "detail": self.detail,
             "code": self.code,
-            "requestId": request_id,
+            "request_id": request_id,
             **self.extensions,
         }
         if self.errors is not None:
@@ -152,6 +152,24 @@ class ServiceUnavailable(PlatformError, status=503, title="Service unavailable")
     The code stays INTERNAL_SERVER_ERROR: the reference has none of its own for it."""
 
 
+class Busy(ServiceUnavailable):
+    """Every database connection of this process stayed in use for longer than a request waits
+    for one (DATABASE_POOL_TIMEOUT_SECONDS), or it serves as many event streams as it may
+    (MAX_OPEN_STREAMS): nothing was changed; try again after Retry-After."""
+
+    def __init__(
+        self,
+        retry_after: int = 2,
+        detail: str = "The service is busy: no database connection came free in time. Nothing "
+        "was changed; try again shortly.",
+    ) -> None:
+        super().__init__(
+            detail,
+            headers={"Retry-After": str(retry_after)},
+            extensions={"retryable": True},
+        )
+
+
 class Problem(BaseModel):
     """An error, as application/problem+json (RFC 9457)."""
 
@@ -164,7 +182,7 @@ class Problem(BaseModel):
                     "status": 400,
                     "detail": "The input is invalid (title: Field required).",
                     "code": "BAD_REQUEST",
-                    "requestId": "0f6c2b9e4d1a4c8b9e2f7a3d5c1b8e60",
+                    "request_id": "0f6c2b9e4d1a4c8b9e2f7a3d5c1b8e60",
                     "errors": [{"path": "title", "message": "Field required"}],
                 }
             ]
@@ -176,7 +194,7 @@ class Problem(BaseModel):
     status: int
     detail: str
     code: str
-    requestId: str | None
+    request_id: str | None
     errors: list[dict[str, str]] | None = None
 
 

@@ -1,4 +1,4 @@
-"""HTTP plumbing: request ids, problem+json rendering of every failure, JSON bodies."""
+"""HTTP plumbing: request ids, problem+json rendering of every failure, CORS, JSON bodies."""
 
 from __future__ import annotations
 
@@ -18,7 +18,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import PydanticSerializationError
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from contentplatform.kit import logs
@@ -103,6 +106,91 @@ class RequestContextMiddleware:
                     "duration_ms": round((time.perf_counter() - started) * 1000, 1),
                 },
             )
+
+
+class BodyLimitMiddleware:
+    """Refuses a request body past its route's limit as it streams in: 413 at once when its
+    Content-Length says it will pass it, else as soon as the bytes received do, so no body
+    larger than the limit is ever held (a 1 GiB POST costs at most the limit). `limit_for(path)`
+    is the route's limit in bytes, or None for a route that counts its own (an upload)."""
+
+    def __init__(self, app: ASGIApp, limit_for: Callable[[str], int | None]) -> None:
+        self.app = app
+        self.limit_for = limit_for
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit_for(scope["path"])
+        if limit is None:
+            await self.app(scope, receive, send)
+            return
+        too_large = PayloadTooLarge(
+            f"The request body is larger than the {limit} bytes this route accepts."
+        )
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > limit:
+            await problem_response(too_large)(scope, receive, send)
+            return
+        received = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise too_large
+            return message
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except PayloadTooLarge:
+            # Raised by `counted` where no handler turned it into the answer (a route that
+            # reads its body outside a procedure).
+            if started:
+                raise
+            await problem_response(too_large)(scope, receive, send)
+
+
+class CrossOriginMiddleware(CORSMiddleware):
+    """Starlette's CORSMiddleware for a list of origins, except that an origin it does not allow
+    gets no CORS header at all (Starlette would still send it the exposed headers' list, and a
+    refused preflight the allowed methods and headers), and a refused preflight is a 400
+    problem+json like every other failure."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        response = super().preflight_response(request_headers)
+        if response.status_code == 200:
+            return response
+        # Starlette's text names what it refused: "Disallowed CORS origin, method".
+        refused = bytes(response.body).decode().removeprefix("Disallowed CORS ")
+        logs.start(uuid.uuid4().hex)  # outside RequestContextMiddleware: an id of its own
+        problem = problem_response(
+            BadRequest(f"This cross-origin request is not allowed ({refused}).")
+        )
+        problem.headers["Vary"] = response.headers["Vary"]
+        return problem
+
+    async def send(self, message: Message, send: Send, request_headers: Headers) -> None:
+        origin = request_headers.get("origin")
+        if (
+            message["type"] == "http.response.start"
+            and origin is not None
+            and not self.is_allowed_origin(origin)
+        ):
+            headers = MutableHeaders(scope=message)
+            headers["Vary"] = ", ".join([*headers.getlist("Vary"), "Origin"])
+            await send(message)
+            return
+        await super().send(message, send, request_headers)
 
 
 _BY_STATUS: dict[int, type[PlatformError]] = {

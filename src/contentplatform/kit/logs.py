@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from contextvars import ContextVar
 
 from pythonjsonlogger.json import JsonFormatter
 
 _context: ContextVar[dict[str, str] | None] = ContextVar("log_context", default=None)
+
+# Query parameters that are credentials (a stream URL's token, a signed upload or download URL's
+# signature): a line that would show one shows `[redacted]` instead.
+SECRET_PARAMETERS = ("streamToken", "signature")
+_SECRET_VALUE = re.compile(rf"(\b(?:{'|'.join(SECRET_PARAMETERS)})=)[^&\s\"'<>]+")
 
 
 def start(request_id: str) -> None:
@@ -32,6 +38,21 @@ class _ContextFilter(logging.Filter):
         return True
 
 
+class _RedactingFilter(logging.Filter):
+    """Takes the values of SECRET_PARAMETERS out of every line (the access log never has the
+    query; a library's line may quote a URL)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if any(f"{name}=" in message for name in SECRET_PARAMETERS):
+            record.msg, record.args = redact(message), None
+        return True
+
+
+def redact(text: str) -> str:
+    return _SECRET_VALUE.sub(r"\1[redacted]", text)
+
+
 class _PlainFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         text = super().format(record)
@@ -52,6 +73,7 @@ def configure(level: str, as_json: bool) -> None:
     logging.logMultiprocessing = False
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(_ContextFilter())
+    handler.addFilter(_RedactingFilter())
     formatter: logging.Formatter
     if as_json:
         formatter = JsonFormatter(

@@ -7,7 +7,10 @@
 - the connection goes to the address that was checked (the Host header and TLS name stay the
   host's), so a second DNS answer cannot swap it;
 - redirects are followed by hand, each hop checked again, at most `max_redirects`;
-- proxies from the environment are ignored; timeouts and a response-size cap always apply.
+- proxies from the environment are ignored; timeouts and a response-size cap always apply;
+- TLS certificates are checked against the public CAs (certifi's bundle) and those of
+  `Policy.ca_file` (an operator's private CA); a certificate that fails the check is
+  `CertificateRejected`, which names the reason, never a vague "could not be reached".
 """
 
 from __future__ import annotations
@@ -15,20 +18,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import functools
 import ipaddress
 import json as jsonlib
 import socket
+import ssl
 import time
 import zlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC
 from importlib import metadata
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import certifi
 import httpx
 
 from contentplatform import __version__
+
+if TYPE_CHECKING:
+    from contentplatform.config import Settings
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -57,6 +67,12 @@ ALLOW_HTTP = "For local development, CONTENTPLATFORM_OUTBOUND_ALLOW_HTTP=true al
 ALLOW_LOOPBACK = (
     "For local development, CONTENTPLATFORM_OUTBOUND_ALLOW_LOOPBACK=true allows loopback addresses."
 )
+# What a certificate refusal adds: how an operator trusts a private CA (config.py
+# outbound_ca_file).
+TRUST_CA = (
+    "If the site's certificate is from a private CA, the operator can trust that CA with "
+    "CONTENTPLATFORM_OUTBOUND_CA_FILE."
+)
 
 
 def user_agent() -> str:
@@ -83,6 +99,22 @@ class Policy:
     timeout: float = 30.0
     max_response_bytes: int = 5 * 1024 * 1024
     max_redirects: int = 3
+    # A PEM file of CAs trusted besides the public ones (an operator's private CA).
+    ca_file: str | Path | None = None
+
+
+def policy_of(settings: Settings, **overrides: Any) -> Policy:
+    """The guard with the operator's outbound settings (plain http and loopback for local work,
+    a private CA, the timeout, the largest response), `overrides` (Policy's fields) replacing
+    any of them for one kind of request."""
+    policy = Policy(
+        allow_http=settings.outbound_allow_http,
+        allow_loopback=settings.outbound_allow_loopback,
+        timeout=settings.outbound_timeout_seconds,
+        max_response_bytes=settings.outbound_max_response_bytes,
+        ca_file=settings.outbound_ca_file,
+    )
+    return replace(policy, **overrides)
 
 
 class OutboundError(Exception):
@@ -99,6 +131,12 @@ class Unreachable(OutboundError):
 
 class TooLarge(OutboundError):
     """The response was larger than the policy allows."""
+
+
+class CertificateRejected(OutboundError):
+    """The server's TLS certificate failed the check (expired, for another name, signed by a CA
+    not trusted here). Nothing was sent; trying again will not help until the site's certificate
+    or the operator's trust changes."""
 
 
 @dataclass(frozen=True)
@@ -207,15 +245,45 @@ async def checked_address(url: httpx.URL, policy: Policy, resolver: Resolver | N
     return addresses[0]
 
 
+@functools.cache
+def tls_context(ca_file: str | Path | None = None) -> ssl.SSLContext:
+    """One TLS context per trust: certifi's public CAs, and `ca_file`'s when given. Made once,
+    as httpx would otherwise read and parse the CA bundle for every client."""
+    context = ssl.create_default_context(cafile=certifi.where())
+    if ca_file:
+        context.load_verify_locations(cafile=ca_file)
+    return context
+
+
+def _tls_failure(error: BaseException) -> ssl.SSLError | None:
+    """The TLS error under httpx's (it chains httpcore's, which chains ssl's), if any."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 @contextlib.contextmanager
-def _unreachable(timed_out: str, failed: str) -> Iterator[None]:
+def _unreachable(host: str, timed_out: str, failed: str) -> Iterator[None]:
     """httpx's failures as Unreachable: `timed_out` on a timeout, else `failed` and the kind of
-    failure (never its message, which may carry the address we connected to)."""
+    failure (never its message, which may carry the address we connected to); a certificate
+    that fails the check as CertificateRejected, with the check's reason."""
     try:
         yield
     except httpx.TimeoutException:
         raise Unreachable(f"{timed_out}.") from None
     except httpx.HTTPError as error:
+        tls = _tls_failure(error)
+        if isinstance(tls, ssl.SSLCertVerificationError):
+            reason = tls.verify_message or tls.reason or "it failed the check"
+            raise CertificateRejected(
+                f"{host}'s TLS certificate was not accepted ({reason}). {TRUST_CA}"
+            ) from None
+        if tls is not None:
+            reason = tls.reason or type(tls).__name__
+            raise Unreachable(f"{failed} (TLS handshake failed: {reason}).") from None
         raise Unreachable(f"{failed} ({type(error).__name__}).") from None
 
 
@@ -233,6 +301,7 @@ class GuardedClient:
             limits=httpx.Limits(max_keepalive_connections=0),
             headers={"accept-encoding": ", ".join(_WBITS), "user-agent": USER_AGENT},
             timeout=httpx.Timeout(policy.timeout, connect=policy.connect_timeout),
+            verify=tls_context(policy.ca_file),
         )
 
     async def __aenter__(self) -> GuardedClient:
@@ -320,11 +389,15 @@ class GuardedClient:
             if url.scheme == "https"
             else {},
         )
-        with _unreachable(f"{url.host} did not answer in time", f"{url.host} could not be reached"):
+        with _unreachable(
+            url.host, f"{url.host} did not answer in time", f"{url.host} could not be reached"
+        ):
             response = await self._client.send(request, stream=True)
         try:
             with _unreachable(
-                f"{url.host} did not finish answering in time", f"{url.host} broke off its answer"
+                url.host,
+                f"{url.host} did not finish answering in time",
+                f"{url.host} broke off its answer",
             ):
                 body = await self._read(url, response)
         finally:

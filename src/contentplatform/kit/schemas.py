@@ -1,17 +1,19 @@
 """The shapes every operation shares: its input base, its record base, the list pages, Success.
 
 Casing, said once: an operation's input fields are camelCase on the wire (snake_case in Python).
-A record (a stored resource as the API shows it: Document, Draft, Job, ...) keeps the reference's
-snake_case field names and is read straight from the stored row by attribute name. A small answer
-that is not a record (stats, an upload URL, an outcome) names its fields as the reference does,
-camelCase where it says so.
+Every field of every answer is snake_case, as the reference's records are: a record (a stored
+resource as the API shows it: Document, Draft, Job, ...) is read straight from the stored row by
+attribute name, and a small answer that is not a record (an upload URL, a calendar entry, a
+connection test's outcome, a problem) is named the same way. The only camelCase in an answer is
+where the reference itself spells a field so in an answer it details (REFERENCE_CAMEL_CASE):
+the API keeps its contract there. tests/test_openapi_document.py holds every answer to this.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cache
-from typing import Annotated, Any, Generic, TypeVar, get_args, get_origin
+from typing import Annotated, Any, Generic, Protocol, TypedDict, TypeVar, get_args, get_origin
 
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -21,6 +23,25 @@ from pydantic.fields import FieldInfo
 from contentplatform.kit import text
 
 T = TypeVar("T")
+
+# The answer fields the reference spells in camelCase (platform-api-0.2.0.md): documents.getContent
+# {contentError}, drafts.getStats {byStatus}, jobs.getAnalytics {totalDrafts, approvedDrafts,
+# publishedDrafts, avgSeoScore, publishSuccessRate}, a document's `usage` {generationCount,
+# lastUsedAt} and its knowledge metadata {isPrimary}. No other answer field is camelCase.
+REFERENCE_CAMEL_CASE = frozenset(
+    {
+        "contentError",
+        "byStatus",
+        "totalDrafts",
+        "approvedDrafts",
+        "publishedDrafts",
+        "avgSeoScore",
+        "publishSuccessRate",
+        "generationCount",
+        "lastUsedAt",
+        "isPrimary",
+    }
+)
 
 # The furthest page a numbered list goes (`page: int = Field(1, ge=1, le=MAX_PAGE)`): far past
 # any tenant's rows, so a page past the last is an empty page, and small enough that its offset
@@ -129,3 +150,26 @@ SUCCESS = Success(success=True)
 def offset_of(page: int, limit: int) -> int:
     """Where page `page` (from 1) of `limit` rows starts."""
     return (page - 1) * limit
+
+
+class Numbered(Protocol):
+    """The input of a numbered list: which page (from 1), of how many rows."""
+
+    @property
+    def page(self) -> int: ...
+
+    @property
+    def limit(self) -> int: ...
+
+
+class Window(TypedDict):
+    """The rows a repository's page reads: `limit` of them, after skipping `offset`."""
+
+    limit: int
+    offset: int
+
+
+def window_of(data: Numbered) -> Window:
+    """The rows of the numbered page `data` asks for, as a repository's page takes them:
+    `await repository.page(session, tenant_id, status=data.status, **window_of(data))`."""
+    return Window(limit=data.limit, offset=offset_of(data.page, data.limit))

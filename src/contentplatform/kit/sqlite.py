@@ -107,6 +107,23 @@ class OneTripConnection(AsyncAdapt_aiosqlite_connection):
     __slots__ = ()
     _cursor_cls = OneTripCursor
 
+    # The sqlite3 driver reads in autocommit and begins a transaction only before its first
+    # write, so a transaction that only read has nothing to end; and the pool's rollback on
+    # return follows every commit. Each would still be a trip to the connection's thread (of a
+    # read-only request's three trips, two): asked first, from here, whether there is one.
+    def commit(self) -> None:
+        if self._open_transaction():
+            super().commit()
+
+    def rollback(self) -> None:
+        if self._open_transaction():
+            super().rollback()
+
+    def _open_transaction(self) -> bool:
+        raw = self._connection._connection
+        # No raw connection (closed, or not yet open): let the driver say what it says.
+        return raw is None or bool(raw.in_transaction)
+
 
 class OneTripDriver(AsyncAdapt_aiosqlite_dbapi):
     """The DBAPI module SQLAlchemy's aiosqlite dialect is given (`create_engine(module=...)`).

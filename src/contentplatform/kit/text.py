@@ -53,6 +53,9 @@ _UNSEEN_CATEGORIES = frozenset({"Cf", "Zl", "Zp"})
 # Markup can hide behind entities ("&lt;b&gt;" reads as "<b>"): stripping repeats until nothing
 # changes. Text settles in one pass, entity-escaped markup in one per layer of escaping.
 _MAX_PASSES = 8
+# Text the HTML parse of plain_text() returns unchanged: nothing that opens a tag, comment or
+# entity, and none of what the parse normalizes (CR to LF, NUL dropped, a leading BOM dropped).
+_PLAIN_ALREADY = re.compile(r"[^<&\r\x00\ufeff]*")
 
 
 @dataclass(frozen=True)
@@ -72,11 +75,7 @@ class TextRule:
         self._check(value)
         if not self.plain:
             return value
-        stripped = plain_text(value)
-        if value.strip() and not stripped:
-            # Nothing but markup (`<img src=x onerror=alert(1)>` as a title): what was typed is
-            # kept as words, its brackets dropped, rather than refused or stored empty.
-            stripped = without_brackets(value)
+        stripped = _plain_or_words(value)
         # Entities may decode into characters the rule refuses ("&#10;" in a title).
         self._check(stripped)
         return stripped
@@ -137,6 +136,8 @@ def plain_text(value: str) -> str:
     they are text ("a < b", "AT&T"); what remains never parses as a tag, so it is safe to
     escape once wherever HTML is written. Idempotent, short of markup escaped more than
     _MAX_PASSES times over (which loses its angle brackets instead)."""
+    if _PLAIN_ALREADY.fullmatch(value):
+        return value.strip()  # what the parse below would give back as it is (most text, fast)
     text = value
     for _ in range(_MAX_PASSES):
         stripped = html.unescape(nh3.clean(text, tags=set())).strip()
@@ -145,6 +146,29 @@ def plain_text(value: str) -> str:
         text = stripped
     # Escaped more times than any text is: whatever tags are left lose their brackets.
     return without_brackets(text)
+
+
+def _plain_or_words(value: str) -> str:
+    stripped = plain_text(value)
+    if value.strip() and not stripped:
+        # Nothing but markup (`<img src=x onerror=alert(1)>` as a title): what was typed is
+        # kept as words, its brackets dropped, rather than refused or stored empty.
+        return without_brackets(value)
+    return stripped
+
+
+def sent_as_text(value: Any) -> Any:
+    """`value` (JSON-like: what an event carries out to listeners, webhooks and notifications)
+    with every string in it, at any depth, as plain text: markup stripped as a `PlainText`
+    input's is. A string without a `<` is left exactly as it is: ids, URLs, codes and text that
+    holds no tag, whose entities must not be decoded (a URL's `&para=` is not a `¶`)."""
+    if isinstance(value, str):
+        return _plain_or_words(value) if "<" in value else value
+    if isinstance(value, dict):
+        return {key: sent_as_text(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [sent_as_text(item) for item in value]
+    return value
 
 
 def without_brackets(value: str) -> str:
@@ -163,11 +187,14 @@ def cleaned(value: str, max_length: int) -> str:
     """A name we take from elsewhere and cannot answer with a 400 (an identity provider's claim),
     made fit to store and show: plain text, one line, without control, invisible or
     direction-changing characters, whitespace runs folded, at most `max_length` characters."""
-    visible = "".join(
-        " " if character.isspace() else character
-        for character in value
-        if character.isspace() or not (_REFUSED.match(character) or is_unseen(character))
-    )
+    if value.isascii() and value.isprintable():
+        visible = value  # no control, invisible or direction-changing character can be in it
+    else:
+        visible = "".join(
+            " " if character.isspace() else character
+            for character in value
+            if character.isspace() or not (_REFUSED.match(character) or is_unseen(character))
+        )
     return " ".join(plain_text(visible).split())[:max_length].rstrip()
 
 

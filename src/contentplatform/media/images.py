@@ -13,7 +13,8 @@
   (at most 320 px on its longer side), the EXIF orientation applied and no metadata kept: JPEG,
   or WebP where the image has transparency. A GIF's or animated image's copies show its first
   frame. A JPEG is decoded at the smallest scale that still gives 1600 px (libjpeg's DCT
-  scaling), so a large photo is never decoded whole.
+  scaling), so a large photo is never decoded whole;
+- `as_webp`: the image encoded again as WebP, for a publishing target that takes no AVIF (Ghost).
 
 Every image is refused before its pixels are decoded when it has more than MAX_PIXELS (a
 "decompression bomb": a few kilobytes that unpack into gigabytes), as Pillow's own limit would.
@@ -278,6 +279,21 @@ def _encoded_without_location(data: bytes, mime: str) -> bytes:
             options.pop("exif")
         buffer = io.BytesIO()
         image.save(buffer, format=FORMATS[mime], **options)
+        return buffer.getvalue()
+
+
+@_readable
+def as_webp(data: bytes) -> bytes:
+    """The image encoded again as WebP, for a target that takes no AVIF (Ghost): every frame,
+    its EXIF (orientation) and colour profile kept, at the quality an AVIF is kept at above."""
+    with _open(data) as image:
+        options: dict[str, object] = {"quality": 90, "exif": image.getexif().tobytes()}
+        if image.info.get("icc_profile"):
+            options["icc_profile"] = image.info["icc_profile"]
+        if getattr(image, "n_frames", 1) > 1:
+            options["save_all"] = True
+        buffer = io.BytesIO()
+        image.save(buffer, format="WEBP", **options)
         return buffer.getvalue()
 
 

@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
-from contentplatform.media import models, procedures, workflows
+from contentplatform.media import durable, models, procedures
 
-domain = Domain(name="media", routers=(procedures.router,), models=models, durable=(workflows,))
+domain = Domain(name="media", routers=(procedures.router,), models=models, durable=(durable,))

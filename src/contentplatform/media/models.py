@@ -104,7 +104,7 @@ class MediaAsset(RecordMixin, TenantMixin, SoftDeleteMixin, Base):
     license_verified: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     license_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # The last licence alert told ("expiring:<expiry>" or "expired:<expiry>"), so each is told
-    # once (media/workflows.py).
+    # once (media/durable.py).
     license_alerted: Mapped[str | None] = mapped_column(String(60))
     # The identity provider's id of whoever added it.
     created_by: Mapped[str | None] = mapped_column(String(255))

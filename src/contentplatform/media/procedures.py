@@ -1,4 +1,5 @@
-"""The media operations: declarations only; the rules live in service.py.
+"""The media operations: declarations only; the rules live in service.py, uploads.py and
+stock_photos.py.
 
 Every member reads assets and searches stock; editors upload, import, describe and attach them;
 admins delete them (and alone change a stock photo's licence).
@@ -10,7 +11,7 @@ from contentplatform.auth.context import Access
 from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.drafts.errors import DraftNotFound
-from contentplatform.media import schemas, service
+from contentplatform.media import schemas, service, stock_photos, uploads
 from contentplatform.media.errors import (
     FeaturedNeedsImage,
     ImageRefused,
@@ -58,7 +59,7 @@ async def create_upload_url(
     for video/mp4, and never more than the service's MAX_UPLOAD_BYTES (400 naming `bytes`). The
     filename keeps its type's extension (`.jpg`/`.jpeg`, `.png`, `.webp`, `.gif`, `.avif`,
     `.mp4`): a name without one gets it, another type's is 400."""
-    return await service.create_upload_url(ctx.runtime, ctx.tenant, data, ctx.base_url)
+    return await uploads.create_upload_url(ctx.runtime, ctx.tenant, data, ctx.base_url)
 
 
 @router.post(
@@ -104,7 +105,7 @@ async def confirm_upload(
     when the provider is unknown or not configured here; 404 when it has no such photo; 503
     when it is down, rate limiting or refusing the service's key (`retryable` says whether to
     try again)."""
-    return await service.confirm_upload(
+    return await uploads.confirm_upload(
         ctx.session, ctx.runtime, ctx.tenant, ctx.identity.subject, data, ctx.base_url
     )
 
@@ -140,7 +141,7 @@ async def search_stock(ctx: Context, data: schemas.SearchStockInput) -> schemas.
     not be copied, sent to an AI model or chosen automatically. 400 naming `provider` when the
     provider is unknown or not configured here (no access key); 503 when it is down, rate
     limiting or refusing the service's key (`retryable` says whether to try again)."""
-    return await service.search_stock(ctx.runtime, data)
+    return await stock_photos.search_stock(ctx.runtime, data)
 
 
 @router.get("getById", "/v1/media/{id}", access=Access.member, errors=[MediaNotFound])

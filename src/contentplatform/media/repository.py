@@ -13,7 +13,7 @@ from sqlalchemy import ColumnElement, Select, delete, exists, func, or_, select,
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts.models import Draft
-from contentplatform.kit.db import Owned, page_of
+from contentplatform.kit.db import Owned, cross_tenant, owned_by, page_of
 from contentplatform.media.models import MediaAsset, MediaAttachment
 
 EXPIRING_WITHIN = timedelta(days=30)
@@ -38,6 +38,7 @@ async def stored_bytes(session: AsyncSession, tenant_id: uuid.UUID) -> int:
     return int(total or 0)
 
 
+@cross_tenant("the daily sweep of every tenant's licences ending")
 async def licences_ending(session: AsyncSession, now: datetime, limit: int) -> list[MediaAsset]:
     """Live assets of every tenant used by a live draft whose licence has expired or expires
     within EXPIRING_WITHIN, the latest end first (those ahead, then the ones ended last): the
@@ -249,13 +250,9 @@ async def remove_attachments(
 async def attachment(
     session: AsyncSession, tenant_id: uuid.UUID, media_id: uuid.UUID, draft_id: uuid.UUID, role: str
 ) -> MediaAttachment | None:
-    statement = select(MediaAttachment).where(
-        MediaAttachment.tenant_id == tenant_id,
-        MediaAttachment.media_id == media_id,
-        MediaAttachment.draft_id == draft_id,
-        MediaAttachment.role == role,
+    return await owned_by(
+        session, MediaAttachment, tenant_id, media_id=media_id, draft_id=draft_id, role=role
     )
-    return (await session.execute(statement)).scalar_one_or_none()
 
 
 async def remove_featured(

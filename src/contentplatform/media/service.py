@@ -1,5 +1,6 @@
-"""The rules of media assets: uploads made safe and de-duplicated, stock imports, licences and
-attachments to drafts. Never commits.
+"""The rules of media assets: records, licences, edits and attachments to drafts; uploads made
+safe and de-duplicated are in uploads.py, stock search and imports in stock_photos.py. Never
+commits.
 
 An upload is checked by its bytes against its declared type, an image loses its location
 (images.py) and is stored cleaned in place of what was uploaded, with its web-sized renditions
@@ -14,12 +15,9 @@ AUTOMATED_SELECTION_PROVIDERS by itself, and never sends hotlinked ones to a mod
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import os
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -28,38 +26,25 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Role, TenantAccess
-from contentplatform.billing import service as billing
-from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.config import Settings
-from contentplatform.core.runtime import Runtime
 from contentplatform.drafts import service as drafts
 from contentplatform.kit import errors
 from contentplatform.kit.db import utcnow
-from contentplatform.kit.errors import BadRequest, Conflict, FieldError, InternalError
+from contentplatform.kit.errors import BadRequest, Conflict, FieldError
 from contentplatform.kit.schemas import offset_of
-from contentplatform.kit.text import cleaned
-from contentplatform.media import images, providers, repository, schemas
+from contentplatform.media import providers, repository, schemas
 from contentplatform.media.errors import (
     FeaturedNeedsImage,
-    ImageRefused,
     LicenseForbidsUse,
     MediaFilenameRefused,
     MediaInUse,
     MediaNotFound,
-    MediaPathTaken,
     MediaTooLarge,
-    MediaTypeMismatch,
-    NothingUploadedHere,
-    StockAssetNotFound,
     StockLicenseAdminOnly,
-    StockProviderRefused,
-    StockProviderUnavailable,
 )
 from contentplatform.media.models import MediaAsset, MediaAttachment
-from contentplatform.media.stock import PhotoMissing, ProviderFailed, StockProvider, StockQuery
 from contentplatform.storage import paths
 from contentplatform.storage.store import ObjectStore
-from contentplatform.tenants import service as tenants
 
 # How long a signed URL of a stored file works.
 SIGNED_URL_SECONDS = 3600
@@ -72,8 +57,6 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "image/avif": (".avif",),
     "video/mp4": (".mp4",),
 }
-# Bytes of a file's start that show its type.
-HEAD_BYTES = 8192
 
 # --- what other domains ask ---------------------------------------------------------------------
 
@@ -144,14 +127,14 @@ def _aware(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def _apply_license(asset: MediaAsset, license: schemas.MediaLicense) -> None:
+def apply_license(asset: MediaAsset, license: schemas.MediaLicense) -> None:
     license = license.model_copy(update={"expires_at": _aware(license.expires_at)})
     asset.license = license.model_dump(mode="json")
     asset.license_verified = _verified(license)
     asset.license_expires_at = license.expires_at
 
 
-def _merged(current: dict[str, Any], patch: dict[str, Any]) -> schemas.MediaLicense:
+def merged_license(current: dict[str, Any], patch: dict[str, Any]) -> schemas.MediaLicense:
     """`patch` (the fields given, by name) over the licence `current`: attribution and usage
     rights field by field, null resetting either whole."""
     merged = dict(current)
@@ -166,7 +149,7 @@ def _merged(current: dict[str, Any], patch: dict[str, Any]) -> schemas.MediaLice
     return schemas.MediaLicense.model_validate(merged)
 
 
-def _license_given(data: schemas.LicenseInput | None) -> dict[str, Any]:
+def license_given(data: schemas.LicenseInput | None) -> dict[str, Any]:
     return {} if data is None else data.model_dump(exclude_unset=True)
 
 
@@ -252,7 +235,7 @@ async def _one(
     return await _record(asset, counts.get(asset.id, 0), links, utcnow())
 
 
-async def _confirmed(
+async def confirmed(
     session: AsyncSession,
     tenant_id: uuid.UUID,
     asset: MediaAsset,
@@ -301,459 +284,52 @@ def guarded_filename(name: str, mime_type: str) -> str:
     return candidate
 
 
-def _media_prefix(org_id: str) -> str:
+def media_prefix(org_id: str) -> str:
     return f"{org_id}/media/"
 
 
-def _derived_prefix(org_id: str) -> str:
+def derived_prefix(org_id: str) -> str:
     return f"{org_id}/media/derived/"
 
 
-def _upload_path(org_id: str, storage_path: str) -> str:
+def upload_path(org_id: str, storage_path: str) -> str:
     """`storage_path` when the organization may confirm it: under `<org>/media/` (where
     media.createUploadUrl puts uploads), not among the files the service derives."""
     path = paths.validate_storage_path(storage_path, org_id)
-    if not path.startswith(_media_prefix(org_id)) or path.startswith(_derived_prefix(org_id)):
-        message = f"must be an upload path under {_media_prefix(org_id)} (media.createUploadUrl)"
+    if not path.startswith(media_prefix(org_id)) or path.startswith(derived_prefix(org_id)):
+        message = f"must be an upload path under {media_prefix(org_id)} (media.createUploadUrl)"
         raise BadRequest(
             f"Invalid storagePath: {message}.", errors=[FieldError("storagePath", message)]
         )
     return path
 
 
-def _size_limit(settings: Settings, mime_type: str) -> int:
+def size_limit(settings: Settings, mime_type: str) -> int:
     return min(schemas.MAX_BYTES[mime_type], settings.max_upload_bytes)
 
 
-def _too_large(size: int, limit: int, mime_type: str, field: str) -> MediaTooLarge:
+def too_large(size: int, limit: int, mime_type: str, field: str) -> MediaTooLarge:
     return MediaTooLarge(
         f"The file is {size} bytes; a {mime_type} file may have at most {limit}.",
         errors=[FieldError(field, f"must be at most {limit} for {mime_type}")],
     )
 
 
-# --- uploads ------------------------------------------------------------------------------------
-
-
-async def create_upload_url(
-    runtime: Runtime, tenant: TenantAccess, data: schemas.CreateMediaUploadUrlInput, base_url: str
-) -> schemas.MediaUploadUrl:
-    filename = guarded_filename(data.filename, data.mime_type)
-    limit = _size_limit(runtime.settings, data.mime_type)
-    if data.bytes > limit:
-        raise _too_large(data.bytes, limit, data.mime_type, "bytes")
-    storage_path = paths.validate_storage_path(
-        f"{_media_prefix(tenant.org_id)}{uuid.uuid4()}/{paths.safe_filename(filename)}",
-        tenant.org_id,
-    )
-    target = await runtime.store.upload_url(
-        storage_path,
-        content_type=data.mime_type,
-        content_length=data.bytes,
-        expires_in=runtime.settings.upload_url_ttl_seconds,
-        base_url=base_url,
-    )
-    return schemas.MediaUploadUrl(
-        upload_url=target.url,
-        storage_path=storage_path,
-        method="PUT",
-        headers=target.headers,
-        expires_at=target.expires_at,
-    )
-
-
-async def _uploaded(runtime: Runtime, storage_path: str, mime_type: str) -> bytes:
-    """The uploaded bytes, when there are some, within the type's size and of that type."""
-    info = await runtime.store.head(storage_path)
-    if info is None:
-        raise NothingUploadedHere(
-            "Nothing has been uploaded at this storagePath.",
-            errors=[FieldError("storagePath", "nothing uploaded here")],
-        )
-    limit = _size_limit(runtime.settings, mime_type)
-    if info.size > limit:
-        raise _too_large(info.size, limit, mime_type, "storagePath")
-    content = await runtime.store.get(storage_path)
-    if len(content) > limit:
-        raise _too_large(len(content), limit, mime_type, "storagePath")
-    detected = images.detected_type(content[:HEAD_BYTES])
-    if detected != mime_type:
-        found = detected or "not an image or video this service takes"
-        raise MediaTypeMismatch(
-            f"The uploaded file is {found}, not the declared {mime_type} (its bytes were "
-            "checked, not its name).",
-            errors=[FieldError("mimeType", f"the file is {found}, not {mime_type}")],
-        )
-    return content
-
-
-@contextlib.contextmanager
-def _image_errors() -> Iterator[None]:
-    try:
-        yield
-    except images.ImageError as error:
-        raise ImageRefused(str(error), errors=[FieldError("storagePath", str(error))]) from None
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-async def _stored_renditions(
-    store: ObjectStore, org_id: str, asset_id: uuid.UUID, prepared: images.Prepared
-) -> tuple[dict[str, Any], str]:
-    """Store the renditions and the thumbnail; their record, and the thumbnail's path."""
-    folder = f"{_derived_prefix(org_id)}{asset_id}"
-    record: dict[str, Any] = {}
-    for name, copy in prepared.renditions.items():
-        path = f"{folder}/{name}.{copy.extension}"
-        await store.put(path, copy.data, content_type=copy.mime_type)
-        record[name] = {
-            "path": path,
-            "width": copy.width,
-            "height": copy.height,
-            "bytes": len(copy.data),
-        }
-    thumbnail = prepared.thumbnail
-    thumbnail_path = f"{folder}/thumbnail.{thumbnail.extension}"
-    await store.put(thumbnail_path, thumbnail.data, content_type=thumbnail.mime_type)
-    return record, thumbnail_path
-
-
-async def _forget(store: ObjectStore, *paths_: str | None) -> None:
-    """Remove objects nobody refers to (a duplicate's upload and renditions)."""
-    for path in paths_:
-        if path is not None:
-            await store.delete(path)
-
-
-async def _duplicate_of_upload(
-    session: AsyncSession,
-    runtime: Runtime,
-    tenant_id: uuid.UUID,
-    content_hash: str,
-    storage_path: str,
-) -> MediaAsset | None:
-    """The live asset with this content, if any: the upload then goes (no asset's file is at
-    its path). Another asset's file at the path, with other content now, is a 409: its upload
-    URL was used twice, and the asset's file is no longer what it was."""
-    owner = await repository.by_storage_path(session, tenant_id, storage_path)
-    if owner is not None and owner.content_hash != content_hash:
-        raise MediaPathTaken(
-            f"This storagePath holds the file of the asset {owner.id}; upload to a new URL "
-            "(media.createUploadUrl).",
-            extensions={"mediaId": str(owner.id)},
-        )
-    duplicate = await repository.by_content_hash(session, tenant_id, content_hash)
-    if duplicate is not None and owner is None:
-        await _forget(runtime.store, storage_path)
-    return duplicate
-
-
 def _tag_keys(tags: list[str]) -> str:
     return "\n" + "".join(f"{tag.lower()}\n" for tag in tags)
 
 
-def _set_tags(asset: MediaAsset, tags: list[str]) -> None:
+def set_tags(asset: MediaAsset, tags: list[str]) -> None:
     asset.tags = list(tags)
     asset.tag_keys = _tag_keys(asset.tags)
 
 
-async def confirm_upload(
-    session: AsyncSession,
-    runtime: Runtime,
-    tenant: TenantAccess,
-    created_by: str,
-    data: schemas.ConfirmMediaUploadInput,
-    base_url: str,
-) -> schemas.ConfirmedMediaAsset:
-    if data.stock is not None:
-        if data.storage_path is not None:
-            raise BadRequest(
-                "Give storagePath (an upload) or stock (a stock photo), not both.",
-                errors=[
-                    FieldError("storagePath", "not with stock"),
-                    FieldError("stock", "not with storagePath"),
-                ],
-            )
-        return await _import_stock(session, runtime, tenant, created_by, data, base_url)
-    missing = [
-        FieldError(name, "required with storagePath")
-        for name, value in (
-            ("storagePath", data.storage_path),
-            ("filename", data.filename),
-            ("mimeType", data.mime_type),
-        )
-        if value is None
-    ]
-    if missing or data.storage_path is None or data.filename is None or data.mime_type is None:
-        names = ", ".join(error.path for error in missing)
-        raise BadRequest(
-            f"An upload is confirmed with storagePath, filename and mimeType ({names} missing); "
-            "a stock photo with stock.",
-            errors=missing,
-        )
-    mime_type = data.mime_type
-    filename = guarded_filename(data.filename, mime_type)
-    storage_path = _upload_path(tenant.org_id, data.storage_path)
-    store = runtime.store
-    links = Links(store, base_url)
-    uploaded = await _uploaded(runtime, storage_path, mime_type)
-    is_image = mime_type in schemas.IMAGE_TYPES
-    content = uploaded
-    if is_image:
-        with _image_errors():
-            content = await images.off_loop(images.without_location, uploaded, mime_type)
-    content_hash = _sha256(content)
-    duplicate = await _duplicate_of_upload(
-        session, runtime, tenant.tenant_id, content_hash, storage_path
-    )
-    if duplicate is not None:
-        return await _confirmed(session, tenant.tenant_id, duplicate, links, unchanged=True)
-
-    asset_id = uuid.uuid4()
-    prepared: images.Prepared | None = None
-    renditions: dict[str, Any] = {}
-    thumbnail_path: str | None = None
-    if is_image:
-        with _image_errors():
-            prepared = await images.off_loop(images.renditions, content)
-        renditions, thumbnail_path = await _stored_renditions(
-            store, tenant.org_id, asset_id, prepared
-        )
-    if content is not uploaded:
-        # The cleaned image replaces the upload, and is read back: what is stored must be what
-        # was hashed, and say nowhere where it was taken. (Kept as uploaded, the file is what
-        # was read, hashed and checked already.)
-        await store.put(storage_path, content, content_type=mime_type)
-        stored = await store.get(storage_path)
-        if _sha256(stored) != content_hash or await images.off_loop(
-            images.has_location, stored, mime_type
-        ):
-            raise InternalError("The stored file differs from the one checked; confirm it again.")
-
-    # One confirmation per tenant at a time from here, so racing confirms of the same content
-    # agree on one asset (the unique index would refuse the second anyway).
-    await tenants.lock_tenant(session, tenant.tenant_id)
-    duplicate = await _duplicate_of_upload(
-        session, runtime, tenant.tenant_id, content_hash, storage_path
-    )
-    if duplicate is not None:
-        await _forget(store, thumbnail_path, *(r["path"] for r in renditions.values()))
-        return await _confirmed(session, tenant.tenant_id, duplicate, links, unchanged=True)
-    try:
-        await billing.check_storage(session, tenant.tenant_id, len(content))
-    except PlanLimitReached:
-        await _forget(store, thumbnail_path, *(r["path"] for r in renditions.values()))
-        raise
-    asset = MediaAsset(
-        id=asset_id,
-        tenant_id=tenant.tenant_id,
-        kind="image" if is_image else "video",
-        filename=filename,
-        mime_type=mime_type,
-        storage="internal",
-        storage_path=storage_path,
-        renditions=renditions,
-        thumbnail_path=thumbnail_path,
-        width=prepared.width if prepared else None,
-        height=prepared.height if prepared else None,
-        size_bytes=len(content),
-        content_hash=content_hash,
-        alt_text=data.alt_text,
-        caption=data.caption,
-        source="upload",
-        created_by=created_by,
-    )
-    _set_tags(asset, data.tags or [])
-    _apply_license(asset, _merged({}, _license_given(data.license)))
-    session.add(asset)
-    await _flush(session, Conflict("The same file was just confirmed; confirm it again."))
-    return await _confirmed(session, tenant.tenant_id, asset, links, unchanged=False)
-
-
-@billing.counts_storage("media")
-async def stored_bytes(session: AsyncSession, tenant_id: uuid.UUID) -> int:
-    """The bytes of the tenant's live uploaded files (as stored, without their renditions,
-    which are ours to make again), for `storage_bytes`; hotlinked stock photos store nothing."""
-    return await repository.stored_bytes(session, tenant_id)
-
-
-async def _flush(session: AsyncSession, conflict: Conflict) -> None:
+async def flush_or_conflict(session: AsyncSession, conflict: Conflict) -> None:
     """Flush, a unique index refusing the row as `conflict` (a racing request won)."""
     try:
         await session.flush()
     except IntegrityError:
         raise conflict from None
-
-
-# --- stock ----------------------------------------------------------------------------------------
-
-
-def _provider(settings: Settings, name: str | None, field: str) -> type[StockProvider]:
-    """The provider named (or the first configured one), when it is known and configured here."""
-    if name is None:
-        configured = [p for p in providers.PROVIDERS.values() if p.configured(settings)]
-        if not configured:
-            raise StockProviderRefused(
-                "No stock provider is configured on this service (for Unsplash: "
-                "CONTENTPLATFORM_STOCK_UNSPLASH_ACCESS_KEY).",
-                errors=[FieldError(field, "no provider is configured")],
-            )
-        return configured[0]
-    provider = providers.PROVIDERS.get(name.strip().lower())
-    if provider is None:
-        known = ", ".join(sorted(providers.PROVIDERS))
-        raise StockProviderRefused(
-            f"There is no stock provider {name!r}; known: {known}.",
-            errors=[FieldError(field, f"must be one of: {known}")],
-        )
-    if not provider.configured(settings):
-        raise StockProviderRefused(
-            f"The stock provider {provider.name!r} is not configured on this service.",
-            errors=[FieldError(field, "is not configured on this service")],
-        )
-    return provider
-
-
-@contextlib.contextmanager
-def _provider_errors(provider: type[StockProvider]) -> Iterator[None]:
-    try:
-        yield
-    except ProviderFailed as error:
-        raise StockProviderUnavailable(
-            str(error), extensions={"retryable": error.retryable, "provider": provider.name}
-        ) from None
-
-
-async def search_stock(runtime: Runtime, data: schemas.SearchStockInput) -> schemas.StockResultPage:
-    """A page of the provider's search, from the shared cache when the same was asked within
-    STOCK_SEARCH_CACHE_SECONDS (by anyone: the answer depends on nothing of the tenant)."""
-    settings = runtime.settings
-    provider_class = _provider(settings, data.provider, "provider")
-    query = StockQuery(
-        query=data.query, page=data.page, per_page=data.limit, orientation=data.orientation
-    )
-
-    async def produce() -> str:
-        with _provider_errors(provider_class):
-            async with provider_class(settings) as provider:
-                found = await provider.search(query)
-                results = [
-                    schemas.StockResult(
-                        provider=photo.provider,
-                        asset_id=photo.asset_id,
-                        thumb_url=photo.thumb_url,
-                        preview_url=photo.preview_url,
-                        width=photo.width,
-                        height=photo.height,
-                        description=photo.description or photo.alt_description,
-                        author_name=photo.author_name,
-                        author_url=photo.author_url,
-                        source_url=photo.source_url,
-                        license_type=provider.license_type,
-                        attribution_text=provider.attribution(photo),
-                        hotlink_required=provider.hotlink_required,
-                    )
-                    for photo in found.photos
-                ]
-        page = schemas.StockResultPage(
-            data=results, total=found.total, page=data.page, limit=data.limit
-        )
-        return page.model_dump_json()
-
-    seconds = settings.stock_search_cache_seconds
-    if seconds <= 0:
-        return schemas.StockResultPage.model_validate_json(await produce())
-    asked = [provider_class.name, query.query, query.orientation, query.page, query.per_page]
-    key = hashlib.sha256(json.dumps(asked).encode()).hexdigest()
-    text = await runtime.cache.get_or_set(
-        f"media:stock:{provider_class.name}", key, seconds, produce
-    )
-    return schemas.StockResultPage.model_validate_json(text)
-
-
-async def _import_stock(
-    session: AsyncSession,
-    runtime: Runtime,
-    tenant: TenantAccess,
-    created_by: str,
-    data: schemas.ConfirmMediaUploadInput,
-    base_url: str,
-) -> schemas.ConfirmedMediaAsset:
-    """A stock photo as a hotlinked asset with its provider's licence, its download tracked."""
-    assert data.stock is not None
-    settings = runtime.settings
-    provider_class = _provider(settings, data.stock.provider, "stock.provider")
-    asset_id = data.stock.asset_id
-    if not schemas.STOCK_ASSET_ID.fullmatch(asset_id):
-        raise BadRequest(
-            "The stock photo id has letters, digits, '_' and '-' only.",
-            errors=[FieldError("stock.assetId", "letters, digits, '_' and '-' only")],
-        )
-    mime_type = data.mime_type or "image/jpeg"
-    if mime_type not in schemas.IMAGE_TYPES:
-        raise MediaTypeMismatch(
-            f"A stock photo is an image, not {mime_type}.",
-            errors=[FieldError("mimeType", "must be an image type")],
-        )
-    filename = guarded_filename(data.filename or f"{provider_class.name}-{asset_id}", mime_type)
-    if data.license is not None and not tenant.role.includes(Role.admin):
-        raise StockLicenseAdminOnly(
-            "A stock photo's licence comes from its provider: only an admin may change it."
-        )
-    links = Links(runtime.store, base_url)
-    existing = await repository.by_provider_asset(
-        session, tenant.tenant_id, provider_class.name, asset_id
-    )
-    if existing is not None:
-        return await _confirmed(session, tenant.tenant_id, existing, links, unchanged=True)
-
-    with _provider_errors(provider_class):
-        async with provider_class(settings) as provider:
-            try:
-                photo = await provider.get(asset_id)
-                # What the provider's terms require of an import, before anything is stored.
-                await provider.track_download(photo)
-            except PhotoMissing:
-                raise StockAssetNotFound(
-                    f"{provider.label} has no photo {asset_id}.",
-                    errors=[FieldError("stock.assetId", "no such photo")],
-                ) from None
-            license = provider.license(photo).as_record()
-
-    await tenants.lock_tenant(session, tenant.tenant_id)
-    existing = await repository.by_provider_asset(
-        session, tenant.tenant_id, provider_class.name, asset_id
-    )
-    if existing is not None:
-        return await _confirmed(session, tenant.tenant_id, existing, links, unchanged=True)
-    asset = MediaAsset(
-        tenant_id=tenant.tenant_id,
-        kind="image",
-        filename=filename,
-        mime_type=mime_type,
-        # Kept at the provider: every provider so far requires it (one that let photos be
-        # copied would have them copied into storage here, as uploads are).
-        storage="hotlink",
-        hotlink_url=photo.url,
-        hotlink_thumbnail_url=photo.thumb_url,
-        renditions={},
-        width=photo.width,
-        height=photo.height,
-        title=cleaned(photo.description or photo.alt_description or "", 255) or None,
-        alt_text=data.alt_text if data.alt_text is not None else photo.alt_description,
-        caption=data.caption,
-        source="stock",
-        provider=provider_class.name,
-        provider_asset_id=asset_id,
-        created_by=created_by,
-    )
-    _set_tags(asset, data.tags if data.tags is not None else list(photo.tags)[: schemas.MAX_TAGS])
-    _apply_license(asset, _merged(license, _license_given(data.license)))
-    session.add(asset)
-    await _flush(session, Conflict("The same stock photo was just imported; import it again."))
-    return await _confirmed(session, tenant.tenant_id, asset, links, unchanged=False)
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -822,13 +398,13 @@ async def update(
     given = data.model_fields_set
     if data.license is not None:
         current = schemas.MediaLicense.model_validate(asset.license or {})
-        license = _merged(current.model_dump(mode="json"), _license_given(data.license))
+        license = merged_license(current.model_dump(mode="json"), license_given(data.license))
         license = license.model_copy(update={"expires_at": _aware(license.expires_at)})
         if license != current and asset.source == "stock" and not tenant.role.includes(Role.admin):
             raise StockLicenseAdminOnly(
                 "A stock asset's licence comes from its provider: only an admin may change it."
             )
-        _apply_license(asset, license)
+        apply_license(asset, license)
     if "title" in given:
         asset.title = data.title
     if "alt_text" in given:
@@ -836,7 +412,7 @@ async def update(
     if "caption" in given:
         asset.caption = data.caption
     if "tags" in given:
-        _set_tags(asset, data.tags or [])
+        set_tags(asset, data.tags or [])
     asset.updated_at = utcnow()
     await session.flush()
     return await _one(session, tenant.tenant_id, asset, Links(store, base_url))
@@ -902,7 +478,7 @@ async def attach(
         session.add(found)
     else:
         found.position = position
-    await _flush(
+    await flush_or_conflict(
         session,
         Conflict("Another attachment of this draft was just made; attach it again."),
     )

@@ -119,12 +119,10 @@ class StockProvider(ABC):
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.client = outbound.GuardedClient(
-            outbound.Policy(
-                allow_http=settings.outbound_allow_http,
-                allow_loopback=settings.outbound_allow_loopback,
+            outbound.policy_of(
+                settings,
                 timeout=settings.stock_timeout_seconds,
                 connect_timeout=min(5.0, settings.stock_timeout_seconds),
-                max_response_bytes=settings.outbound_max_response_bytes,
             )
         )
 

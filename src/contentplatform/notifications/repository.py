@@ -13,7 +13,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.kit.db import insert_ignoring_conflicts, page_of, plain
+from contentplatform.kit.db import cross_tenant, insert_ignoring_conflicts, page_of, plain
 from contentplatform.notifications.models import Notification, Watch
 
 TENANT = "tenant"
@@ -89,11 +89,13 @@ async def count_resource_watches(session: AsyncSession, tenant_id: uuid.UUID, su
     return int(result or 0)
 
 
+@cross_tenant("the row carries its tenant")
 async def add_watch(session: AsyncSession, **values: Any) -> None:
     """Insert a watch unless the user already has one of that resource (muted or not)."""
     await session.execute(insert_ignoring_conflicts(session, Watch, **values))
 
 
+@cross_tenant("the watch given carries its tenant")
 async def delete_watch(session: AsyncSession, found: Watch) -> None:
     await session.delete(found)
 
@@ -126,6 +128,7 @@ def _mine(tenant_id: uuid.UUID, subject: str, since: datetime) -> list[ColumnEle
 INSERT_CHUNK = 500
 
 
+@cross_tenant("the rows carry their tenants")
 async def add_notifications(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
     """Insert them all, leaving out any (event, user) already told."""
     insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
@@ -201,6 +204,7 @@ async def mark_read(
     return int(getattr(result, "rowcount", 0) or 0)
 
 
+@cross_tenant("retention, over every tenant's notifications")
 async def forget_older_than(session: AsyncSession, moment: datetime) -> int:
     """Delete every tenant's notifications that happened before `moment`. Looked for first with
     a read of the index: on SQLite a delete takes the one write turn even when nothing goes."""

@@ -1,5 +1,5 @@
 """Notifications and watches: the caller's own, in the caller's tenant; and `notify`, which the
-listener (workflows.py) runs on each batch of new events, in the dispatcher's transaction.
+listener (durable.py) runs on each batch of new events, in the dispatcher's transaction.
 
 A member's tenant watch is made with the defaults when they first list their watches (a row
 with no chosen events: the defaults of their role at the time of each event); until then the
@@ -26,7 +26,7 @@ from contentplatform.events.models import Event
 from contentplatform.jobs import service as jobs
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import BadRequest, FieldError, require
-from contentplatform.kit.schemas import offset_of
+from contentplatform.kit.schemas import window_of
 from contentplatform.notifications import repository, routing, schemas, texts
 from contentplatform.notifications.errors import TooManyWatches, WatchNotFound
 from contentplatform.notifications.models import Watch
@@ -61,8 +61,7 @@ async def list_notifications(
         since=since,
         unread_only=data.unread_only,
         category=data.category,
-        limit=data.limit,
-        offset=offset_of(data.page, data.limit),
+        **window_of(data),
     )
     return schemas.NotificationPage(
         data=[schemas.Notification.model_validate(row) for row in rows],

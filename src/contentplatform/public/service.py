@@ -12,7 +12,7 @@ import uuid
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts import html
-from contentplatform.drafts import service as drafts
+from contentplatform.drafts import publication as draft_publication
 from contentplatform.drafts.models import Draft
 from contentplatform.kit import errors, text
 from contentplatform.kit.schemas import offset_of
@@ -27,7 +27,7 @@ LEAD_CHARACTERS = 300
 async def list_blogs(session: AsyncSession, query: schemas.ListBlogsInput) -> schemas.BlogPage:
     """The tenant's published posts, newest publication first."""
     tenant_id = await _require_tenant(session, query.tenant_id)
-    rows, total = await drafts.published_page(
+    rows, total = await draft_publication.published_page(
         session, tenant_id, query.limit, offset_of(query.page, query.limit)
     )
     return schemas.BlogPage(
@@ -37,7 +37,7 @@ async def list_blogs(session: AsyncSession, query: schemas.ListBlogsInput) -> sc
 
 async def get_blog(session: AsyncSession, query: schemas.GetBlogInput) -> schemas.Blog:
     tenant_id = await _require_tenant(session, query.tenant_id)
-    found = await drafts.published_by_slug(session, tenant_id, query.slug)
+    found = await draft_publication.published_by_slug(session, tenant_id, query.slug)
     draft = errors.require(found, PostNotFound, repr(query.slug))
     summary = _summary(draft)
     seo_title = _text(draft.seo_meta.get("seo_title"))
@@ -68,7 +68,7 @@ async def _require_tenant(session: AsyncSession, ref: str) -> uuid.UUID:
 def _summary(draft: Draft) -> schemas.BlogSummary:
     return schemas.BlogSummary(
         title=_text(draft.title),
-        slug=drafts.slug_of(draft),
+        slug=draft_publication.slug_of(draft),
         excerpt=_text(draft.excerpt) or _text(_lead(_published_content(draft))),
         # Publishing always dates a draft; one marked published by other means shows its last
         # change rather than failing the whole feed.

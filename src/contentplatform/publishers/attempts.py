@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.config import Settings
 from contentplatform.drafts import html
+from contentplatform.drafts import publication as draft_publication
 from contentplatform.drafts import service as drafts
 from contentplatform.drafts.models import Draft
 from contentplatform.events import service as events
@@ -194,7 +195,7 @@ def article_of(draft: Draft) -> Article:
         title=draft.title,
         html=html.without_private_citations(draft.content),
         excerpt=draft.excerpt,
-        slug=drafts.slug_of(draft),
+        slug=draft_publication.slug_of(draft),
         seo_title=_text(meta.get("seo_title")),
         meta_description=_text(meta.get("meta_description")),
         tags=[k for k in keywords if isinstance(k, str)] if isinstance(keywords, list) else [],
@@ -247,7 +248,9 @@ async def record_success(
         # An archived draft's copy may still go live (a try under way when it was archived):
         # the copy is recorded, the draft stays archived. mark_published tells `draft.published`.
         if draft.status in ("approved", "published"):
-            await drafts.mark_published(session, draft, result.external_url, result.published_at)
+            await draft_publication.mark_published(
+                session, draft, result.external_url, result.published_at
+            )
     elif attempt.mode == "unpublish":
         live = await repository.live_connection_ids(session, tenant_id, draft.id)
         if draft.status == "published" and not live:

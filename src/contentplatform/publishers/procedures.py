@@ -97,7 +97,10 @@ async def test(ctx: Context, data: schemas.ConnectionIdInput) -> schemas.TestOut
     errors=[ConnectionNotFound],
 )
 async def list_attempts(ctx: Context, data: schemas.ListAttemptsInput) -> schemas.AttemptPage:
-    """Publish attempts through one connection, newest first."""
+    """Publish attempts through one connection, newest first.
+
+    Every draft's attempts on this connection, optionally of one `status`: what a connection's
+    health looks like over time. Another organization's connection is 404."""
     return await attempts.connection_attempts(ctx.session, ctx.tenant.tenant_id, data)
 
 

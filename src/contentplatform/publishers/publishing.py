@@ -13,11 +13,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.drafts import service as drafts
+from contentplatform.drafts import publication as draft_publication
 from contentplatform.drafts.models import Draft
 from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
-from contentplatform.publishers import repository, workflows
+from contentplatform.publishers import durable as publishers_durable
+from contentplatform.publishers import repository
 from contentplatform.publishers.attempts import IN_FLIGHT
 from contentplatform.publishers.errors import AttemptUnderWay, PublisherDisabled
 from contentplatform.publishers.models import PublishAttempt, PublisherConnection
@@ -176,8 +177,8 @@ async def _begin(session: AsyncSession, attempt: PublishAttempt) -> None:
     await session.flush()
     durable.start_after_commit(
         session,
-        workflows.publish_draft,
-        workflows.workflow_id(attempt.id),
+        publishers_durable.publish_draft,
+        publishers_durable.workflow_id(attempt.id),
         str(attempt.tenant_id),
         str(attempt.id),
     )
@@ -209,7 +210,7 @@ async def auto_publish(
         connection = await repository.connection(session, draft.tenant_id, connection_id)
     reason = _hold_reason(draft, connection, connection_id, threshold, broken)
     if reason is not None:
-        drafts.hold_for_review(draft, {**note, "decision": "held", "reason": reason})
+        draft_publication.hold_for_review(draft, {**note, "decision": "held", "reason": reason})
         return
     assert connection is not None
     score = draft.seo_score
@@ -223,7 +224,7 @@ async def auto_publish(
     if draft.status == "approved":  # a person approved it (a workflow's review gate)
         draft.auto_publish = {**decision, "reason": f"Approved by {draft.approved_by}."}
     else:
-        drafts.approve_automatically(draft, decision)
+        draft_publication.approve_automatically(draft, decision)
     await _begin(session, _new_attempt(draft, connection, "publish", "auto_publish", None))
 
 

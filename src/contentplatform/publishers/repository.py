@@ -9,7 +9,7 @@ from sqlalchemy import Select, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.drafts.models import Draft
-from contentplatform.kit.db import Owned, page_of
+from contentplatform.kit.db import Owned, cross_tenant, owned_by, page_of
 from contentplatform.publishers.models import (
     UNFINISHED,
     Publication,
@@ -90,6 +90,7 @@ async def attempts(
     return await page_of(session, statement, *newest_first, limit=limit, offset=offset)
 
 
+@cross_tenant("the reconciler's sweep of every tenant's unfinished work")
 async def unfinished_attempts(
     session: AsyncSession, started_before: datetime
 ) -> list[PublishAttempt]:
@@ -106,12 +107,9 @@ async def unfinished_attempts(
 async def publication(
     session: AsyncSession, tenant_id: uuid.UUID, draft_id: uuid.UUID, connection_id: uuid.UUID
 ) -> Publication | None:
-    statement = select(Publication).where(
-        Publication.tenant_id == tenant_id,
-        Publication.draft_id == draft_id,
-        Publication.connection_id == connection_id,
+    return await owned_by(
+        session, Publication, tenant_id, draft_id=draft_id, connection_id=connection_id
     )
-    return (await session.execute(statement)).scalar_one_or_none()
 
 
 async def live_connection_ids(

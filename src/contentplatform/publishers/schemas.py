@@ -184,7 +184,7 @@ class ConnectionPage(Listing[Connection]):
 
 class TestOutcome(BaseModel):
     ok: bool
-    accountLabel: str | None
+    account_label: str | None
     capabilities: list[str]
     warnings: list[str]
 

@@ -17,8 +17,8 @@ from contentplatform.billing import service as billing
 from contentplatform.config import Settings
 from contentplatform.core.runtime import Runtime
 from contentplatform.events import service as events
-from contentplatform.kit import errors, outbound
-from contentplatform.kit.db import Database, utcnow
+from contentplatform.kit import outbound
+from contentplatform.kit.db import Database, Required, utcnow
 from contentplatform.kit.errors import FieldError
 from contentplatform.publishers import repository, schemas, strategies
 from contentplatform.publishers.errors import (
@@ -46,23 +46,10 @@ _TARGETS: TypeAdapter[Any] = TypeAdapter(schemas.Targets)
 
 
 def policy(settings: Settings) -> outbound.Policy:
-    return outbound.Policy(
-        allow_http=settings.outbound_allow_http,
-        allow_loopback=settings.outbound_allow_loopback,
-        timeout=settings.outbound_timeout_seconds,
-        max_response_bytes=settings.outbound_max_response_bytes,
-    )
+    return outbound.policy_of(settings)
 
 
-async def require(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    connection_id: uuid.UUID,
-    *,
-    for_update: bool = False,
-) -> PublisherConnection:
-    found = await repository.connection(session, tenant_id, connection_id, for_update=for_update)
-    return errors.require(found, ConnectionNotFound, connection_id)
+require = Required(repository.connection, ConnectionNotFound)
 
 
 async def find(
@@ -199,7 +186,7 @@ async def test(
         _record_test(connection, result)
     return schemas.TestOutcome(
         ok=result.ok,
-        accountLabel=result.account_label,
+        account_label=result.account_label,
         capabilities=result.capabilities,
         warnings=result.warnings,
     )

@@ -12,7 +12,7 @@ from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.drafts.errors import DraftNotFound
 from contentplatform.kit.schemas import Empty, Success
-from contentplatform.settings import keys, schemas, service
+from contentplatform.settings import keys, rule_schemas, schemas, service
 from contentplatform.settings.errors import (
     ApiKeyNotFound,
     ApiKeysDisabled,
@@ -105,8 +105,11 @@ async def update_strategy(
 
 
 @router.get("listRules", "/v1/settings/content-rules", access=Access.member)
-async def list_rules(ctx: Context, data: schemas.ListRulesInput) -> schemas.RuleList:
-    """Content rules (editorial lint), oldest first."""
+async def list_rules(ctx: Context, data: rule_schemas.ListRulesInput) -> rule_schemas.RuleList:
+    """Content rules (editorial lint), oldest first.
+
+    Every rule of the organization, optionally only enabled ones or of one `type`; drafts are
+    checked against the enabled ones."""
     return await service.list_rules(ctx.session, ctx.tenant.tenant_id, data)
 
 
@@ -116,7 +119,7 @@ async def list_rules(ctx: Context, data: schemas.ListRulesInput) -> schemas.Rule
     access=Access.admin,
     errors=[InvalidRuleConfig, TooManyRules],
 )
-async def create_rule(ctx: Context, data: schemas.CreateRuleInput) -> schemas.ContentRule:
+async def create_rule(ctx: Context, data: rule_schemas.CreateRuleInput) -> rule_schemas.ContentRule:
     """Add a content rule.
 
     `config` is validated for the `type` (a regex must compile: 400 with the compiler's
@@ -130,23 +133,29 @@ async def create_rule(ctx: Context, data: schemas.CreateRuleInput) -> schemas.Co
     access=Access.admin,
     errors=[RuleNotFound, InvalidRuleConfig],
 )
-async def update_rule(ctx: Context, data: schemas.UpdateRuleInput) -> schemas.ContentRule:
-    """Change a content rule (its type stays; a new config is validated for it)."""
+async def update_rule(ctx: Context, data: rule_schemas.UpdateRuleInput) -> rule_schemas.ContentRule:
+    """Change a content rule (its type stays; a new config is validated for it).
+
+    Name, config, severity, stages and enabled may change; a config invalid for the rule's type
+    (a regex that does not compile, say) is 400 naming the field."""
     return await service.update_rule(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.delete(
     "deleteRule", "/v1/settings/content-rules/{id}", access=Access.admin, errors=[RuleNotFound]
 )
-async def delete_rule(ctx: Context, data: schemas.RuleIdInput) -> Success:
-    """Delete a content rule."""
+async def delete_rule(ctx: Context, data: rule_schemas.RuleIdInput) -> Success:
+    """Delete a content rule.
+
+    Drafts are no longer checked against it. Another organization's rule, or one already
+    deleted, is 404."""
     return await service.delete_rule(ctx.session, ctx.tenant.tenant_id, data.id)
 
 
 @router.post(
     "checkRules", "/v1/settings/content-rules/check", access=Access.member, errors=[DraftNotFound]
 )
-async def check_rules(ctx: Context, data: schemas.CheckRulesInput) -> schemas.CheckResult:
+async def check_rules(ctx: Context, data: rule_schemas.CheckRulesInput) -> rule_schemas.CheckResult:
     """Lint a draft or a piece of content against the rules.
 
     The enabled rules of `stage` are checked against the title and the text of the HTML

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import datetime
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.kit.db import cross_tenant
 from contentplatform.settings.models import (
     ApiKey,
     BrandVoice,
@@ -36,6 +38,26 @@ async def latest(
     found = result.scalar_one_or_none()
     assert found is None or isinstance(found, BrandVoice | ContentStrategy)
     return found
+
+
+async def latest_strategies(
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID]
+) -> dict[uuid.UUID, ContentStrategy]:
+    """The current version of the strategy of each of these tenants that has one."""
+    newest = (
+        select(ContentStrategy.tenant_id, func.max(ContentStrategy.version).label("version"))
+        .where(ContentStrategy.tenant_id.in_(set(tenant_ids)))
+        .group_by(ContentStrategy.tenant_id)
+        .subquery()
+    )
+    result = await session.execute(
+        select(ContentStrategy).join(
+            newest,
+            (ContentStrategy.tenant_id == newest.c.tenant_id)
+            & (ContentStrategy.version == newest.c.version),
+        )
+    )
+    return {row.tenant_id: row for row in result.scalars()}
 
 
 async def rules(
@@ -97,6 +119,7 @@ async def api_key(session: AsyncSession, tenant_id: uuid.UUID, key_id: uuid.UUID
     return result.scalar_one_or_none()
 
 
+@cross_tenant("an API key is how its tenant is found")
 async def api_key_by_hash(session: AsyncSession, secret_hash: str) -> ApiKey | None:
     """The key a caller presents, whichever tenant's: the one query without a tenant, as the
     key is what names the tenant (as an organization id does for a token)."""

@@ -29,8 +29,8 @@ import regex
 from pydantic import TypeAdapter
 
 from contentplatform.drafts import html
-from contentplatform.settings import schemas
-from contentplatform.settings.schemas import CheckResult, Skipped, Violation
+from contentplatform.settings import rule_schemas
+from contentplatform.settings.rule_schemas import CheckResult, Skipped, Violation
 
 # The library checks its timeout now and then, not at every step: a pattern it cuts off has run
 # a few times longer (about 0.5 s for 0.1 s, measured on 5,000 characters). The budget is
@@ -43,7 +43,7 @@ EXCERPT_CONTEXT = 40
 MAX_EXCERPT = 200
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
-CONFIGS: TypeAdapter[Any] = TypeAdapter(schemas.RuleConfig)
+CONFIGS: TypeAdapter[Any] = TypeAdapter(rule_schemas.RuleConfig)
 
 
 def parse_config(rule_type: str, config: dict[str, Any]) -> Any:
@@ -85,7 +85,7 @@ def lint(rules: Sequence[Rule], title: str | None, content: str, *, offline: boo
     deadline = time.monotonic() + REGEX_BUDGET_SECONDS
     for rule in rules:
         config = parse_config(rule.type, rule.config)
-        if isinstance(config, schemas.LlmCheckConfig):
+        if isinstance(config, rule_schemas.LlmCheckConfig):
             reason = (
                 "llm_check rules need a language model; the offline writer cannot judge them."
                 if offline
@@ -153,13 +153,13 @@ def _phrase_pattern(phrase: str, case_sensitive: bool) -> re.Pattern[str]:
 
 def _check(config: Any, text: _Text, deadline: float) -> Iterator[Found]:
     checked = text.checked
-    if isinstance(config, schemas.BannedPhraseConfig):
+    if isinstance(config, rule_schemas.BannedPhraseConfig):
         for phrase in config.phrases:
             for match in _phrase_pattern(phrase, config.case_sensitive).finditer(checked):
                 yield _at(
                     checked, match.start(), match.end(), f"Banned phrase \u201c{phrase}\u201d."
                 )
-    elif isinstance(config, schemas.RequiredPhraseConfig):
+    elif isinstance(config, rule_schemas.RequiredPhraseConfig):
         missing = [
             phrase
             for phrase in config.phrases
@@ -171,25 +171,25 @@ def _check(config: Any, text: _Text, deadline: float) -> Iterator[Found]:
         elif len(missing) == len(config.phrases):
             listed = ", ".join(f"\u201c{phrase}\u201d" for phrase in config.phrases)
             yield f"None of the required phrases is there: {listed}.", "", None, None
-    elif isinstance(config, schemas.RegexConfig):
+    elif isinstance(config, rule_schemas.RegexConfig):
         yield from _regex(config, checked, deadline)
-    elif isinstance(config, schemas.MaxSentenceWordsConfig):
+    elif isinstance(config, rule_schemas.MaxSentenceWordsConfig):
         for match in _SENTENCE.finditer(checked):
             words = html.count_words(match.group())
             if words > config.max_words:
                 message = f"A sentence of {words} words (at most {config.max_words})."
                 yield _at(checked, match.start(), match.end(), message)
-    elif isinstance(config, schemas.WordCountConfig):
+    elif isinstance(config, rule_schemas.WordCountConfig):
         words = html.count_words(text.body)
         if config.min_words is not None and words < config.min_words:
             yield f"{words} words, fewer than {config.min_words}.", "", None, None
         if config.max_words is not None and words > config.max_words:
             yield f"{words} words, more than {config.max_words}.", "", None, None
-    elif isinstance(config, schemas.HeadingStructureConfig):
+    elif isinstance(config, rule_schemas.HeadingStructureConfig):
         yield from _headings(config, text)
-    elif isinstance(config, schemas.LinkPolicyConfig):
+    elif isinstance(config, rule_schemas.LinkPolicyConfig):
         yield from _links(config, text.content)
-    elif isinstance(config, schemas.DisclaimerConfig):
+    elif isinstance(config, rule_schemas.DisclaimerConfig):
         yield from _disclaimer(config, text.body)
 
 
@@ -198,11 +198,11 @@ def _compiled(pattern: str, flags: int) -> Any:
     return regex.compile(pattern, flags)
 
 
-def _regex(config: schemas.RegexConfig, checked: str, deadline: float) -> Iterator[Found]:
+def _regex(config: rule_schemas.RegexConfig, checked: str, deadline: float) -> Iterator[Found]:
     left = deadline - time.monotonic()
     if left <= 0:
         raise TimeoutError
-    pattern = _compiled(config.pattern, schemas.flags(config))
+    pattern = _compiled(config.pattern, rule_schemas.flags(config))
     timeout = min(REGEX_TIMEOUT_SECONDS, left)
     if config.mode == "require":
         if pattern.search(checked, timeout=timeout, concurrent=True) is None:
@@ -219,7 +219,7 @@ def _regex(config: schemas.RegexConfig, checked: str, deadline: float) -> Iterat
         yield _at(checked, start, end, config.message or f"Matches {config.pattern!r}.")
 
 
-def _headings(config: schemas.HeadingStructureConfig, text: _Text) -> Iterator[Found]:
+def _headings(config: rule_schemas.HeadingStructureConfig, text: _Text) -> Iterator[Found]:
     found = html.headings(text.content)
 
     def where(heading: str) -> tuple[int | None, int | None]:
@@ -253,7 +253,7 @@ def _host_in(host: str, domains: Sequence[str]) -> bool:
     return any(host == d.lower() or host.endswith("." + d.lower()) for d in domains)
 
 
-def _links(config: schemas.LinkPolicyConfig, content: str) -> Iterator[Found]:
+def _links(config: rule_schemas.LinkPolicyConfig, content: str) -> Iterator[Found]:
     hrefs = html.links(content)
     if config.max_links is not None and len(hrefs) > config.max_links:
         yield f"{len(hrefs)} links, more than {config.max_links}.", "", None, None
@@ -274,7 +274,7 @@ def _folded(value: str) -> str:
     return " ".join(value.casefold().split())
 
 
-def _disclaimer(config: schemas.DisclaimerConfig, body: str) -> Iterator[Found]:
+def _disclaimer(config: rule_schemas.DisclaimerConfig, body: str) -> Iterator[Found]:
     paragraphs = [p for p in body.split("\n\n") if p.strip()]
     wanted = _folded(config.text)
     if config.position == "start":

@@ -20,7 +20,7 @@ import asyncio
 import copy
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +36,7 @@ from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import FieldError, NotFound
 from contentplatform.kit.schemas import SUCCESS, Success
 from contentplatform.publishers import service as publishers
-from contentplatform.settings import repository, rules, schemas
+from contentplatform.settings import repository, rule_schemas, rules, schemas
 from contentplatform.settings.errors import (
     InvalidRuleConfig,
     RuleNotFound,
@@ -344,7 +344,31 @@ class TopicStrategy:
 
 
 async def topic_strategy(session: AsyncSession, tenant_id: uuid.UUID) -> TopicStrategy:
-    strategy = await get_strategy(session, tenant_id)
+    return _topic_strategy(await get_strategy(session, tenant_id))
+
+
+async def topic_strategies(
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID]
+) -> dict[uuid.UUID, TopicStrategy]:
+    """`topic_strategy` of each of these tenants, in one query (the scheduler's tick)."""
+    if not tenant_ids:
+        return {}
+    rows = await repository.latest_strategies(session, tenant_ids)
+    strategies = {
+        tenant_id: _topic_strategy(
+            schemas.ContentStrategy.model_validate(_versioned(schemas.DEFAULT_STRATEGY, row))
+        )
+        for tenant_id, row in rows.items()
+    }
+    if len(strategies) < len(tenant_ids):  # the default, made once for all that have none
+        default = _topic_strategy(
+            schemas.ContentStrategy.model_validate(_versioned(schemas.DEFAULT_STRATEGY, None))
+        )
+        strategies |= {tenant_id: default for tenant_id in tenant_ids if tenant_id not in rows}
+    return strategies
+
+
+def _topic_strategy(strategy: schemas.ContentStrategy) -> TopicStrategy:
     return TopicStrategy(
         pillars=[(p.name, list(p.keywords), p.weight) for p in strategy.pillars],
         excluded=list(strategy.excluded_topics),
@@ -383,23 +407,23 @@ def _config_of(rule_type: str, config: dict[str, Any]) -> dict[str, Any]:
 
 
 async def list_rules(
-    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListRulesInput
-) -> schemas.RuleList:
+    session: AsyncSession, tenant_id: uuid.UUID, data: rule_schemas.ListRulesInput
+) -> rule_schemas.RuleList:
     found = await repository.rules(session, tenant_id, enabled=data.enabled, rule_type=data.type)
-    return schemas.RuleList(
-        data=[schemas.ContentRule.model_validate(rule) for rule in found], total=len(found)
+    return rule_schemas.RuleList(
+        data=[rule_schemas.ContentRule.model_validate(rule) for rule in found], total=len(found)
     )
 
 
 async def create_rule(
-    session: AsyncSession, tenant_id: uuid.UUID, by: str, data: schemas.CreateRuleInput
-) -> schemas.ContentRule:
+    session: AsyncSession, tenant_id: uuid.UUID, by: str, data: rule_schemas.CreateRuleInput
+) -> rule_schemas.ContentRule:
     config = _config_of(data.type, data.config)
     # Locked: two creates at the 99th rule must not both pass the count.
     await tenants.lock_tenant(session, tenant_id)
-    if await repository.count_rules(session, tenant_id) >= schemas.MAX_RULES:
+    if await repository.count_rules(session, tenant_id) >= rule_schemas.MAX_RULES:
         raise TooManyRules(
-            f"An organization has at most {schemas.MAX_RULES} content rules; delete one first."
+            f"An organization has at most {rule_schemas.MAX_RULES} content rules; delete one first."
         )
     rule = ContentRule(
         id=uuid.uuid4(),
@@ -415,7 +439,7 @@ async def create_rule(
     session.add(rule)
     await session.flush()
     _announce(session, tenant_id, "content_rule", rule.id, {}, _rule_fields(rule))
-    return schemas.ContentRule.model_validate(rule)
+    return rule_schemas.ContentRule.model_validate(rule)
 
 
 def _rule_fields(rule: ContentRule) -> dict[str, Any]:
@@ -431,8 +455,8 @@ def _rule_fields(rule: ContentRule) -> dict[str, Any]:
 
 
 async def update_rule(
-    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.UpdateRuleInput
-) -> schemas.ContentRule:
+    session: AsyncSession, tenant_id: uuid.UUID, data: rule_schemas.UpdateRuleInput
+) -> rule_schemas.ContentRule:
     rule = await repository.rule(session, tenant_id, data.id)
     if rule is None:
         raise RuleNotFound(data.id)
@@ -450,7 +474,7 @@ async def update_rule(
     rule.updated_at = utcnow()
     await session.flush()
     _announce(session, tenant_id, "content_rule", rule.id, before, _rule_fields(rule))
-    return schemas.ContentRule.model_validate(rule)
+    return rule_schemas.ContentRule.model_validate(rule)
 
 
 async def delete_rule(session: AsyncSession, tenant_id: uuid.UUID, rule_id: uuid.UUID) -> Success:
@@ -469,7 +493,7 @@ async def _lint(
     *,
     stage: str,
     offline: bool,
-) -> schemas.CheckResult:
+) -> rule_schemas.CheckResult:
     """The enabled rules of `stage` checked against the text, in a worker thread."""
     found = [
         rules.Rule(rule.id, rule.name, rule.type, dict(rule.config), rule.severity)
@@ -477,13 +501,17 @@ async def _lint(
         if stage in rule.stages
     ]
     if not found:
-        return schemas.CheckResult(passed=True, violations=[], checked=0, skipped=[])
+        return rule_schemas.CheckResult(passed=True, violations=[], checked=0, skipped=[])
     return await asyncio.to_thread(rules.lint, found, title, content, offline=offline)
 
 
 async def check_rules(
-    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.CheckRulesInput, *, offline: bool
-) -> schemas.CheckResult:
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    data: rule_schemas.CheckRulesInput,
+    *,
+    offline: bool,
+) -> rule_schemas.CheckResult:
     title: str | None
     if data.draft_id is not None:
         draft = await drafts.require(session, tenant_id, data.draft_id)
@@ -495,7 +523,7 @@ async def check_rules(
 
 async def check_draft(
     session: AsyncSession, tenant_id: uuid.UUID, draft: Draft, *, stage: str, offline: bool
-) -> schemas.CheckResult:
+) -> rule_schemas.CheckResult:
     """The draft linted at `stage` (auto-publish asks at `publish`)."""
     return await _lint(session, tenant_id, draft.title, draft.content, stage=stage, offline=offline)
 
@@ -504,7 +532,7 @@ async def check_draft(
 MAX_NOTED = 10
 
 
-def note_of(result: schemas.CheckResult) -> dict[str, Any] | None:
+def note_of(result: rule_schemas.CheckResult) -> dict[str, Any] | None:
     """The check as an auto-publish decision keeps it (None when no rule applied)."""
     if not result.checked and not result.skipped:
         return None
@@ -518,7 +546,7 @@ def note_of(result: schemas.CheckResult) -> dict[str, Any] | None:
     }
 
 
-def verdict_of(result: schemas.CheckResult) -> str:
+def verdict_of(result: rule_schemas.CheckResult) -> str:
     """The violations of error-level rules, in one sentence: an auto-publish reason."""
     errors = [v for v in result.violations if v.severity == "error"]
     named = "; ".join(f"{v.rule_name}: {v.message}" for v in errors[:5])

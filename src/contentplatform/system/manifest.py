@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
-from contentplatform.kit import streams
+from contentplatform.kit.streams import database_log
 from contentplatform.system import procedures
 
 domain = Domain(
     name="system",
     routers=(procedures.router,),
     # The kit's event-stream log: its tables, and the purge of expired logs.
-    models=streams,
-    durable=(streams,),
+    models=database_log,
+    durable=(database_log,),
 )

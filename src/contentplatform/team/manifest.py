@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
-from contentplatform.team import models, procedures, workflows
+from contentplatform.team import durable, models, procedures
 
 domain = Domain(
     name="team",
-    routers=(procedures.router, procedures.webhooks),
+    routers=(procedures.router, procedures.inbound),
     models=models,
-    durable=(workflows,),
+    durable=(durable,),
 )

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import JSON, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from contentplatform.kit.db import Base, RecordMixin, TenantMixin, UTCDateTime
+from contentplatform.kit.inbound import InboundEventColumns
 
 
 class Invitation(RecordMixin, TenantMixin, Base):
@@ -27,18 +27,9 @@ class Invitation(RecordMixin, TenantMixin, Base):
     idp_updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
-class IdentityEvent(RecordMixin, Base):
-    """An inbound event of the identity provider, stored once per (source, event id) and then
-    processed by a workflow. Not a tenant's row: it may name no organization at all."""
+class IdentityEvent(InboundEventColumns, RecordMixin, Base):
+    """An inbound event of the identity provider (kit/inbound.py), stored once per (source,
+    event id) and then processed by a workflow. Not a tenant's row: it may name no organization
+    at all."""
 
     __tablename__ = "identity_events"
-    __table_args__ = (UniqueConstraint("source", "event_id"),)
-
-    source: Mapped[str] = mapped_column(String(40), nullable=False)
-    event_id: Mapped[str] = mapped_column(String(255), nullable=False)
-    type: Mapped[str] = mapped_column(String(100), nullable=False)
-    payload: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
-    # received -> processed | failed | ignored
-    status: Mapped[str] = mapped_column(String(20), nullable=False, index=True)
-    error: Mapped[str | None] = mapped_column(Text)
-    processed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -13,9 +13,10 @@ from contentplatform.auth.context import Access
 from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.config import Settings
 from contentplatform.core.procedures import Context, ProcedureRouter
-from contentplatform.kit import durable
+from contentplatform.kit.inbound import start_processing
 from contentplatform.kit.schemas import SUCCESS, Empty, Success
-from contentplatform.team import schemas, service, workflows
+from contentplatform.team import durable as team_durable
+from contentplatform.team import schemas, service
 from contentplatform.team.errors import (
     AlreadyInvited,
     AlreadyMember,
@@ -34,7 +35,10 @@ from contentplatform.team.idp import Directory
 log = logging.getLogger(__name__)
 
 router = ProcedureRouter("team", tag="Team and Settings", api_keys=False)
-webhooks = ProcedureRouter("webhooks", tag="Webhooks", api_keys=False)
+# The provider's inbound events. The API files them under the `webhooks` group and
+# /api/webhooks/ paths (the contract); in the code they are inbound, apart from the outbound
+# webhook endpoints of the `webhooks` domain.
+inbound = ProcedureRouter("webhooks", tag="Webhooks", api_keys=False)
 
 PROVIDER_FIRST = (
     "Written to the identity provider first, then here: when the provider cannot be reached "
@@ -88,7 +92,10 @@ async def remove_member(ctx: Context, data: schemas.MemberIdInput) -> Success:
 async def list_invitations(
     ctx: Context, data: schemas.ListInvitationsInput
 ) -> schemas.InvitationPage:
-    """Invitations of the tenant, newest first (a pending one past its expiry is `expired`)."""
+    """Invitations of the tenant, newest first (a pending one past its expiry is `expired`).
+
+    Optionally of one `status` (pending, accepted, revoked, expired), with who invited whom,
+    with which role, and when it expires."""
     return await service.list_invitations(ctx.session, ctx.tenant.tenant_id, data)
 
 
@@ -158,7 +165,7 @@ async def sync(ctx: Context, data: Empty) -> schemas.SyncResult:
 SIGNATURE_HEADERS = ("id", "timestamp", "signature")
 
 
-@webhooks.post(
+@inbound.post(
     "receiveIdentityEvent",
     "/api/webhooks/identity",
     access=Access.public,
@@ -184,12 +191,10 @@ async def receive_identity_event(
     body = await ctx.request.body()
     event_id, event = verified_event(ctx.settings, data, body)
     stored = await service.receive_event(ctx.session, event_id, event["type"], event)
-    if stored is None:
-        return schemas.EventReceipt(received=True, duplicate=True)
-    durable.start_after_commit(
-        ctx.session, workflows.process_event, workflows.event_workflow_id(stored), str(stored)
+    new = start_processing(
+        ctx.session, stored, team_durable.process_event, team_durable.event_workflow_id
     )
-    return schemas.EventReceipt(received=True, duplicate=False)
+    return schemas.EventReceipt(received=True, duplicate=not new)
 
 
 def verified_event(

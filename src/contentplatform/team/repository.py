@@ -10,7 +10,8 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.kit.db import Owned, insert_ignoring_conflicts, page_of, plain
+from contentplatform.kit.db import Owned, owned_by, page_of, plain
+from contentplatform.kit.inbound import InboundEvents
 from contentplatform.team.models import IdentityEvent, Invitation
 
 get_invitation = Owned(Invitation)
@@ -72,12 +73,7 @@ async def pending_for_email(
 async def invitation_by_idp_id(
     session: AsyncSession, tenant_id: uuid.UUID, idp_invitation_id: str
 ) -> Invitation | None:
-    result = await session.execute(
-        select(Invitation).where(
-            Invitation.tenant_id == tenant_id, Invitation.idp_invitation_id == idp_invitation_id
-        )
-    )
-    return result.scalar_one_or_none()
+    return await owned_by(session, Invitation, tenant_id, idp_invitation_id=idp_invitation_id)
 
 
 async def invitations_of(session: AsyncSession, tenant_id: uuid.UUID) -> list[Invitation]:
@@ -93,41 +89,4 @@ def add_invitation(session: AsyncSession, tenant_id: uuid.UUID, **values: Any) -
 
 # --- inbound identity events ----------------------------------------------------------------
 
-
-async def record_event(
-    session: AsyncSession, source: str, event_id: str, type: str, payload: dict[str, Any]
-) -> uuid.UUID | None:
-    """Store the event once; None when (source, event id) is stored already."""
-    new_id = uuid.uuid4()
-    result = await session.execute(
-        insert_ignoring_conflicts(
-            session,
-            IdentityEvent,
-            id=new_id,
-            source=source,
-            event_id=event_id,
-            type=type,
-            payload=payload,
-            status="received",
-        ).returning(IdentityEvent.id)
-    )
-    return result.scalar_one_or_none()
-
-
-async def event_for_update(session: AsyncSession, event_id: uuid.UUID) -> IdentityEvent | None:
-    result = await session.execute(
-        select(IdentityEvent)
-        .where(IdentityEvent.id == event_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-    return result.scalar_one_or_none()
-
-
-async def unprocessed_events(session: AsyncSession, before: datetime) -> list[IdentityEvent]:
-    result = await session.execute(
-        select(IdentityEvent)
-        .where(IdentityEvent.status == "received", IdentityEvent.created_at < before)
-        .limit(1000)
-    )
-    return list(result.scalars())
+events = InboundEvents(IdentityEvent)

@@ -28,8 +28,9 @@ from contentplatform.drafts import service as drafts
 from contentplatform.events import service as events
 from contentplatform.kit.db import after_commit, utcnow
 from contentplatform.kit.errors import FieldError
+from contentplatform.kit.inbound import IGNORED, PROCESSED, RECEIVED
 from contentplatform.kit.invalidation import Invalidations
-from contentplatform.kit.schemas import offset_of
+from contentplatform.kit.schemas import window_of
 from contentplatform.settings import keys
 from contentplatform.team import repository, schemas
 from contentplatform.team.errors import (
@@ -56,7 +57,6 @@ from contentplatform.tenants import service as tenants
 log = logging.getLogger(__name__)
 
 SOURCE = "clerk"
-PROCESSED, IGNORED = "processed", "ignored"
 
 
 def announce_after_commit(session: AsyncSession, bus: Invalidations, org_ids: list[str]) -> None:
@@ -79,12 +79,7 @@ async def list_members(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListMembersInput
 ) -> schemas.MemberPage:
     rows, total = await tenants.members_page(
-        session,
-        tenant_id,
-        search=data.search,
-        role=data.role,
-        limit=data.limit,
-        offset=offset_of(data.page, data.limit),
+        session, tenant_id, search=data.search, role=data.role, **window_of(data)
     )
     return schemas.MemberPage(data=rows, total=total, page=data.page, limit=data.limit)
 
@@ -208,12 +203,7 @@ async def list_invitations(
 ) -> schemas.InvitationPage:
     now = utcnow()
     rows, total = await repository.invitations_page(
-        session,
-        tenant_id,
-        status=data.status,
-        now=now,
-        limit=data.limit,
-        offset=offset_of(data.page, data.limit),
+        session, tenant_id, status=data.status, now=now, **window_of(data)
     )
     return schemas.InvitationPage(
         data=[_invitation(row, now) for row in rows], total=total, page=data.page, limit=data.limit
@@ -440,16 +430,16 @@ async def receive_event(
     session: AsyncSession, event_id: str, type: str, payload: dict[str, Any]
 ) -> uuid.UUID | None:
     """Store a verified event once; its row id, or None when it was stored before."""
-    return await repository.record_event(session, SOURCE, event_id, type, payload)
+    return await repository.events.record(session, SOURCE, event_id, type, payload)
 
 
 async def process_event(session: AsyncSession, bus: Invalidations, event_id: uuid.UUID) -> str:
     """Apply a stored event, once: its new status (processed or ignored), or the status it had
     when it was handled before."""
-    event = await repository.event_for_update(session, event_id)
+    event = await repository.events.for_update(session, event_id)
     if event is None:
         return "missing"
-    if event.status != "received":
+    if event.status != RECEIVED:
         return event.status
     data = event.payload.get("data")
     handler = HANDLERS.get(event.type)
@@ -467,13 +457,7 @@ async def process_event(session: AsyncSession, bus: Invalidations, event_id: uui
 
 
 async def fail_event(session: AsyncSession, event_id: uuid.UUID, reason: str) -> None:
-    event = await repository.event_for_update(session, event_id)
-    if event is not None and event.status == "received":
-        event.status, event.error, event.processed_at = "failed", reason[:2000], utcnow()
-
-
-async def unprocessed_events(session: AsyncSession, before: datetime) -> list[uuid.UUID]:
-    return [event.id for event in await repository.unprocessed_events(session, before)]
+    await repository.events.fail(session, event_id, reason)
 
 
 # Each handler applies one type of event; it returns the organizations whose access changed, or

@@ -1,5 +1,5 @@
-"""The one guard every operation passes: credential (a JWT or an API key), organization, tenant,
-role, feature flag, rate limit."""
+"""The one guard every operation passes: credential (a JWT, an API key, or a stream token where
+the operation takes one), organization, tenant, role, feature flag, rate limit."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.auth.api_keys import MAX_LENGTH as MAX_KEY_LENGTH
 from contentplatform.auth.api_keys import digest, is_api_key
 from contentplatform.auth.context import Access, Identity, KeyAccess, Principal, Role, TenantAccess
+from contentplatform.auth.stream_tokens import is_stream_token
 from contentplatform.auth.tokens import TokenVerifier
 from contentplatform.core.procedures import ORG_HEADER
 from contentplatform.core.runtime import Runtime
@@ -99,17 +100,30 @@ class Guard:
         *,
         api_keys: bool = True,
         feature: str | None = None,
+        stream_token: str | None = None,
     ) -> Principal:
+        """The caller of an operation needing `access`. `stream_token`, given only for an event
+        stream declared to take one, stands for the bearer token and the organization: the
+        principal then names the one stream it may read."""
         client = request.client.host if request.client else "unknown"
         limiter = self.runtime.limiter
         if access is Access.public:
             await limiter.check(self.settings.rate_limit_public, f"client:{client}")
             return Principal(identity=None, tenant=None, client_address=client)
 
-        if not token:
-            raise Unauthorized("A bearer token is required (Authorization: Bearer <JWT>).")
         needed = access.tenant_role
-        if is_key := is_api_key(token):
+        stream: str | None = None
+        if stream_token is not None and needed is not None:
+            identity, tenant, stream = await self._stream_access(stream_token)
+            is_key = False
+        elif not token:
+            raise Unauthorized("A bearer token is required (Authorization: Bearer <JWT>).")
+        elif is_stream_token(token):
+            raise Unauthorized(
+                "A stream token is no bearer token: it opens only the stream URL it came with "
+                "(?streamToken=)."
+            )
+        elif is_key := is_api_key(token):
             identity, tenant = await self._key_access(token, needed, org_id, allowed=api_keys)
         else:
             identity = await self.verifier.verify(token)
@@ -137,7 +151,27 @@ class Guard:
         await limiter.check(
             self.settings.rate_limit, f"tenant:{tenant.tenant_id}:{identity.subject}"
         )
-        return Principal(identity=identity, tenant=tenant, client_address=client)
+        return Principal(identity=identity, tenant=tenant, client_address=client, stream=stream)
+
+    async def _stream_access(self, token: str) -> tuple[Identity, TenantAccess, str]:
+        """The caller a stream token was made for, their tenant access as stored now (a member
+        removed since cannot use it) and the stream it opens; 401 when it is forged, expired or
+        of a tenant that is no longer the organization's."""
+        grant = self.runtime.stream_tokens.verify(token)
+        identity = Identity(
+            subject=grant.subject,
+            email=None,
+            name=None,
+            superadmin=False,
+            organizations={},
+            organization_names={},
+            auth="stream_token",
+        )
+        logs.bind(user=identity.subject)
+        tenant = await self._tenant_access(identity, grant.org_id)
+        if tenant.tenant_id != grant.tenant_id:
+            raise Unauthorized("This stream token is not valid; ask for a new stream URL.")
+        return identity, tenant, grant.stream
 
     async def _key_access(
         self, secret: str, needed: Role | None, org_id: str | None, *, allowed: bool
@@ -234,6 +268,15 @@ async def authorize(
     *,
     api_keys: bool = True,
     feature: str | None = None,
+    stream_token: str | None = None,
 ) -> Principal:
     guard: Guard = request.app.state.guard
-    return await guard.authorize(request, access, token, org_id, api_keys=api_keys, feature=feature)
+    return await guard.authorize(
+        request,
+        access,
+        token,
+        org_id,
+        api_keys=api_keys,
+        feature=feature,
+        stream_token=stream_token,
+    )

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.kit.db import insert_ignoring_conflicts, page_of
+from contentplatform.kit.db import cross_tenant, insert_ignoring_conflicts, page_of
 from contentplatform.tenants.models import Membership, Tenant, User
 
 
+@cross_tenant("tenants and users are the platform's; a user belongs to several tenants")
 async def tenant_by_org(session: AsyncSession, org_id: str) -> Tenant | None:
     result = await session.execute(select(Tenant).where(Tenant.idp_org_id == org_id))
     return result.scalar_one_or_none()
 
 
+@cross_tenant("tenants and users are the platform's; a user belongs to several tenants")
 async def ensure_tenant(session: AsyncSession, org_id: str, name: str) -> Tenant:
     """Get or create, safe against two first requests racing to create the same tenant."""
     tenant = await tenant_by_org(session, org_id)
@@ -32,11 +35,13 @@ async def ensure_tenant(session: AsyncSession, org_id: str, name: str) -> Tenant
     return tenant
 
 
+@cross_tenant("tenants and users are the platform's; a user belongs to several tenants")
 async def user_by_subject(session: AsyncSession, subject: str) -> User | None:
     result = await session.execute(select(User).where(User.idp_user_id == subject))
     return result.scalar_one_or_none()
 
 
+@cross_tenant("tenants and users are the platform's; a user belongs to several tenants")
 async def ensure_user(session: AsyncSession, subject: str) -> User:
     user = await user_by_subject(session, subject)
     if user is None:
@@ -87,6 +92,7 @@ async def ensure_membership(
     return found, made
 
 
+@cross_tenant("tenants and users are the platform's; a user belongs to several tenants")
 async def user_by_id(session: AsyncSession, user_id: uuid.UUID) -> User | None:
     return await session.get(User, user_id)
 
@@ -104,6 +110,35 @@ async def lock_tenant(session: AsyncSession, tenant_id: uuid.UUID) -> None:
     await session.execute(
         update(Tenant).where(Tenant.id == tenant_id).values(updated_at=Tenant.updated_at)
     )
+
+
+@cross_tenant("tenants and users are the platform's; a user belongs to several tenants")
+async def lock_tenants(
+    session: AsyncSession, tenant_ids: Collection[uuid.UUID]
+) -> list[tuple[uuid.UUID, str, str]]:
+    """`lock_tenant` for each of these tenants, in one statement: (id, status, timezone) of each.
+
+    PostgreSQL locks their rows in the order of their ids (in the mode lock_tenant's UPDATE
+    takes), so that two transactions locking overlapping sets never wait on each other in turn;
+    SQLite takes its one write lock.
+    """
+    ordered = sorted(set(tenant_ids))
+    if not ordered:
+        return []
+    if session.get_bind().dialect.name == "sqlite":
+        await session.execute(
+            update(Tenant)
+            .where(Tenant.id.in_(ordered))
+            .values(updated_at=Tenant.updated_at)
+            .execution_options(synchronize_session=False)
+        )
+    statement = (
+        select(Tenant.id, Tenant.status, Tenant.timezone)
+        .where(Tenant.id.in_(ordered))
+        .order_by(Tenant.id)
+        .with_for_update(key_share=True)  # FOR NO KEY UPDATE: what an UPDATE of the row takes
+    )
+    return [(row.id, row.status, row.timezone) for row in await session.execute(statement)]
 
 
 # --- members, as the team sees them ------------------------------------------------------------
@@ -222,11 +257,13 @@ async def active_member_by_email(
     return result.scalars().first()
 
 
+@cross_tenant("tenants and users are the platform's; a user belongs to several tenants")
 async def users_by_email(session: AsyncSession, email: str) -> list[User]:
     result = await session.execute(select(User).where(func.lower(User.email) == email.lower()))
     return list(result.scalars())
 
 
+@cross_tenant("tenants and users are the platform's; a user belongs to several tenants")
 async def memberships_of_user(session: AsyncSession, user_id: uuid.UUID) -> list[Membership]:
     result = await session.execute(select(Membership).where(Membership.user_id == user_id))
     return list(result.scalars())
@@ -249,6 +286,7 @@ async def active_member_roles(session: AsyncSession, tenant_id: uuid.UUID) -> di
     return dict(result.tuples().all())
 
 
+@cross_tenant("tenants and users are the platform's; a user belongs to several tenants")
 async def active_tenants(session: AsyncSession) -> list[Tenant]:
     result = await session.execute(select(Tenant).where(Tenant.status == "active"))
     return list(result.scalars())

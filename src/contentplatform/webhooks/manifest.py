@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
-from contentplatform.webhooks import messages, models, procedures, workflows
+from contentplatform.webhooks import durable, messages, models, procedures
 
 domain = Domain(
     name="webhooks",
     routers=(procedures.router,),
-    webhooks=messages.WEBHOOKS,
+    sent_requests=messages.SENT_REQUESTS,
     models=models,
-    durable=(workflows,),
+    durable=(durable,),
 )

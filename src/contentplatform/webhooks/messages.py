@@ -1,5 +1,6 @@
 """What a delivery sends: an event as `{type, timestamp, data}`, signed per the Standard Webhooks
-specification, and how the API document describes each subscribable type under `webhooks`.
+specification, and how the API document describes each subscribable type under `webhooks`
+(`SENT_REQUESTS`).
 
 The body is made once, when the event is fanned out to the endpoint, and stored with the
 delivery: every attempt and redelivery sends the same bytes under the same `webhook-id`
@@ -23,7 +24,7 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, Field, create_model
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
-from contentplatform.core.webhooks import Webhook
+from contentplatform.core.sent_requests import SentRequest
 from contentplatform.events import catalog
 from contentplatform.kit.db import utc_text
 
@@ -57,7 +58,7 @@ def body(event_type: str, timestamp: datetime, data: dict[str, Any]) -> str:
 
 def sample_data(event_type: str) -> dict[str, Any]:
     """What a test of `event_type` carries: no real resource. `webhook.test`'s is the same as a
-    webhook publisher connection's test (one document entry describes both)."""
+    webhook publisher connection's test."""
     if event_type == TEST_TYPE:
         return {"message": TEST_MESSAGE}
     return {"message": TEST_MESSAGE, "sample": True}
@@ -146,14 +147,14 @@ def _model_name(event_type: str) -> str:
     return "".join(word.capitalize() for word in words) + "Message"
 
 
-def _documented(event_type: catalog.EventType) -> Webhook:
+def _documented(event_type: catalog.EventType) -> SentRequest:
     message = create_model(
         _model_name(event_type.name),
         __base__=EventMessage,
         __doc__=event_type.summary,
         type=(cast(Any, Literal)[event_type.name], Field(description="The event type.")),
     )
-    return Webhook(
+    return SentRequest(
         name=event_type.name,
         summary=event_type.summary.rstrip("."),
         description=SENT,
@@ -164,9 +165,7 @@ def _documented(event_type: catalog.EventType) -> Webhook:
     )
 
 
-# Every subscribable type but `webhook.test`, which the publishers' webhook connection test
-# documents already with the very body a test of an endpoint sends (`{message}`): one entry per
-# name in the document.
-WEBHOOKS: tuple[Webhook, ...] = tuple(
-    _documented(catalog.get(name)) for name in catalog.SUBSCRIBABLE if name != TEST_TYPE
+# Every subscribable type, under its own name (what an endpoint subscribes to).
+SENT_REQUESTS: tuple[SentRequest, ...] = tuple(
+    _documented(catalog.get(name)) for name in catalog.SUBSCRIBABLE
 )

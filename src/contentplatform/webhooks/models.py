@@ -80,7 +80,7 @@ class WebhookDelivery(RecordMixin, TenantMixin, Base):
         UniqueConstraint("endpoint_id", "event_id"),
         Index("ix_webhook_deliveries_endpoint_id_created_at", "endpoint_id", "created_at"),
         Index("ix_webhook_deliveries_created_at", "created_at"),
-        # An event's first attempts are sent together (workflows.deliver_event).
+        # An event's first attempts are sent together (durable.deliver_event).
         Index("ix_webhook_deliveries_tenant_id_event_id", "tenant_id", "event_id"),
         # What the reconciler looks at: only deliveries still under way.
         Index(

@@ -1,5 +1,5 @@
 """The outbound webhooks operations (admins only, never an API key): declarations only; the
-rules live in service.py, the deliveries in deliveries.py and workflows.py."""
+rules live in service.py, the deliveries in deliveries.py and durable.py."""
 
 from __future__ import annotations
 

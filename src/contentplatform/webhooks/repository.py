@@ -13,7 +13,13 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.kit.db import Owned, UTCDateTime, insert_ignoring_conflicts, page_of
+from contentplatform.kit.db import (
+    Owned,
+    UTCDateTime,
+    cross_tenant,
+    insert_ignoring_conflicts,
+    page_of,
+)
 from contentplatform.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 endpoint = Owned(WebhookEndpoint)
@@ -51,6 +57,7 @@ async def subscribers(
     return [(tenant, found, list(events)) for tenant, found, events in result.tuples()]
 
 
+@cross_tenant("the rows carry their tenants")
 async def insert_deliveries(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
     """Store new deliveries; one already there for its endpoint and event is left as it is."""
     dialect = session.get_bind().dialect.name
@@ -60,6 +67,7 @@ async def insert_deliveries(session: AsyncSession, rows: Sequence[dict[str, Any]
         await session.execute(insert_(WebhookDelivery).values(chunk).on_conflict_do_nothing())
 
 
+@cross_tenant("the row carries its tenant")
 async def add_attempt(session: AsyncSession, values: dict[str, Any]) -> bool:
     """Record an attempt; False when attempt `n` of the delivery was recorded already."""
     result = await session.execute(insert_ignoring_conflicts(session, WebhookAttempt, **values))
@@ -349,6 +357,7 @@ async def record_first_successes(
     )
 
 
+@cross_tenant("the dispatcher's sweep of every tenant's overdue deliveries")
 async def overdue(session: AsyncSession, before: datetime, limit: int) -> list[WebhookDelivery]:
     """Pending deliveries whose next attempt was due before `before` (every tenant's: the
     reconciler's view), oldest first."""
@@ -361,6 +370,7 @@ async def overdue(session: AsyncSession, before: datetime, limit: int) -> list[W
     return list(result.scalars())
 
 
+@cross_tenant("retention, over every tenant's deliveries")
 async def delete_older_than(session: AsyncSession, cutoff: datetime) -> int:
     """Deliveries created before `cutoff`, with their attempts (every tenant's: retention).
     Looked for first: on SQLite a DELETE takes the one write turn even when it finds nothing."""
@@ -371,6 +381,7 @@ async def delete_older_than(session: AsyncSession, cutoff: datetime) -> int:
     return int(getattr(result, "rowcount", 0) or 0)
 
 
+@cross_tenant("the rows carry their tenant")
 async def add_delivery_and_attempt(
     session: AsyncSession, delivery_values: dict[str, Any], attempt_values: dict[str, Any]
 ) -> None:

@@ -63,9 +63,8 @@ class Outcome:
 def policy(settings: Settings) -> outbound.Policy:
     """The outbound guard as for publishers, with the webhook's timeout and no redirects."""
     timeout = settings.webhook_timeout_seconds
-    return outbound.Policy(
-        allow_http=settings.outbound_allow_http,
-        allow_loopback=settings.outbound_allow_loopback,
+    return outbound.policy_of(
+        settings,
         connect_timeout=min(5.0, timeout),
         timeout=timeout,
         max_response_bytes=MAX_RESPONSE_BYTES,

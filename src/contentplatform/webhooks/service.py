@@ -19,11 +19,12 @@ from contentplatform.billing import service as billing
 from contentplatform.config import Settings
 from contentplatform.events import service as events
 from contentplatform.kit import durable, errors
-from contentplatform.kit.db import utcnow
-from contentplatform.kit.schemas import offset_of
+from contentplatform.kit.db import Required, utcnow
+from contentplatform.kit.schemas import window_of
 from contentplatform.publishers.vault import vault
 from contentplatform.tenants import service as tenants
-from contentplatform.webhooks import deliveries, messages, repository, schemas, sending, workflows
+from contentplatform.webhooks import deliveries, messages, repository, schemas, sending
+from contentplatform.webhooks import durable as webhooks_durable
 from contentplatform.webhooks.errors import (
     DeliveryNotFound,
     DeliveryNotRedeliverable,
@@ -36,15 +37,7 @@ from contentplatform.webhooks.models import WebhookDelivery, WebhookEndpoint
 REDELIVERABLE = ("failed", "exhausted", "cancelled")
 
 
-async def require(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    endpoint_id: uuid.UUID,
-    *,
-    for_update: bool = False,
-) -> WebhookEndpoint:
-    found = await repository.endpoint(session, tenant_id, endpoint_id, for_update=for_update)
-    return errors.require(found, EndpointNotFound, endpoint_id)
+require = Required(repository.endpoint, EndpointNotFound)
 
 
 async def endpoint_count(session: AsyncSession, tenant_id: uuid.UUID) -> int:
@@ -272,8 +265,7 @@ async def list_deliveries(
         event_type=data.event_type,
         start=data.start_date,
         end=data.end_date,
-        limit=data.limit,
-        offset=offset_of(data.page, data.limit),
+        **window_of(data),
     )
     attempts = await repository.attempts_of(session, tenant_id, [row.id for row in rows])
     return schemas.DeliveryPage(
@@ -309,7 +301,10 @@ async def redeliver(
     delivery.updated_at = now
     await session.flush()
     durable.enqueue_after_commit(
-        session, workflows.deliver, [deliveries.start_of(delivery)], queue=workflows.QUEUE
+        session,
+        webhooks_durable.deliver,
+        [deliveries.start_of(delivery)],
+        queue=webhooks_durable.QUEUE,
     )
     attempts = await repository.attempts_of(session, tenant_id, [delivery.id])
     return schemas.delivery_of(delivery, attempts[delivery.id])

@@ -25,10 +25,10 @@ from contentplatform.auth.context import Role
 from contentplatform.billing import service as billing
 from contentplatform.billing.errors import PlanLimitReached
 from contentplatform.config import Settings
-from contentplatform.kit import cron, errors, outbound
-from contentplatform.kit.db import utcnow
+from contentplatform.kit import cron, outbound
+from contentplatform.kit.db import Required, utcnow
 from contentplatform.kit.errors import FieldError
-from contentplatform.kit.schemas import offset_of
+from contentplatform.kit.schemas import window_of
 from contentplatform.tenants import service as tenants
 from contentplatform.website_scan import repository, schemas
 from contentplatform.website_scan.errors import (
@@ -47,12 +47,7 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 def policy(settings: Settings) -> outbound.Policy:
     """The outbound guard for crawls, with the operator's allowances for local work."""
-    return outbound.Policy(
-        allow_http=settings.outbound_allow_http,
-        allow_loopback=settings.outbound_allow_loopback,
-        timeout=settings.outbound_timeout_seconds,
-        max_response_bytes=settings.outbound_max_response_bytes,
-    )
+    return outbound.policy_of(settings)
 
 
 @dataclass(frozen=True)
@@ -89,11 +84,7 @@ def _normalized(url: httpx.URL) -> str:
 # --- configs: reading -------------------------------------------------------------------------
 
 
-async def require(
-    session: AsyncSession, tenant_id: uuid.UUID, config_id: uuid.UUID, *, for_update: bool = False
-) -> CrawlConfig:
-    config = await repository.get_config(session, tenant_id, config_id, for_update=for_update)
-    return errors.require(config, CrawlConfigNotFound, config_id)
+require = Required(repository.get_config, CrawlConfigNotFound)
 
 
 def _record(
@@ -126,12 +117,7 @@ async def page(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListConfigsInput
 ) -> schemas.CrawlConfigPage:
     rows, total = await repository.page(
-        session,
-        tenant_id,
-        search=data.search,
-        scheduled=data.scheduled,
-        limit=data.limit,
-        offset=offset_of(data.page, data.limit),
+        session, tenant_id, search=data.search, scheduled=data.scheduled, **window_of(data)
     )
     ids = [row.id for row in rows]
     schedules = await repository.schedules_of(session, tenant_id, ids)

@@ -11,7 +11,8 @@ workflow, which must have a published version and cannot be archived or deleted.
 
 What the generation engine asks (`Definition`, plain data): the steps of workflow W at version V
 (`definition_at`), the published version a job's workflow runs (`definition_for_job`: the job's
-own workflow, else the organization's default, else the built-in definition), and the built-in
+own workflow, else the organization's default, else the built-in definition;
+`definitions_for_jobs` for many tenants' jobs at once), and the built-in
 definition itself (`builtin_definition`). A run reads its definition once, when it starts: a
 later publish changes new runs only.
 """
@@ -20,16 +21,15 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.kit import errors
-from contentplatform.kit.db import utc_text, utcnow
+from contentplatform.kit.db import Required, utc_text, utcnow
 from contentplatform.kit.errors import FieldError
-from contentplatform.kit.schemas import offset_of
+from contentplatform.kit.schemas import window_of
 from contentplatform.tenants import service as tenants
 from contentplatform.workflows import catalog, repository, schemas, validation
 from contentplatform.workflows.errors import (
@@ -118,15 +118,7 @@ def check_runnable(steps: Sequence[dict[str, Any]]) -> None:
 # --- reading ----------------------------------------------------------------------------------
 
 
-async def require(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    workflow_id: uuid.UUID,
-    *,
-    for_update: bool = False,
-) -> Workflow:
-    workflow = await repository.get(session, tenant_id, workflow_id, for_update=for_update)
-    return errors.require(workflow, WorkflowNotFound, workflow_id)
+require = Required(repository.get, WorkflowNotFound)
 
 
 async def _record(session: AsyncSession, workflow: Workflow) -> schemas.Workflow:
@@ -182,8 +174,7 @@ async def page(
         tenant_id,
         search=data.search,
         status=None if data.status == "all" else data.status,
-        limit=data.limit,
-        offset=offset_of(data.page, data.limit),
+        **window_of(data),
     )
     return schemas.WorkflowPage(
         data=[_summary(row) for row in rows], total=total, page=data.page, limit=data.limit
@@ -207,9 +198,7 @@ async def list_versions(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListVersionsInput
 ) -> schemas.WorkflowVersionPage:
     workflow = await require(session, tenant_id, data.id)
-    rows, total = await repository.page_versions(
-        session, tenant_id, workflow.id, limit=data.limit, offset=offset_of(data.page, data.limit)
-    )
+    rows, total = await repository.page_versions(session, tenant_id, workflow.id, **window_of(data))
     return schemas.WorkflowVersionPage(
         data=[_version(row, with_steps=data.include_steps) for row in rows],
         total=total,
@@ -467,14 +456,49 @@ async def working_definition(
     return Definition(workflow.id, None, workflow.name, tuple(copy.deepcopy(workflow.steps)))
 
 
-async def published_definition(
-    session: AsyncSession, tenant_id: uuid.UUID, workflow_id: uuid.UUID
-) -> Definition | None:
-    """The live version of the workflow; None when it is deleted or has none."""
-    workflow = await repository.get(session, tenant_id, workflow_id)
-    if workflow is None or workflow.published_version is None:
-        return None
-    return await definition_at(session, tenant_id, workflow.id, workflow.published_version)
+JobWorkflow = tuple[uuid.UUID, uuid.UUID | None, int | None]  # (tenant, workflow id, version)
+
+
+async def definitions_for_jobs(
+    session: AsyncSession, wanted: Collection[JobWorkflow]
+) -> dict[JobWorkflow, Definition]:
+    """`definition_for_job` for each (tenant, workflow_id, version), in at most four queries
+    however many tenants there are (the scheduler's tick); WorkflowVersionNotFound as there."""
+    keys = set(wanted)
+    named = {(t, w) for t, w, v in keys if w is not None and v is None}
+    live = await repository.workflows_of(session, named, live=True)
+    chosen: dict[JobWorkflow, tuple[uuid.UUID, int] | None] = {}  # -> (workflow id, version)
+    for key in keys:
+        tenant_id, workflow_id, version = key
+        if workflow_id is None:
+            continue
+        if version is not None:
+            chosen[key] = (workflow_id, version)
+        elif (found := live.get((tenant_id, workflow_id))) and found.published_version is not None:
+            chosen[key] = (found.id, found.published_version)
+    defaults = await repository.defaults_of(session, {key[0] for key in keys - chosen.keys()})
+    for key in keys - chosen.keys():
+        default = defaults.get(key[0])
+        published = None if default is None else default.published_version
+        chosen[key] = None if default is None or published is None else (default.id, published)
+    pinned = {(key[0], at[0], at[1]) for key, at in chosen.items() if at is not None}
+    versions = await repository.versions_of(session, pinned)
+    # The names of the workflows read above, else (a pinned version) read now, deleted or not.
+    names = {(w.tenant_id, w.id): w.name for w in [*live.values(), *defaults.values()]}
+    unnamed = {(t, w) for t, w, _ in pinned if (t, w) not in names}
+    for pair, workflow in (await repository.workflows_of(session, unnamed, live=False)).items():
+        names[pair] = workflow.name
+    definitions: dict[JobWorkflow, Definition] = {}
+    for key, at in chosen.items():
+        if at is None:
+            definitions[key] = builtin_definition()
+            continue
+        steps = versions.get((key[0], at[0], at[1]))
+        if steps is None:
+            raise WorkflowVersionNotFound(*at)
+        name = names.get((key[0], at[0]), "")
+        definitions[key] = Definition(at[0], at[1], name, tuple(copy.deepcopy(steps.steps)))
+    return definitions
 
 
 async def default_definition(session: AsyncSession, tenant_id: uuid.UUID) -> Definition:
@@ -494,10 +518,5 @@ async def definition_for_job(
     """What a new run of a job naming `workflow_id` (or none) follows: the version it pins,
     else that workflow's live version, else the organization's default's, else the built-in
     definition."""
-    if workflow_id is not None and version is not None:
-        return await definition_at(session, tenant_id, workflow_id, version)
-    if workflow_id is not None:
-        found = await published_definition(session, tenant_id, workflow_id)
-        if found is not None:
-            return found
-    return await default_definition(session, tenant_id)
+    key = (tenant_id, workflow_id, version)
+    return (await definitions_for_jobs(session, [key]))[key]

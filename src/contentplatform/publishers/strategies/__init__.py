@@ -14,7 +14,7 @@ STRATEGIES: dict[str, type[Strategy[Any, Any]]] = {
         ghost.Ghost,
         shopify.Shopify,
         webflow.Webflow,
-        webhook.Webhook,
+        webhook.WebhookTarget,
     )
 }
 

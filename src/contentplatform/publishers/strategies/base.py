@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import NoneType
@@ -170,6 +170,18 @@ class Article:
 
 # Sections of the body that are not the article's own: figures never go in them.
 _NOT_SECTIONS = ("sources", "related-reading")
+
+
+async def inline_figures(
+    article: Article, host: Callable[[Picture, bytes], Awaitable[str]]
+) -> list[str]:
+    """The article's inline images as figures, in order: of the target's copy (`host` uploads a
+    file we hold and answers its URL there), or of the provider's URL for a hotlinked one."""
+    figures = []
+    for picture in article.inline_images:
+        src = picture.url if picture.data is None else await host(picture, picture.data)
+        figures.append(picture.figure(src))
+    return figures
 
 
 def with_inline_images(body: str, figures: Sequence[str]) -> str:
@@ -392,7 +404,8 @@ class Ambiguous(PublishError):
 
 
 class Refused(PublishError):
-    """Our outbound guard refused the URL (a private address, http where https is required)."""
+    """Our outbound guard refused the URL (a private address, http where https is required), or
+    the target's TLS certificate (expired, for another name, from a CA not trusted here)."""
 
     code = "refused"
 

@@ -7,29 +7,37 @@ it to its editor's blocks. Ghost refuses an update that does not carry the post'
 `updated_at` (409 UPDATE_COLLISION): an update sends the one we last saw, and when someone saved
 the post in Ghost since, reads the post again and writes once more.
 
-Ghost has no idempotency key, so every create first looks for a post of ours with the article's
-slug and updates it when found: a retry after an ambiguous create (a timeout, a 5xx) then updates
-the post the lost try made instead of adding a second one. "Of ours" means its footer code
-injection carries the draft's marker comment (Ghost keeps no comment inside an HTML card), so a
-post someone wrote in Ghost with the same slug is never taken over: ours is created beside it,
-Ghost giving it a `-2` slug. Updates leave the code injection as it is.
+Ghost has no idempotency key, so every create first looks for a post of ours and updates it when
+found: a retry after an ambiguous create (a timeout, a 5xx) then updates the post the lost try
+made instead of adding a second one. A post of ours is one whose footer code injection carries
+the draft's marker comment (Ghost keeps no comment inside an HTML card), found by a filter on it
+(`codeinjection_foot:~'...'`), not by its slug: Ghost may have given ours another one (`rss`,
+`ghost` and `amp` become `rss-post`..., and a post someone wrote in Ghost with the same slug
+makes ours `-2`). Such a post of theirs is never taken over. Updates leave the code injection as
+it is, and the slug too: Ghost gives a post sent a slug other than its own a fresh one, so
+sending ours again would move a post Ghost named `rss-post` or `-2` to another URL at every
+update (a slug changes on our side only until the draft is first published, and a slug someone
+sets in Ghost stays).
 
 `targets()` lists the site's tags and staff users (`/tags/`, `/users/`), 100 a page (Ghost 6
 serves no more, and `limit=all` no longer), following `meta.pagination.next`.
 
 The title, excerpt, meta title and description and tags go as plain text: Ghost keeps them as
-text and escapes them in its pages.
+text and escapes them in its pages. Tags are clipped to the 191 characters Ghost takes.
 
 The featured image is uploaded (`POST /images/upload/`, multipart, `purpose=image`) and the
 URL Ghost answers with becomes the post's `feature_image`, with `feature_image_alt` and
 `feature_image_caption` (HTML: the caption and the attribution its licence requires, author and
 source linked). Its filename carries the image's content hash, so a post whose feature image is
-already that upload is not sent the file again. A hotlinked stock image (Unsplash) is never
-uploaded: Ghost takes the provider's URL as `feature_image` as it is. Without a featured image
-the post's is cleared. Inline images are uploaded the same way and shown in the HTML card as
-figures of the URLs Ghost answers (base.with_inline_images places them); hotlinked ones by the
-provider's URL. Ghost's Admin API cannot list uploads, so each publish or update uploads them
-again (Ghost keeps each as a file of its own).
+already that upload is not sent the file again; the rest of it is the image's own name made
+ASCII and short (Ghost writes it to disk as sent, and a name too long for the file system is
+refused). Ghost takes no AVIF: such an image is sent as WebP, encoded again. A hotlinked stock
+image (Unsplash) is never uploaded: Ghost takes the provider's URL as `feature_image` as it is.
+Without a featured image the post's is cleared. Inline images are uploaded the same way and
+shown in the HTML card as figures of the URLs Ghost answers (base.with_inline_images places
+them); hotlinked ones by the provider's URL. Ghost's Admin API cannot list uploads, so each
+publish or update uploads them again (Ghost keeps each as a file of its own, `-1`, `-2`... after
+its name).
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ import jwt
 from pydantic import ConfigDict, Field, field_validator
 
 from contentplatform.kit.outbound import Response
+from contentplatform.media import images
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     MAX_OPTION_PAGES,
@@ -56,7 +65,6 @@ from contentplatform.publishers.strategies.base import (
     Picture,
     Remote,
     RemoteConflict,
-    RemoteNotFound,
     RemoteOptions,
     RemoteStatus,
     Result,
@@ -65,11 +73,13 @@ from contentplatform.publishers.strategies.base import (
     TargetConfig,
     TargetCredentials,
     TestResult,
+    inline_figures,
     marker,
     mask,
     unpublished,
     with_inline_images,
 )
+from contentplatform.storage import paths
 
 TARGET = "Ghost"
 # A URL that is not a Ghost site's answers 200 with an HTML page.
@@ -77,14 +87,18 @@ NOT_THE_API = (
     f"{TARGET} did not answer with its Admin API: is adminUrl the address of a Ghost site?"
 )
 API_VERSION = "v5.0"
-TOKEN_LIFETIME = 5 * 60  # seconds; Ghost refuses tokens valid for longer
+# Seconds; Ghost refuses a token issued longer ago than this (whatever its `exp` says).
+TOKEN_LIFETIME = 5 * 60
 # Ghost refuses longer values (422); an over-long excerpt should not stop a post going out.
 MAX_LENGTHS = {
     "custom_excerpt": 300,
     "meta_title": 300,
     "meta_description": 500,
     "feature_image_alt": 191,
+    "tag": 191,
 }
+# The image types Ghost takes; another (AVIF) is sent as WebP.
+GHOST_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp", "image/svg+xml")
 _KEY = re.compile(r"(?P<id>[0-9a-f]+):(?P<secret>(?:[0-9a-f]{2})+)")
 
 
@@ -145,7 +159,7 @@ class Ghost(Strategy[GhostConfig, GhostCredentials], type="ghost"):
         fields = (
             _fields(article, mode, await self._figures(article))
             | await self._feature_image(article, None)
-            | {"codeinjection_foot": marker(article)}
+            | {"slug": article.slug, "codeinjection_foot": marker(article)}
         )
         response = await self.api.call(
             "POST", "/posts/", params={"source": "html"}, json={"posts": [fields]}, creates=True
@@ -184,21 +198,22 @@ class Ghost(Strategy[GhostConfig, GhostCredentials], type="ghost"):
 
     async def _figures(self, article: Article) -> list[str]:
         """The inline images as figures of their uploads (hotlinked: the provider's URL)."""
-        figures = []
-        for picture in article.inline_images:
-            src = picture.url
-            if picture.data is not None:
-                src = await self._upload(picture, picture.data)
-            figures.append(picture.figure(src))
-        return figures
+        return await inline_figures(article, self._upload)
 
     async def _upload(self, picture: Picture, data: bytes) -> str:
-        filename = f"cp-{picture.content_hash[:16]}-{picture.filename}"
+        filename, mime_type = paths.safe_filename(picture.filename), picture.mime_type
+        if mime_type not in GHOST_IMAGE_TYPES:
+            try:
+                data = await images.off_loop(images.as_webp, data)
+            except images.ImageError as error:
+                raise Invalid(f"{picture.filename}: {error}") from None
+            filename, mime_type = f"{filename.rsplit('.', 1)[0]}.webp", "image/webp"
+        filename = f"cp-{picture.content_hash[:16]}-{filename}"
         # httpx encodes the multipart body; the guarded client sends it.
         encoded = httpx.Request(
             "POST",
             "http://upload.invalid/",
-            files={"file": (filename, data, picture.mime_type)},
+            files={"file": (filename, data, mime_type)},
             data={"purpose": "image", "ref": filename},
         )
         response = await self.api.call(
@@ -208,8 +223,8 @@ class Ghost(Strategy[GhostConfig, GhostCredentials], type="ghost"):
             headers={"content-type": encoded.headers["content-type"]},
             creates=True,
         )
-        images = http.json_object(response, unexpected=NOT_THE_API).get("images")
-        url = images[0].get("url") if isinstance(images, list) and images else None
+        uploaded = http.json_object(response, unexpected=NOT_THE_API).get("images")
+        url = uploaded[0].get("url") if isinstance(uploaded, list) and uploaded else None
         if not isinstance(url, str):
             raise Invalid(NOT_THE_API)
         return url
@@ -247,14 +262,23 @@ class Ghost(Strategy[GhostConfig, GhostCredentials], type="ghost"):
 
     async def _find_ours(self, article: Article) -> dict[str, Any] | None:
         """The post an earlier try made for this draft, if there is one."""
-        try:
-            response = await self.api.call("GET", f"/posts/slug/{quote(article.slug, safe='')}/")
-        except RemoteNotFound:
-            return None
-        post = _post(response)
-        injected = post.get("codeinjection_foot")
-        if isinstance(injected, str) and marker(article) in injected:
-            return post
+        mark = marker(article)
+        # The marker's text between its comment's brackets: hex, hyphens, `:` and `=`, nothing
+        # that needs escaping in NQL's quotes.
+        text = mark.removeprefix("<!--").removesuffix("-->").strip()
+        params: dict[str, str | int] = {
+            "filter": f"codeinjection_foot:~'{text}'",
+            "fields": "id,updated_at,codeinjection_foot,feature_image",
+            "limit": 5,
+        }
+        response = await self.api.call("GET", "/posts/", params=params)
+        posts = http.json_object(response, unexpected=NOT_THE_API).get("posts")
+        if not isinstance(posts, list):
+            raise Invalid(NOT_THE_API)
+        for post in posts:
+            injected = post.get("codeinjection_foot") if isinstance(post, dict) else None
+            if isinstance(injected, str) and mark in injected and "updated_at" in post:
+                return dict(post)
         return None
 
     async def _save(self, post_id: str, fields: dict[str, Any], updated_at: str | None) -> Result:
@@ -302,13 +326,12 @@ def _fields(article: Article, mode: Mode, figures: list[str]) -> dict[str, Any]:
         "title": article.title,
         # An HTML card: Ghost keeps what is inside as it is.
         "html": f"<!--kg-card-begin: html-->\n{body}\n<!--kg-card-end: html-->",
-        "slug": article.slug,
         "status": "published" if mode == "publish" else "draft",
         "custom_excerpt": _clip(article.excerpt, MAX_LENGTHS["custom_excerpt"]),
         "meta_title": _clip(article.seo_title, MAX_LENGTHS["meta_title"]),
         "meta_description": _clip(article.meta_description, MAX_LENGTHS["meta_description"]),
         "canonical_url": article.canonical_url,
-        "tags": [{"name": tag} for tag in article.tags],
+        "tags": [{"name": _clip(tag, MAX_LENGTHS["tag"])} for tag in article.tags],
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from contentplatform.kit import outbound
 from contentplatform.publishers.strategies.base import (
@@ -22,32 +22,53 @@ from contentplatform.publishers.strategies.base import (
 MAX_MESSAGE = 300
 
 
+class Request(TypedDict, total=False):
+    """What a request carries besides its method and URL (GuardedClient.request's keywords),
+    passed through `call`, `send` and the APIs unchanged."""
+
+    headers: Mapping[str, str] | None
+    params: Mapping[str, str | int] | None
+    json: Any
+    content: bytes | None
+
+
 async def call(
     client: outbound.GuardedClient,
     method: str,
     url: str,
     *,
     target: str,
-    headers: Mapping[str, str] | None = None,
-    params: Mapping[str, str | int] | None = None,
-    json: Any = None,
-    content: bytes | None = None,
     creates: bool = False,
+    **request: Unpack[Request],
 ) -> outbound.Response:
     """The response when its status is 2xx; else the matching PublishError, its message naming
     `target` ("WordPress") and what the target said. With `creates`, a failure after the request
     may have reached the target (a timeout, a 5xx) is Ambiguous rather than Transient."""
-    try:
-        response = await client.request(
-            method, url, headers=headers, params=params, json=json, content=content
-        )
-    except outbound.Refused as error:
-        raise Refused(str(error)) from None
-    except (outbound.Unreachable, outbound.TooLarge) as error:
-        raise (Ambiguous if creates else Transient)(f"{target}: {error}") from None
+    response = await send(client, method, url, target=target, creates=creates, **request)
     if 200 <= response.status < 300:
         return response
     raise error_for(response, target=target, creates=creates)
+
+
+async def send(
+    client: outbound.GuardedClient,
+    method: str,
+    url: str,
+    *,
+    target: str,
+    creates: bool = False,
+    **request: Unpack[Request],
+) -> outbound.Response:
+    """The response, whatever its status; a request that got none is the matching PublishError
+    (as for `call`). A certificate that fails the check is Refused: retrying cannot help."""
+    try:
+        return await client.request(method, url, **request)
+    except outbound.Refused as error:
+        raise Refused(str(error)) from None
+    except outbound.CertificateRejected as error:
+        raise Refused(f"{target}: {error}") from None
+    except (outbound.Unreachable, outbound.TooLarge) as error:
+        raise (Ambiguous if creates else Transient)(f"{target}: {error}") from None
 
 
 @dataclass(frozen=True)
@@ -61,28 +82,12 @@ class Api:
     headers: Callable[[], Mapping[str, str]]
 
     async def call(
-        self,
-        method: str,
-        path: str = "",
-        *,
-        params: Mapping[str, str | int] | None = None,
-        json: Any = None,
-        content: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-        creates: bool = False,
+        self, method: str, path: str = "", *, creates: bool = False, **request: Unpack[Request]
     ) -> outbound.Response:
         """`headers` are sent besides the API's own (a file's content type, say)."""
-        return await call(
-            self.client,
-            method,
-            self.base_url + path,
-            target=self.target,
-            headers={**self.headers(), **(headers or {})},
-            params=params,
-            json=json,
-            content=content,
-            creates=creates,
-        )
+        request["headers"] = {**self.headers(), **(request.get("headers") or {})}
+        url = self.base_url + path
+        return await call(self.client, method, url, target=self.target, creates=creates, **request)
 
 
 def json_of(response: outbound.Response, *, unexpected: str) -> Any:
@@ -131,8 +136,12 @@ def _message_in(body: Any) -> str:
     if isinstance(body, dict):
         for key in ("message", "msg", "error_description", "detail"):
             if isinstance(body.get(key), str):
+                message = str(body[key])
+                context = body.get("context")
                 return (
-                    str(body[key]) + _context(body.get("context")) + _details(body.get("details"))
+                    message
+                    + _context(None if context == message else context)
+                    + _details(body.get("details"))
                 )
         for key in ("errors", "error"):
             if key in body:
@@ -145,7 +154,8 @@ def _message_in(body: Any) -> str:
 
 
 def _context(context: Any) -> str:
-    """Ghost says what was wrong in `context` ("Value in [posts.title] exceeds ...")."""
+    """Ghost says what was wrong in `context` ("Value in [posts.title] exceeds ..."); its 409
+    repeats the message there, which is said once."""
     return f" ({context})" if isinstance(context, str) and context.strip() else ""
 
 

@@ -69,6 +69,7 @@ from contentplatform.publishers.strategies.base import (
     TargetCredentials,
     TestResult,
     Transient,
+    inline_figures,
     mask,
     parse_url,
     unpublished,
@@ -302,12 +303,9 @@ class Shopify(Strategy[ShopifyConfig, ShopifyCredentials], type="shopify"):
         return data
 
     async def _figures(self, article: Article) -> list[str]:
-        """The inline images as figures of the shop's own copies (hotlinked: the provider's)."""
-        figures = []
-        for picture in article.inline_images:
-            src = picture.url if picture.hotlinked else await self._hosted(picture)
-            figures.append(picture.figure(src))
-        return figures
+        """The inline images as figures of the shop's own copies (hotlinked: the provider's);
+        the shop fetches a file from our signed URL, so its bytes are not sent."""
+        return await inline_figures(article, lambda picture, _data: self._hosted(picture))
 
     async def _hosted(self, picture: Picture) -> str:
         """The CDN URL of the shop's copy of the picture, made from our signed URL."""

@@ -70,6 +70,7 @@ from contentplatform.publishers.strategies.base import (
     TargetConfig,
     TargetCredentials,
     TestResult,
+    inline_figures,
     mask,
     parse_url,
     unpublished,
@@ -290,13 +291,7 @@ class Webflow(Strategy[WebflowConfig, WebflowCredentials], type="webflow"):
 
     async def _figures(self, article: Article) -> list[str]:
         """The inline images as figures of Webflow-hosted copies (hotlinked: the provider's)."""
-        figures = []
-        for picture in article.inline_images:
-            src = picture.url
-            if picture.data is not None:
-                src = await self._hosted(picture, picture.data)
-            figures.append(picture.figure(src))
-        return figures
+        return await inline_figures(article, self._hosted)
 
     async def _hosted(self, picture: Picture, data: bytes) -> str:
         """The hosted URL of a new asset of the site holding the picture's file."""

@@ -1,4 +1,7 @@
-"""A generic webhook: the article as a JSON event, signed per the Standard Webhooks spec.
+"""The webhook target: a publishing target that POSTs the article to a user's URL as a JSON event,
+signed per the Standard Webhooks spec (`WebhookTarget`, connection type `webhook`; the module
+is named for that type, as every strategy's is). Not the outbound webhook endpoints of the
+`webhooks` domain, which subscribe to events.
 
 Every event is `POST`ed to the connection's URL as `{"type", "timestamp", "data"}` with the
 `webhook-id`, `webhook-timestamp` and `webhook-signature` headers the spec defines, signed with
@@ -32,7 +35,8 @@ external id and there is no URL. 410 Gone (or 404) is RemoteNotFound; other stat
 as for any target.
 
 Each body is built from its model below (`ArticleEvent`, `UnpublishedEvent`, `TestEvent`), and
-the same models describe the events in the API document's `webhooks` section (`WEBHOOKS`).
+the same models describe the events in the API document's `webhooks` section
+(`SENT_REQUESTS`).
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
-from contentplatform.core import webhooks
+from contentplatform.core.sent_requests import SentRequest
+from contentplatform.core.tags import PUBLISHING_WEBHOOKS
 from contentplatform.publishers.strategies import http
 from contentplatform.publishers.strategies.base import (
     EVERY_CAPABILITY,
@@ -79,7 +84,7 @@ def new_signing_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
-class WebhookConfig(TargetConfig):
+class WebhookTargetConfig(TargetConfig):
     url: str
 
     @field_validator("url")
@@ -195,7 +200,7 @@ class WebhookAnswer(BaseModel):
 
 
 # Nothing to keep secret but the signing secret, which the connection holds itself.
-class Webhook(Strategy[WebhookConfig, None], type="webhook"):
+class WebhookTarget(Strategy[WebhookTargetConfig, None], type="webhook"):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if not self.signing_secret:
@@ -380,19 +385,24 @@ SENT = (
 )
 
 
-def _declared(name: str, summary: str, payload: type[BaseModel]) -> webhooks.Webhook:
-    return webhooks.Webhook(
-        name=name,
+# The document names these `publisher.<type>`, apart from the events endpoints subscribe to
+# (`webhooks` holds both kinds): the body's `type` is the bare one (`article.published`).
+DOCUMENT_PREFIX = "publisher."
+
+
+def _declared(name: str, summary: str, payload: type[BaseModel]) -> SentRequest:
+    return SentRequest(
+        name=DOCUMENT_PREFIX + name,
         summary=summary,
         description=SENT,
-        tag="Publishers",
+        tag=PUBLISHING_WEBHOOKS,
         payload=payload,
         headers=HEADERS,
         responses=ANSWERS,
     )
 
 
-WEBHOOKS = (
+SENT_REQUESTS = (
     _declared("article.published", "An article was published", ArticleEvent),
     _declared("article.updated", "A published article was published again", ArticleEvent),
     _declared("article.drafted", "An article was put on the target unpublished", ArticleEvent),

@@ -1,0 +1,45 @@
+"""The scheduler as a DBOS scheduled workflow: every `scheduler_interval_seconds`, one tick
+starting the jobs and the website crawls that are due.
+
+DBOS names each firing's workflow after its scheduled time, so however many processes run,
+each firing runs once; and the tick itself is idempotent (scheduler.py), so one recovered
+after a crash repeats nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+from dbos import DBOS
+
+from contentplatform.core import runtime
+from contentplatform.flows import scheduler
+from contentplatform.kit import durable
+from contentplatform.kit.db import utcnow
+from contentplatform.website_scan.crawls import service as crawls
+
+log = logging.getLogger(__name__)
+
+
+@durable.every("jobs.tick", lambda settings: settings.scheduler_interval_seconds)
+@DBOS.workflow(name="jobs.tick")
+async def tick_workflow(scheduled_at: datetime, context: Any) -> None:
+    await tick_step()
+
+
+@DBOS.step(name="jobs.tick.run")
+async def tick_step() -> dict[str, int]:
+    # The real clock, not the firing's time: a firing run late (after a restart) still starts
+    # everything due by now, and coalesces what was missed.
+    now = utcnow()
+    report = await scheduler.tick(runtime.current(), now)
+    if report.started or report.skipped or report.failed or report.errors:
+        log.info("scheduler tick: %s", asdict(report))
+    # Scheduled website crawls are due on the same clock.
+    scans = await crawls.tick(runtime.current().db, now)
+    if any(scans.values()):
+        log.info("scheduled crawls: %s", scans)
+    return {**asdict(report), **{f"crawls_{key}": value for key, value in scans.items()}}

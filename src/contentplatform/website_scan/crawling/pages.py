@@ -1,0 +1,204 @@
+"""What an SEO audit needs of one fetched page: selectolax for the structure (title, meta,
+headings, links, hreflang, JSON-LD), trafilatura for the main text (hashed and counted).
+
+Parsing is CPU work: `off_loop` runs it on one thread of its own, so the event loop (fetches,
+the API, DBOS) keeps moving meanwhile. One thread for the whole process, not a pool: lxml under
+trafilatura is not safe to call from several threads at once (adbar/trafilatura#840 reports
+crashes), and under the GIL more threads would not parse faster anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any, ParamSpec, TypeVar
+
+import trafilatura
+from selectolax.lexbor import LexborHTMLParser as HTMLParser
+
+from contentplatform.website_scan.crawling import urls
+from contentplatform.website_scan.crawling.fetching import Fetched
+
+MAX_LINKS = 5000
+MAX_HEADINGS = 500
+MAX_JSON_LD = 20
+MAX_JSON_LD_BYTES = 100_000
+MAX_TEXT = 200  # characters kept of a title, heading or anchor text
+_SPACE = re.compile(r"\s+")
+_PARSER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="page-parser")
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+async def off_loop(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """`function(*args, **kwargs)` run on the parser thread (see the module docstring)."""
+    call = functools.partial(function, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_PARSER, call)
+
+
+@dataclass
+class Link:
+    url: str
+    text: str
+    rel: str
+    internal: bool
+
+
+@dataclass
+class PageRecord:
+    url: str  # normalized: the page's row key
+    final_url: str
+    depth: int
+    status: int | None
+    error: str | None
+    redirect_chain: list[str]
+    content_type: str | None = None
+    load_ms: int = 0
+    size: int = 0
+    title: str | None = None
+    meta_description: str | None = None
+    canonical_url: str | None = None
+    robots_meta: str | None = None
+    x_robots_tag: str | None = None
+    noindex: bool = False
+    language: str | None = None
+    headings: list[tuple[str, str]] = field(default_factory=list)  # (h1..h6, text), in order
+    hreflang: dict[str, str] = field(default_factory=dict)
+    json_ld: list[Any] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    main_text: str = ""  # markdown
+    word_count: int = 0
+    content_hash: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _clean(text: str | None, limit: int = MAX_TEXT) -> str:
+    return _SPACE.sub(" ", text or "").strip()[:limit]
+
+
+def content_hash(text: str) -> str:
+    """sha256 of the main text with whitespace collapsed: reflowed markup is no change."""
+    return hashlib.sha256(_SPACE.sub(" ", text).strip().encode()).hexdigest()
+
+
+def is_html(fetched: Fetched) -> bool:
+    kind = fetched.headers.get("content-type", "")
+    return "html" in kind.lower() or (not kind and fetched.body.lstrip()[:1] == b"<")
+
+
+def record(
+    fetched: Fetched, depth: int, site: str, *, allow_subdomains: bool = False
+) -> PageRecord:
+    """The page record of `fetched` (its links relative to its final URL); `site` is the start
+    URL, deciding which links are internal."""
+    page = PageRecord(
+        url=urls.normalize(fetched.url) or fetched.url,
+        final_url=fetched.final_url,
+        depth=depth,
+        status=fetched.status,
+        error=fetched.error,
+        redirect_chain=list(fetched.redirect_chain),
+        content_type=fetched.headers.get("content-type"),
+        load_ms=fetched.elapsed_ms,
+        size=len(fetched.body),
+        x_robots_tag=fetched.headers.get("x-robots-tag"),
+    )
+    if fetched.status is None or not 200 <= fetched.status < 300 or not is_html(fetched):
+        return page
+    html = fetched.body.decode("utf-8", errors="replace")
+    tree = HTMLParser(html)
+    base = _base(tree, fetched.final_url)
+
+    title = tree.css_first("title")
+    page.title = _clean(title.text()) if title else None
+    for meta in tree.css("meta[name]"):
+        name = (meta.attributes.get("name") or "").lower()
+        value = meta.attributes.get("content") or ""
+        if name == "description":
+            page.meta_description = _clean(value, 1000)
+        elif name in ("robots", "googlebot") and page.robots_meta is None:
+            page.robots_meta = _clean(value)
+    directives = f"{page.robots_meta or ''},{page.x_robots_tag or ''}".lower()
+    page.noindex = "noindex" in directives or "none" in directives.replace(" ", "").split(",")
+    html_tag = tree.css_first("html")
+    page.language = (html_tag.attributes.get("lang") if html_tag else None) or None
+
+    for node in tree.css("h1, h2, h3, h4, h5, h6")[:MAX_HEADINGS]:
+        page.headings.append((node.tag or "", _clean(node.text())))
+    for node in tree.css("link[rel]"):
+        rel = (node.attributes.get("rel") or "").lower().split()
+        href = urls.normalize(node.attributes.get("href") or "", base)
+        if href is None:
+            continue
+        if "canonical" in rel and page.canonical_url is None:
+            page.canonical_url = href
+        if "alternate" in rel and node.attributes.get("hreflang"):
+            page.hreflang[(node.attributes.get("hreflang") or "").lower()] = href
+    for node in tree.css('script[type="application/ld+json"]')[:MAX_JSON_LD]:
+        text = node.text() or ""
+        if len(text) <= MAX_JSON_LD_BYTES:
+            try:
+                page.json_ld.append(json.loads(text))
+            except ValueError:
+                page.json_ld.append({"error": "invalid JSON-LD"})
+    page.links = _links(tree, base, site, allow_subdomains)
+
+    # Main content as markdown (headings, lists, emphasis kept): trafilatura drops navigation,
+    # footers and boilerplate.
+    page.main_text = (
+        trafilatura.extract(
+            html,
+            url=fetched.final_url,
+            favor_recall=True,
+            output_format="markdown",
+            include_formatting=True,
+        )
+        or ""
+    )
+    page.word_count = len(page.main_text.split())
+    page.content_hash = content_hash(page.main_text)
+    return page
+
+
+def links_of(fetched: Fetched, site: str, *, allow_subdomains: bool = False) -> list[Link]:
+    """The links of a fetched HTML page (as `record` finds them, without the rest of it); none
+    when it is no 2xx HTML answer."""
+    if fetched.status is None or not 200 <= fetched.status < 300 or not is_html(fetched):
+        return []
+    tree = HTMLParser(fetched.body.decode("utf-8", errors="replace"))
+    return _links(tree, _base(tree, fetched.final_url), site, allow_subdomains)
+
+
+def _base(tree: HTMLParser, final_url: str) -> str:
+    """What relative links resolve against: the page's <base href>, else where it was found."""
+    head_base = tree.css_first("base[href]")
+    base = urls.normalize(head_base.attributes.get("href") or "", final_url) if head_base else None
+    return base or final_url
+
+
+def _links(tree: HTMLParser, base: str, site: str, allow_subdomains: bool) -> list[Link]:
+    found: list[Link] = []
+    seen: set[str] = set()
+    for node in tree.css("a[href]"):
+        href = urls.normalize(node.attributes.get("href") or "", base)
+        if href is None or href in seen or len(found) >= MAX_LINKS:
+            continue
+        seen.add(href)
+        found.append(
+            Link(
+                url=href,
+                text=_clean(node.text()),
+                rel=_clean(node.attributes.get("rel")),
+                internal=urls.same_site(href, site, allow_subdomains=allow_subdomains),
+            )
+        )
+    return found

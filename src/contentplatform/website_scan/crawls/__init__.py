@@ -1,0 +1,1 @@
+"""Crawl runs: started by hand or on schedule, cancelled, read; the crawl as durable work."""

@@ -1,0 +1,1 @@
+"""Imports: a snapshot's pages made knowledge documents."""
