@@ -30,8 +30,9 @@ from tests.support.idp import AUDIENCE, ISSUER, IdentityProvider
 from tests.support.orgs import Org, new_org
 from tests.support.servers import AppServer
 
-# The `stack` and `services` fixtures: service processes on backends of their own.
-pytest_plugins = ("tests.support.processes",)
+# The `stack` and `services` fixtures: service processes on backends of their own; `chromium`:
+# the browser for the browser tests (tests/support/browser.py).
+pytest_plugins = ("tests.support.processes", "tests.support.browser")
 
 # The fixtures through which a test reaches a database or Redis: the suite's own backends, or
 # service processes' backends of their own (tests/support/processes.py, team's and billing's).
@@ -182,7 +183,7 @@ def token(settings: Settings) -> Token:
     return mint
 
 
-# --- organizations: a test's own, or its module's (README "Tests", plan item 4) ------------------
+# --- organizations: a test's own, or its module's (docs/contributors/ci.md, plan item 4) -------
 
 
 def shares_organizations(request: pytest.FixtureRequest) -> bool:

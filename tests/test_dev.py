@@ -29,7 +29,7 @@ dev = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(dev)
 root = Path(sys.argv[1])
 
-def install(root):
+def install(root, extras):
     with (root / "installs.log").open("a") as log:
         log.write(f"start {{os.getpid()}}\\n")
     (root / ".venv").mkdir(exist_ok=True)
@@ -88,14 +88,14 @@ def test_two_setups_at_once_install_once_and_the_second_waits(tmp_path: Path) ->
     [start, end] = log.read_text().splitlines()
     assert start.split()[0] == "start" and end == start.replace("start", "end")
     wanted = hashlib.sha256((tmp_path / "pyproject.toml").read_bytes()).hexdigest()
-    assert (tmp_path / ".venv" / ".installed").read_text() == wanted
+    assert (tmp_path / ".venv" / ".installed").read_text() == f"{wanted} dev"
 
 
 def test_setup_installs_again_only_when_pyproject_changes(tmp_path: Path) -> None:
     dev = load_dev()
     installs: list[Path] = []
 
-    def install(root: Path) -> None:
+    def install(root: Path, extras: tuple[str, ...]) -> None:
         installs.append(root)
         (root / ".venv").mkdir(exist_ok=True)
 
@@ -109,11 +109,38 @@ def test_setup_installs_again_only_when_pyproject_changes(tmp_path: Path) -> Non
     assert installs == [tmp_path, tmp_path]
 
 
+def test_serve_installs_without_the_dev_extras_and_test_adds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dev = load_dev()
+    installs: list[tuple[str, ...]] = []
+
+    def install(root: Path, extras: tuple[str, ...]) -> None:
+        installs.append(extras)
+        (root / ".venv").mkdir(exist_ok=True)
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "scratch"\n')
+    monkeypatch.setattr(dev, "ROOT", tmp_path)
+    monkeypatch.setattr(dev, "install", install)
+    monkeypatch.setattr(dev.setup, "__defaults__", (tmp_path, install, dev.DEV_EXTRAS))
+    monkeypatch.setattr(dev, "run", lambda *args: None)
+    monkeypatch.setattr(dev.os, "chdir", lambda path: None)
+
+    for command in ("serve", "token", "test", "serve", "test", "setup"):
+        monkeypatch.setattr(sys, "argv", ["dev.py", command])
+        dev.main()
+    # serve: the service alone; test: the dev extras added once; then nothing is missing.
+    assert installs == [(), ("dev",)]
+
+
 def test_token_sets_up_then_runs_dev_token(monkeypatch: pytest.MonkeyPatch) -> None:
     dev = load_dev()
     done: list[object] = []
-    monkeypatch.setattr(dev, "setup", lambda: done.append("setup"))
+    monkeypatch.setattr(dev, "setup", lambda **extras: done.append(("setup", extras)))
     monkeypatch.setattr(dev, "run", lambda *args: done.append(args))
     monkeypatch.setattr(sys, "argv", ["dev.py", "token", "--org", "org_a", "--user", "u1"])
     dev.main()
-    assert done == ["setup", ("contentplatform", "dev-token", "--org", "org_a", "--user", "u1")]
+    assert done == [
+        ("setup", {"extras": ()}),
+        ("contentplatform", "dev-token", "--org", "org_a", "--user", "u1"),
+    ]

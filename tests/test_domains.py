@@ -59,6 +59,21 @@ def test_every_module_with_durable_work_is_in_a_domains_manifest():
             assert durable_work(module), f"{domain.name} lists {module.__name__}"
 
 
+def test_every_dbos_function_has_an_explicit_name():
+    """DBOS stores a workflow's and a step's name with the work in flight and finds the function
+    by it when it resumes; without `name=` the name is the function's qualified name, so a
+    function renamed would strand what was running. An explicit name is `<domain>.<what>`."""
+    implicit = [
+        f"{module.__name__}.{name}"
+        for module in every_module()
+        for name, value in vars(module).items()
+        if (registered := getattr(value, "dbos_function_name", None))
+        and value.__module__ == module.__name__
+        and "." not in str(registered).removeprefix("<temp>.")
+    ]
+    assert implicit == [], "give these @DBOS.workflow/@DBOS.step a name="
+
+
 def test_every_router_is_mounted_through_a_domain():
     mounted = {id(router) for router in domains.routers()}
     for module in every_module():

@@ -8,13 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
-import time
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,14 +17,13 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel
 
 from contentplatform import domains
-from contentplatform.app import DESCRIPTION
 from contentplatform.auth.context import Access
 from contentplatform.events.catalog import SUBSCRIBABLE
 from contentplatform.kit.examples import example
+from contentplatform.kit.schemas import REFERENCE_CAMEL_CASE
 from contentplatform.publishers.strategies.base import Remote
-from contentplatform.publishers.strategies.webhook import Webhook, new_signing_secret
+from contentplatform.publishers.strategies.webhook import WebhookTarget, new_signing_secret
 from tests.publishers.strategies.support import ACME_PRICING, run_strategy
-from tests.support.orgs import new_org
 from tests.support.servers import AppServer
 from tests.support.targets.webhook import WebhookReceiver
 
@@ -118,10 +111,13 @@ def test_each_operation_requires_what_its_access_needs_and_no_organization_param
             assert operation["security"] == [{"bearerAuth": []}], operation_id
         else:
             # One requirement: both at once (two would mean either one will do); and, where
-            # API keys may call the operation, a second one: the key alone.
+            # API keys may call the operation, a second one: the key alone; and where a stream
+            # URL opens the stream, its token alone.
             token = {"bearerAuth": [], "organization": []}
             keys = [{"apiKeyAuth": []}] if PROCEDURES[operation_id].api_keys else []
-            assert operation["security"] == [token, *keys], operation_id
+            streamed = PROCEDURES[operation_id].stream_token is not None
+            stream = [{"streamToken": []}] if streamed else []
+            assert operation["security"] == [token, *keys, *stream], operation_id
             tenant_scoped += 1
             keyless += not keys
     assert tenant_scoped >= 60
@@ -148,6 +144,58 @@ def test_the_document_names_its_server(openapi_document: dict[str, Any]) -> None
 
 
 # --- schema names ----------------------------------------------------------------------------
+
+
+def test_every_operation_is_described_under_a_described_tag(
+    openapi_document: dict[str, Any],
+) -> None:
+    described = {tag["name"]: tag["description"] for tag in openapi_document["tags"]}
+    assert all(described.values())
+    used = set()
+    for section in ("paths", "webhooks"):
+        for where, item in openapi_document[section].items():
+            for method, operation in item.items():
+                assert operation.get("description", "").strip(), f"{method} {where}"
+                used.update(operation["tags"])
+    assert used == set(described)
+    assert openapi_document["info"]["contact"]["name"]
+
+
+def test_every_answer_field_is_snake_case_but_the_references_own_camel_case(
+    openapi_document: dict[str, Any],
+) -> None:
+    """Inputs are camelCase and answers snake_case (kit/schemas.py): every property of every
+    schema an answer or a webhook body reaches, at any depth."""
+    schemas = openapi_document["components"]["schemas"]
+    reached: set[str] = set()
+
+    def refs(node: Any) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+                name = ref.rsplit("/", 1)[1]
+                if name not in reached:
+                    reached.add(name)
+                    refs(schemas[name])
+            for value in node.values():
+                refs(value)
+        elif isinstance(node, list):
+            for value in node:
+                refs(value)
+
+    for item in [*openapi_document["paths"].values(), *openapi_document["webhooks"].values()]:
+        for operation in item.values():
+            refs(operation["responses"])
+    for item in openapi_document["webhooks"].values():
+        refs(item["post"]["requestBody"])
+    camel = {
+        f"{name}.{field}"
+        for name in reached
+        for field in schemas[name].get("properties", {})
+        if re.search("[A-Z]", field) and field not in REFERENCE_CAMEL_CASE
+    }
+    assert not camel, sorted(camel)
+    assert "UploadUrl" in reached and "Problem" in reached
 
 
 def test_each_model_is_the_component_of_its_own_name(openapi_document: dict[str, Any]) -> None:
@@ -324,8 +372,14 @@ def test_the_webhook_events_are_documented_with_their_signature_headers(
     openapi_document: dict[str, Any],
 ) -> None:
     hooks = openapi_document["webhooks"]
-    # The publishers' article events, and every type an outbound endpoint may subscribe to.
-    assert set(hooks) == {*EVENTS, *SUBSCRIBABLE}
+    # Every type an outbound endpoint may subscribe to, under its own name; apart from them, the
+    # requests a webhook publisher connection sends, named `publisher.<type>` under their own tag.
+    sent = {f"publisher.{name}" for name in (*EVENTS, "webhook.test")}
+    assert set(hooks) == {*sent, *SUBSCRIBABLE}
+    for name in sent:
+        assert hooks[name]["post"]["tags"] == ["Webhook publishing"]
+    for name in SUBSCRIBABLE:
+        assert hooks[name]["post"]["tags"] == ["Webhooks"]
     for name, item in hooks.items():
         operation = item["post"]
         headers = {p["name"] for p in operation["parameters"] if p["in"] == "header"}
@@ -346,7 +400,7 @@ def test_what_a_receiver_gets_is_what_the_document_says(
 
         def act(work: Any) -> Any:
             return run_strategy(
-                Webhook, {"url": receiver.hook_url}, None, work, signing_secret=secret
+                WebhookTarget, {"url": receiver.hook_url}, None, work, signing_secret=secret
             )
 
         sent = act(lambda s: s.publish(ACME_PRICING, "publish"))
@@ -361,7 +415,7 @@ def test_what_a_receiver_gets_is_what_the_document_says(
     seen = set()
     for delivery in receiver.deliveries:
         body = json.loads(delivery.body)
-        operation = openapi_document["webhooks"][body["type"]]["post"]
+        operation = openapi_document["webhooks"][f"publisher.{body['type']}"]["post"]
         schema = operation["requestBody"]["content"]["application/json"]["schema"]
         Draft202012Validator({**schema, **root}).validate(body)
         # Nothing sent that the document does not name, at either level.
@@ -372,51 +426,3 @@ def test_what_a_receiver_gets_is_what_the_document_says(
         assert set(delivery.headers) >= SIGNATURE_HEADERS
         seen.add(body["type"])
     assert seen == {*EVENTS, "webhook.test"}
-
-
-# --- the quick start -------------------------------------------------------------------------
-
-
-def quick_start() -> str:
-    """The shell block at the top of the API description."""
-    return DESCRIPTION.split("```sh\n", 1)[1].split("```", 1)[0]
-
-
-def test_the_description_opens_with_the_quick_start() -> None:
-    assert DESCRIPTION.index("## Quick start") < DESCRIPTION.index("**Authentication**")
-    script = quick_start()
-    for step in ("dev-token", "/v1/system/whoami", "upload-url", "confirm-upload", "/trigger"):
-        assert step in script
-
-
-@pytest.mark.skipif(shutil.which("curl") is None, reason="the quick start uses curl")
-def test_the_quick_start_works_as_printed(
-    server: AppServer, settings: Any, client: httpx.Client, token: Any, tmp_path: Path
-) -> None:
-    org = new_org()
-    cli = str(Path(sys.executable).parent / "contentplatform")
-    script = (
-        quick_start()
-        .replace("http://127.0.0.1:8000", server.url)
-        .replace("org_a", org)
-        .replace(".venv/bin/contentplatform", cli)
-    )
-    environment = {**os.environ, "CONTENTPLATFORM_DATA_DIR": str(settings.data_dir)}
-    environment.pop("CONTENTPLATFORM_ENV", None)
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=tmp_path,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr + done.stdout
-    listed = json.loads(done.stdout[done.stdout.rindex('{"data":') :])
-    [draft] = listed["data"]
-    headers = {"Authorization": f"Bearer {token(org, 'u1', 'admin')}", "x-idp-org-id": org}
-    deadline = time.monotonic() + 60
-    while draft["status"] == "generating" and time.monotonic() < deadline:
-        time.sleep(0.2)
-        draft = client.get(f"/v1/drafts/{draft['id']}", headers=headers).json()
-    assert draft["status"] == "reviewing", draft

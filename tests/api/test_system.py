@@ -120,7 +120,7 @@ def test_every_response_carries_a_request_id_and_echoes_the_clients(client):
     assert echoed.headers["x-request-id"] == "trace-123"
     error = client.get("/v1/system/whoami", headers={"x-request-id": "trace-456"})
     assert error.headers["x-request-id"] == "trace-456"
-    assert error.json()["requestId"] == "trace-456"
+    assert error.json()["request_id"] == "trace-456"
 
 
 def test_probes(client):

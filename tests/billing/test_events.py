@@ -19,6 +19,7 @@ from tests.support.stripe_standin import (
     StripeStandIn,
     charge,
     invoice,
+    signature,
     signed_event,
     subscription,
 )
@@ -106,6 +107,24 @@ def test_a_bad_signature_or_stale_event_is_400_and_nothing_is_stored(
     time.sleep(0.3)
     assert event_status(billing_stack, event_id) is None
     assert grants(billing_stack, billing.tenant_id) == {}
+
+
+@pytest.mark.parametrize(
+    "body", [b"[]", b'[{"id": "evt_1", "type": "x"}]', b'"event"', b"null", b"3"]
+)
+def test_a_signed_body_that_is_json_but_not_an_object_is_400(
+    client: httpx.Client, webhook_secret: str, body: bytes
+):
+    sent_at = int(time.time())
+    headers = {
+        "Stripe-Signature": f"t={sent_at},v1={signature(webhook_secret, body, sent_at)}",
+        "content-type": "application/json",
+    }
+    answer = client.post(PATH, content=body, headers=headers)
+    assert answer.status_code == 400, answer.text
+    assert answer.headers["content-type"] == "application/problem+json"
+    assert answer.json()["code"] == "BAD_REQUEST"
+    assert "not an event" in answer.json()["detail"]
 
 
 def subscribe(

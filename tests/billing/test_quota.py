@@ -83,7 +83,7 @@ def registered(org: Org, name: str):
     target = org.ok(
         "documents.createUploadUrl", {"filename": name, "fileType": "md", "contentLength": 10}
     )
-    data = {"filename": name, "fileType": "md", "storagePath": target["storagePath"]}
+    data = {"filename": name, "fileType": "md", "storagePath": target["storage_path"]}
     return org.request("documents.create", data)
 
 

@@ -5,7 +5,9 @@ role chunk, one `chat.completion.chunk` per word, a finish chunk, a usage chunk 
 `data: [DONE]`), each word written and flushed `word_delay` seconds after the one before, so
 an answer is still being written while a test reads, stops or kills it. With `hold`, the first
 request waits for `release` before its first word (`holding` is set meanwhile): a model that
-hangs. tests/support/llm.py's ChatServer sends a whole stream at once; this one trickles.
+hangs. With `pauses`, it stops after each of those numbers of words until `resume()`
+(`paused_at` says where it waits): an answer caught mid-stream exactly where a test wants it.
+tests/support/llm.py's ChatServer sends a whole stream at once; this one trickles.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Collection
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -32,13 +35,19 @@ ANSWER = (
 
 
 class SlowModel(LoopbackServer):
-    def __init__(self, *, word_delay: float = 0.05, hold: bool = False) -> None:
+    def __init__(
+        self, *, word_delay: float = 0.05, hold: bool = False, pauses: Collection[int] = ()
+    ) -> None:
         super().__init__()
         self.base_url = f"{self.url}/v1"
         self.word_delay = word_delay
         self.hold = hold
         self.holding = threading.Event()
         self.release = threading.Event()
+        self.pauses = frozenset(pauses)
+        # The number of words written when it stopped at a pause; None while it writes.
+        self.paused_at: int | None = None
+        self._resumed = threading.Semaphore(0)
         self.requests: list[dict[str, Any]] = []
         # Words written before the client went away (or all of them), per request.
         self.written: list[int] = []
@@ -68,6 +77,10 @@ class SlowModel(LoopbackServer):
             for word in words:
                 self._send(request, body, {"content": word})
                 written += 1
+                if written in self.pauses:
+                    self.paused_at = written
+                    self._resumed.acquire(timeout=TIMEOUT)
+                    self.paused_at = None
                 time.sleep(self.word_delay)
             self._send(request, body, {}, finish="stop")
             if (body.get("stream_options") or {}).get("include_usage"):
@@ -85,6 +98,10 @@ class SlowModel(LoopbackServer):
         finally:
             with self._lock:
                 self.written.append(written)
+
+    def resume(self) -> None:
+        """Go on from the pause it waits at (or the next one it reaches)."""
+        self._resumed.release()
 
     def _send(
         self,

@@ -21,6 +21,7 @@ from contentplatform.credits.models import CreditLedgerEntry, CreditReservation
 from contentplatform.kit.db import Database
 from tests.documents.support import Docs
 from tests.support.database import run_on, select_all
+from tests.support.sse import is_ping
 from tests.support.streams import forget_stream
 
 KIND = "chat.message"
@@ -90,6 +91,8 @@ def read_sse(
         assert source.response.status_code == 200, source.response.read()
         assert source.response.headers["content-type"].startswith("text/event-stream")
         for sse in source.iter_sse():
+            if is_ping(sse):
+                continue
             frames.append(Frame(sse.id, sse.event, json.loads(sse.data), sse.retry))
             if stop_after is not None and len(frames) == stop_after:
                 break

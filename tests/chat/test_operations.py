@@ -277,8 +277,12 @@ def test_retrieve_searches_the_index_as_chat_does(chatter: Chatter, other: Chatt
     hit = found["data"][0]
     assert set(hit) == {
         "position", "document_id", "document_name", "chunk_id", "ordinal", "score", "content",
-        "char_start", "char_end",
+        "heading", "char_start", "char_end",
     }  # fmt: skip
+    # Each chunk names the headings it is under in its document.
+    headings = {hit["document_id"]: hit["heading"] for hit in found["data"]}
+    assert headings[bread["id"]] == "Sourdough Notes > Feeding the starter"
+    assert headings[guide["id"]].startswith("Fernleaf Irrigation Guide > ")
     assert 0 <= hit["score"] < 1 and hit["char_start"] < hit["char_end"]
 
     only = chatter.ok("chat.retrieve", {"query": "starters sensors", "documentIds": [bread["id"]]})

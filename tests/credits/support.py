@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import select
 
-from contentplatform.credits import repository, service
+from contentplatform.credits import buckets, repository, service
 from contentplatform.credits.models import CreditBucket, CreditLedgerEntry, EntryType
 from contentplatform.credits.schemas import Balance, Bucket, Reservation
 from contentplatform.kit.db import Database
@@ -122,7 +122,7 @@ class Credits:
     ) -> Bucket:
         """Credits granted by other means than the monthly grant (a pack, an admin's grant)."""
         async with self.db.unit_of_work() as session:
-            return await service.grant(
+            return await buckets.grant(
                 session,
                 self.tenant_id,
                 source=source,
@@ -135,7 +135,7 @@ class Credits:
 
     async def revoke(self, reference: str, amount: int | None = None, now: datetime = JAN) -> int:
         async with self.db.unit_of_work() as session:
-            return await service.revoke_grant(
+            return await buckets.revoke_grant(
                 session, self.tenant_id, reference, amount=amount, description="refund", now=now
             )
 

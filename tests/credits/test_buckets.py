@@ -8,7 +8,8 @@ import asyncio
 import uuid
 from datetime import timedelta
 
-from contentplatform.credits import service
+from contentplatform.credits import buckets, service
+from contentplatform.credits import usage as credit_usage
 from contentplatform.credits.models import EntryType
 from contentplatform.kit.db import Database
 from contentplatform.kit.errors import PaymentRequired
@@ -101,11 +102,11 @@ def test_the_reconcilers_pass_writes_expiry_rows_without_a_balance_check(run):
         await credits.give(6, reference="pack", source="top_up", expires_at=JAN + timedelta(days=1))
         await credits.balance()
         async with db.unit_of_work() as session:
-            expired = await service.expire_due_buckets(session, JAN + timedelta(days=2))
+            expired = await buckets.expire_due_buckets(session, JAN + timedelta(days=2))
         assert expired >= 6  # other tests' tenants may have due buckets at that instant too
         assert await credits.entries(EntryType.expiry) == [(-6, None)]
         async with db.unit_of_work() as session:
-            await service.expire_due_buckets(session, JAN + timedelta(days=2))
+            await buckets.expire_due_buckets(session, JAN + timedelta(days=2))
         assert await credits.entries(EntryType.expiry) == [(-6, None)]
         assert await credits.reconciles() == GRANT
 
@@ -152,7 +153,7 @@ def test_a_partial_refund_removes_at_most_the_amount(run):
 
 async def _policy(db: Database, credits: Credits, **policy: object) -> None:
     async with db.unit_of_work() as session:
-        await service.set_grant_policy(session, credits.tenant_id, **policy)  # type: ignore[arg-type]
+        await buckets.set_grant_policy(session, credits.tenant_id, **policy)  # type: ignore[arg-type]
 
 
 def test_a_paid_plan_gets_no_calendar_grant_and_past_due_pauses_it(run):
@@ -237,7 +238,7 @@ def test_usage_buckets_committed_debits_by_day_and_kind(run):
             await credits.commit(held.id, now=now)
         await credits.reserve("open", 5, kind="chat.message")  # a hold is no usage
         async with db.unit_of_work() as session:
-            usage = await service.usage(
+            usage = await credit_usage.usage(
                 session,
                 credits.tenant_id,
                 start=JAN.replace(hour=0),
@@ -246,7 +247,7 @@ def test_usage_buckets_committed_debits_by_day_and_kind(run):
                 group_by="kind",
                 kind=None,
             )
-            month = await service.month_usage(session, credits.tenant_id, now=JAN)
+            month = await credit_usage.month_usage(session, credits.tenant_id, now=JAN)
         assert usage.total == 3
         first, second, third = usage.data
         assert [(r.kind, r.credits, r.operations) for r in first.results] == [
@@ -275,7 +276,7 @@ def test_usage_by_job_counts_the_tokens_a_commit_recorded_once(run):
         debits = [e for e in await credits.ledger() if e.entry_type == EntryType.debit]
         assert sorted(e.amount for e in debits) == [-5, -4, -3]
         async with db.unit_of_work() as session:
-            usage = await service.usage(
+            usage = await credit_usage.usage(
                 session,
                 credits.tenant_id,
                 start=JAN.replace(day=1, hour=0),

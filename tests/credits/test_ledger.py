@@ -171,8 +171,10 @@ def test_no_credits_code_updates_or_deletes_the_ledger():
 
 
 def test_every_repository_query_takes_the_tenant_first():
+    """The tenant, the tenants, or what is asked of each tenant (`by_tenant`) comes first."""
     sweeps = {"expire_held", "due_bucket_tenants"}  # the reconciler's, across tenants by design
     for name, function in inspect.getmembers(repository, inspect.iscoroutinefunction):
         if function.__module__ != repository.__name__ or name in sweeps:
             continue
-        assert list(inspect.signature(function).parameters)[:2] == ["session", "tenant_id"], name
+        session, tenants = list(inspect.signature(function).parameters)[:2]
+        assert session == "session" and tenants in ("tenant_id", "tenant_ids", "by_tenant"), name

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 
 from contentplatform.credits import service
+from contentplatform.credits.durable import expire_stale_holds
 from contentplatform.credits.models import CreditReservation, EntryType
 from contentplatform.credits.schemas import Reservation
-from contentplatform.credits.workflows import expire_stale_holds
 from contentplatform.kit.db import Database, utcnow
 from contentplatform.kit.errors import BadRequest, Conflict, NotFound, PaymentRequired
 from tests.credits.support import GRANT, JAN, Credits

@@ -6,51 +6,23 @@ Chromium loads the page, runs its scripts until they are idle (virtual time: a b
 makes it slower, never cut short) and prints the DOM they built (`--dump-dom`), which is read
 here. No browser driver is needed. Without Chromium on PATH (`chromium`, Debian's package) the
 tests are skipped, unless CONTENTPLATFORM_TEST_REQUIRE_BROWSER=1 (CI, which installs it):
-then they fail.
+then they fail (tests/support/browser.py).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 from bs4 import BeautifulSoup
 
+from tests.support import browser
 from tests.support.servers import AppServer
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-    # Every host name but loopback's fails to resolve: a page that needs a CDN renders nothing,
-    # here as on a laptop with internet.
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-    "--virtual-time-budget=15000",
-]
+# Chromium runs the pages' scripts until they are idle (virtual time), then prints the DOM.
+FLAGS = [*browser.FLAGS, "--virtual-time-budget=15000"]
 WHOAMI = "system.whoami"
-
-
-@pytest.fixture(scope="session")
-def chromium() -> str:
-    """The browser's path; session-scoped so that a skip comes before the service starts."""
-    found = next(filter(None, map(shutil.which, BROWSERS)), None)
-    if found is None:
-        reason = f"no Chromium on PATH (looked for {', '.join(BROWSERS)})"
-        if os.environ.get("CONTENTPLATFORM_TEST_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{reason}, and CONTENTPLATFORM_TEST_REQUIRE_BROWSER=1")
-        pytest.skip(reason)
-    return found
 
 
 def rendered(chromium: str, url: str, profile: Path) -> BeautifulSoup:

@@ -41,10 +41,10 @@ class Docs(Org):
             role="editor",
         )
         put = self.client.request(
-            target["method"], target["uploadUrl"], content=data, headers=target["headers"]
+            target["method"], target["upload_url"], content=data, headers=target["headers"]
         )
         assert put.status_code == 200, put.text
-        return target["storagePath"]
+        return target["storage_path"]
 
     def confirm(self, filename: str, file_type: str, storage_path: str) -> httpx.Response:
         return self.request(

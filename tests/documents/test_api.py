@@ -84,12 +84,12 @@ def test_upload_url_is_this_services_signed_url_under_the_organization(docs, cli
         {"filename": "Field guide.pdf", "fileType": "pdf", "contentLength": 1234},
         role="editor",
     )
-    assert set(target) == {"storagePath", "uploadUrl", "method", "headers", "expiresAt"}
-    assert target["storagePath"].startswith(f"{docs.org}/")
-    assert target["storagePath"].endswith(".pdf")
+    assert set(target) == {"storage_path", "upload_url", "method", "headers", "expires_at"}
+    assert target["storage_path"].startswith(f"{docs.org}/")
+    assert target["storage_path"].endswith(".pdf")
     base = str(client.base_url).rstrip("/")
-    assert target["uploadUrl"].startswith(f"{base}/v1/uploads/{docs.org}/")
-    assert "signature=" in target["uploadUrl"]
+    assert target["upload_url"].startswith(f"{base}/v1/uploads/{docs.org}/")
+    assert "signature=" in target["upload_url"]
     assert target["method"] == "PUT"
     assert target["headers"] == {"Content-Type": "application/pdf"}
     # Two uploads of one name never share a path.
@@ -98,7 +98,7 @@ def test_upload_url_is_this_services_signed_url_under_the_organization(docs, cli
         {"filename": "Field guide.pdf", "fileType": "pdf", "contentLength": 1234},
         role="editor",
     )
-    assert again["storagePath"] != target["storagePath"]
+    assert again["storage_path"] != target["storage_path"]
 
 
 @pytest.mark.own_org

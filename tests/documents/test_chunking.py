@@ -131,10 +131,35 @@ def test_heading_stays_with_a_long_section_and_gives_the_path():
     assert chunks[-1].heading in {"Guide > Watering", "Guide > Watering > Winter"}
 
 
-def test_small_sections_are_packed_together():
+def test_each_section_keeps_its_own_heading_path():
+    # Packed into one chunk, B's and C's text took A's heading (issue 34).
     text = "# A\n\nOne.\n\n## B\n\nTwo.\n\n# C\n\nThree."
-    (chunk,) = chunk_text(text, max_tokens=50, overlap_tokens=5)
-    assert chunk.text == text and chunk.heading == "A"
+    chunks = chunk_text(text, max_tokens=50, overlap_tokens=5)
+    assert [(c.heading, c.text) for c in chunks] == [
+        ("A", "# A\n\nOne."),
+        ("A > B", "## B\n\nTwo."),
+        ("C", "# C\n\nThree."),
+    ]
+    # Headings with no text between them stay together, with the text under the last.
+    (chunk,) = chunk_text("# A\n\n## B\n\nTwo.", max_tokens=50, overlap_tokens=5)
+    assert chunk.heading == "A > B"
+
+
+def test_setext_headings_are_headings():
+    text = "Guide\n=====\n\nIntro.\n\nInstall\n-------\n\nRun make.\n\n## Use\n\nUse it."
+    chunks = chunk_text(text, max_tokens=50, overlap_tokens=5)
+    check_invariants(text, chunks, 50, headings=False)
+    assert [(c.heading, c.text) for c in chunks] == [
+        ("Guide", "Guide\n=====\n\nIntro."),
+        ("Guide > Install", "Install\n-------\n\nRun make."),
+        ("Guide > Use", "## Use\n\nUse it."),
+    ]
+
+
+def test_hash_lines_in_indented_code_and_escaped_ones_are_not_headings():
+    text = "# Shell\n\nRun:\n\n    # not a heading\n    make\n\n\\# nor this one\n\n#hashtag"
+    (chunk,) = chunk_text(text, max_tokens=80, overlap_tokens=5)
+    assert chunk.text == text and chunk.heading == "Shell"
 
 
 def test_a_table_that_fits_is_never_split():

@@ -64,25 +64,38 @@ COLD = "what should I wear in cold water, a wetsuit or a drysuit?"
 MISSPELT = "colld watr wetsiut"
 
 
-# --- reciprocal rank fusion -----------------------------------------------------------------------
+# --- combining full text and vectors -----------------------------------------------------------
 
 
-def test_fuse_ranks_what_both_rankings_agree_on_first() -> None:
+def test_combine_weighs_scaled_scores() -> None:
     a, b, c, d = (uuid.uuid4() for _ in range(4))
-    fused = vectors.fuse([[a, b, c], [c, b, d]])
-    # c: 1/63 + 1/61 just beats b's 2/62; a, then d, in one ranking each.
-    assert [item for item, _ in fused] == [c, b, a, d]
-    scores = dict(fused)
-    assert scores[b] == pytest.approx(1 / 62 + 1 / 62)
-    assert scores[c] == pytest.approx(1 / 63 + 1 / 61)
-    assert scores[a] == pytest.approx(1 / 61)
+    # Full text's BM25 (a clear winner, then a near-tie) and the vectors' similarities.
+    text = [(a, 10.0), (b, 5.0), (c, 4.9)]
+    near = [(c, 0.9), (d, 0.8), (b, 0.5)]
+    combined = vectors.combine(text, near, 0.5)
+    # a: 1; c: 0.49 + 0.5 * 1; d: 0.5 * 0.75; b: 0.5 + 0 (the vectors' weakest scales to 0).
+    assert [item for item, _ in combined] == [a, c, b, d]
+    scores = dict(combined)
+    assert scores[a] == pytest.approx(1 / 1.5)
+    assert scores[c] == pytest.approx((0.49 + 0.5) / 1.5)
+    assert scores[d] == pytest.approx(0.5 * 0.75 / 1.5)
+    # A weak weight only breaks full text's near-ties; a heavy one overrules its winner.
+    assert [item for item, _ in vectors.combine(text, near, 0.05)][:3] == [a, c, b]
+    assert next(item for item, _ in vectors.combine(text, near, 10)) == c
+    # Weight 0: full text's order, its scores scaled to its best.
+    weightless = vectors.combine(text, near, 0)
+    assert [item for item, _ in weightless] == [a, b, c]
+    assert [score for _, score in weightless] == pytest.approx([1.0, 0.5, 0.49])
 
 
-def test_fuse_keeps_first_appearance_on_ties_and_counts_a_repeat_once() -> None:
+def test_combine_keeps_first_appearance_on_ties_and_counts_a_repeat_once() -> None:
     a, b = uuid.uuid4(), uuid.uuid4()
-    assert [item for item, _ in vectors.fuse([[a], [b]])] == [a, b]
-    assert vectors.fuse([[a, a, b]], k=1) == [(a, 1 / 2), (b, 1 / 4)]
-    assert vectors.fuse([]) == [] and vectors.fuse([[], []]) == []
+    assert [item for item, _ in vectors.combine([(a, 1.0)], [(b, 0.7)], 1)] == [a, b]
+    assert vectors.combine([(a, 2.0), (a, 1.0), (b, 1.0)], [], 1) == [(a, 0.5), (b, 0.25)]
+    repeated = vectors.combine([], [(a, 0.9), (a, 0.5), (b, 0.7)], 1)
+    assert [item for item, _ in repeated] == [a, b]
+    assert [score for _, score in repeated] == pytest.approx([0.5, 0.25])
+    assert vectors.combine([], [], 1) == []
 
 
 # --- the client -------------------------------------------------------------------------------
@@ -199,6 +212,8 @@ def embedding_settings(server: EmbeddingsServer, **more: str) -> dict[str, str]:
         "embeddings_batch_size": "2",
         "chunk_tokens": "60",
         "chunk_overlap_tokens": "0",
+        # Hybrid search on (the default, 0, is full text alone).
+        "embeddings_weight": "0.5",
         **more,
     }
 
@@ -368,6 +383,20 @@ def test_a_failing_server_leaves_the_document_searchable_and_vectors_come_later(
         server.failing = None
         assert filled(stack, document["id"], service) == chunks
         assert "could not embed document" in service.tail(100_000)
+
+
+def test_the_vectors_weight_is_a_setting(services: Services, stack: Stack) -> None:
+    with EmbeddingsServer(api_key=KEY) as server:
+        service = services.start(**embedding_settings(server, embeddings_weight="0"))
+        editor = ServiceClient.of_new_org(services, service, "weightless")
+        document = ready(editor)
+        filled(stack, document["id"], service)  # vectors are filled all the same
+        embedded = server.texts_embedded
+        # Weight 0: full text alone; the query is not even embedded.
+        assert editor.request("POST", "/v1/chat/retrieve", json={"query": MISSPELT})["data"] == []
+        hits = editor.request("POST", "/v1/chat/retrieve", json={"query": "wetsuit drysuit"})
+        assert "wetsuit or drysuit" in hits["data"][0]["content"]
+        assert server.texts_embedded == embedded
 
 
 # --- start-up refusals --------------------------------------------------------------------------

@@ -13,7 +13,8 @@ import pypdf
 import pytest
 from fpdf import FPDF
 
-from contentplatform.documents.parsing import ExtractionError, extract_text
+from contentplatform.documents.extraction import ExtractionError
+from contentplatform.documents.parsing import extract_text
 
 
 def make_pdf(*pages: list[tuple[str, str]]) -> bytes:

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from dbos import DBOS
 
-from contentplatform.documents import chunking, pipeline, workflows
+from contentplatform.documents import chunking, pipeline
+from contentplatform.documents import durable as documents_durable
 from contentplatform.documents.chunking import Chunk
 from contentplatform.documents.pipeline import ExtractionCrashed, Job, Pipeline
 from contentplatform.kit import durable
@@ -95,7 +96,7 @@ def test_a_file_missing_from_storage_fails_as_storage_does(
 ) -> None:
     with pytest.raises(StorageError) as raised:
         run(one_worker, job_in(tmp_path, "org_a/uploads/gone.md"))
-    assert "could not be read from storage" in workflows.reason_for(raised.value)
+    assert "could not be read from storage" in documents_durable.reason_for(raised.value)
 
 
 def test_without_processes_a_file_is_extracted_in_this_process(tmp_path: Path) -> None:
@@ -181,7 +182,7 @@ def test_a_file_that_kills_its_worker_twice_ends_in_error_with_its_credits_relea
         crashing.shutdown()
 
     assert failed["status"] == "error"
-    assert failed["error"] == workflows.reason_for(ExtractionCrashed())
+    assert failed["error"] == documents_durable.reason_for(ExtractionCrashed())
     assert "stopped unexpectedly" in failed["error"]
     assert [status for _, status in reservations(settings, docs.tenant_id)] == ["released"]
     assert available_credits(settings, docs.tenant_id) == before
@@ -195,7 +196,7 @@ def test_running_a_finished_ingestion_again_changes_nothing(docs: Docs, settings
 
     async def run_again() -> str:
         # As DBOS would after a crash between the last write and recording the end.
-        await durable.start(workflows.ingest, again, *workflows.arguments(row))
+        await durable.start(documents_durable.ingest, again, *documents_durable.arguments(row))
         return str(await (await DBOS.retrieve_workflow_async(again)).get_result())
 
     assert asyncio.run_coroutine_threadsafe(run_again(), server.loop).result(30) == "settled"

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from contentplatform.drafts import publication as draft_publication
 from contentplatform.drafts import service as drafts_service
 from contentplatform.drafts.models import Draft
 from contentplatform.kit.db import Database
@@ -187,6 +188,25 @@ def test_a_comment_is_announced_and_its_mentions_too(review, run):
     assert "draft.status_changed" not in {action for action, _ in trail}
 
 
+def test_a_comments_markup_never_leaves_in_its_events(review, run):
+    draft = review.create()
+    review.whoami("admin")
+    body = (
+        f"@{review.users['admin']} <script>alert(1)</script><img src=x onerror=alert(2)>"
+        '<a href="javascript:alert(3)">see this</a> & <b>the intro</b>'
+    )
+    said = review.comment(draft["id"], body)
+    assert said["body"] == body  # the comment itself is kept as written
+
+    events = [e for e in stored_events(run, draft["id"]) if e.payload.get("comment_id")]
+    assert {e.type for e in events} == {"draft.commented", "comment.mentioned"}
+    for event in events:
+        excerpt = event.payload["excerpt"]
+        assert excerpt == f"@{review.users['admin']} see this & the intro", event.type
+        for needle in ("<", "script", "onerror", "javascript:"):
+            assert needle not in excerpt
+
+
 def test_bulk_actions_announce_each_draft_they_change(review, other):
     first, second = review.create("First"), review.create("Second")
     review.approve(second["id"])
@@ -290,12 +310,12 @@ def test_auto_approval_and_publishing_are_announced(review, run):
             found = await drafts_service.require(
                 session, tenant_id, uuid.UUID(draft["id"]), for_update=True
             )
-            drafts_service.hold_for_review(found, {"decision": "held"})  # no move, no event
-            drafts_service.approve_automatically(found, {"decision": "published"})
-            await drafts_service.mark_published(session, found, "https://blog.example/p", None)
+            draft_publication.hold_for_review(found, {"decision": "held"})  # no move, no event
+            draft_publication.approve_automatically(found, {"decision": "published"})
+            await draft_publication.mark_published(session, found, "https://blog.example/p", None)
         async with db.unit_of_work() as session:
             found = await drafts_service.require(session, tenant_id, uuid.UUID(draft["id"]))
-            await drafts_service.mark_published(session, found, "https://other.example/p", None)
+            await draft_publication.mark_published(session, found, "https://other.example/p", None)
 
     run(publish)
     trail = review.trail(draft["id"])

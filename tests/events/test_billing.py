@@ -1,7 +1,7 @@
 """`subscription.updated` over REST and RPC: the payment provider's subscription events, applied
-as billing's workflow applies them (billing.service), tell a change of plan or status once, by
-the system; an event that changes neither tells nothing. Light on purpose: the billing tests run
-the provider's stand-in against a service process of their own (tests/billing)."""
+as billing's workflow applies them (billing/payment_events.py), tell a change of plan or status
+once, by the system; an event that changes neither tells nothing. Light on purpose: the billing
+tests run the provider's stand-in against a service process of their own (tests/billing)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import time
 import uuid
 from typing import Any
 
+from contentplatform.billing import payment_events
 from contentplatform.billing import repository as billing_repository
-from contentplatform.billing import service as billing
 from contentplatform.config import Settings
 from contentplatform.kit.db import Database
 from tests.conftest import Run
@@ -71,10 +71,12 @@ def subscription_event(
 
     async def scenario(db: Database) -> str:
         async with db.unit_of_work() as session:
-            stored = await billing.receive_event(session, payload["id"], payload["type"], payload)
+            stored = await payment_events.receive_event(
+                session, payload["id"], payload["type"], payload
+            )
         assert stored is not None
         async with db.unit_of_work() as session:
-            return await billing.process_event(session, stored)
+            return await payment_events.process_event(session, stored)
 
     status_after: str = run(scenario)
     return status_after

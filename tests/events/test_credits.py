@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 
 from contentplatform.config import Settings
-from contentplatform.credits import service as credits
+from contentplatform.credits import buckets as credit_buckets
 from tests.events.support import Trail, by_user, payloads
 from tests.support.orgs import org_fixture
 
@@ -35,7 +35,7 @@ def test_the_balance_falling_to_ten_percent_and_to_zero_is_told_once_each(
     assert trail.activity(action="credits.low_balance")["total"] == 0
     # As in a process that has not read the tenant's policy within the minute: the debit reads
     # the line from what is stored.
-    credits._low_lines.pop(trail.tenant_id, None)
+    credit_buckets._low_lines.pop(trail.tenant_id, None)
     spend(trail, 1)  # down to the line
     spend(trail, 1)  # under it: no second crossing
     rows = trail.activity(action="credits.low_balance")["data"]

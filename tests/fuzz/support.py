@@ -120,13 +120,13 @@ class Seeder:
             {"filename": "handbook.md", "fileType": "md", "contentLength": len(HANDBOOK)},
         )
         put = self.client.request(
-            target["method"], target["uploadUrl"], content=HANDBOOK, headers=target["headers"]
+            target["method"], target["upload_url"], content=HANDBOOK, headers=target["headers"]
         )
         assert put.status_code == 200, put.text
         document = self.ok(
             "POST",
             "/v1/documents/confirm-upload",
-            {"filename": "handbook.md", "fileType": "md", "storagePath": target["storagePath"]},
+            {"filename": "handbook.md", "fileType": "md", "storagePath": target["storage_path"]},
         )
         document_id = self.keep("/v1/documents", document)
         self.wait(f"/v1/documents/{document_id}", ("ready", "error"))

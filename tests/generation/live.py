@@ -18,6 +18,7 @@ from contentplatform.generation import schemas, service
 from contentplatform.kit.db import AFTER_COMMIT_KEY, Database
 from tests.generation.support import FINISHED, RUN_TIMEOUT, Writer
 from tests.support.database import run_on
+from tests.support.sse import is_ping
 
 Frame = tuple[str, str, dict[str, Any]]  # (id, event, data)
 TERMINAL = ("run_finished", "error")
@@ -59,6 +60,8 @@ class Live(Writer):
             cut.start()
             try:
                 for sse in source.iter_sse():
+                    if is_ping(sse):
+                        continue
                     found.append((sse.id, sse.event, sse.json()))
                     if first is not None and len(found) == first:
                         break

@@ -16,7 +16,7 @@ from contentplatform.credits.models import CreditReservation
 from contentplatform.documents.models import DocumentChunk
 from contentplatform.drafts import service as drafts
 from contentplatform.generation import schemas, service
-from contentplatform.generation.workflows import workflow_id
+from contentplatform.generation.pipeline.run import workflow_id
 from contentplatform.kit.db import AFTER_COMMIT_KEY, Database
 from tests.documents.support import Docs
 from tests.support.database import run_on, select_all

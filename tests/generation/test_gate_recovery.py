@@ -12,7 +12,7 @@ from typing import Any
 from dbos import DBOSClient
 
 from contentplatform import __version__
-from contentplatform.generation.workflows import workflow_id
+from contentplatform.generation.pipeline.run import workflow_id
 from tests.generation.stand_in import (
     KEYWORDS,
     TOPIC,

@@ -42,7 +42,7 @@ INSTANCE_FIELDS = {
     *("draft_id", "run_id", "error", "attempts", "created_at", "updated_at", "started_at"),
     "finished_at",
 }
-CALENDAR_FIELDS = {"jobId", "jobName", "date", "instanceId", "status", "draftId"}
+CALENDAR_FIELDS = {"job_id", "job_name", "date", "instance_id", "status", "draft_id"}
 STATUSES = ("active", "paused", "processing", "error", "completed")
 EMPTY_STATS = {"total": 0, **dict.fromkeys(STATUSES, 0)}
 NO_FIGURES = {
@@ -738,9 +738,9 @@ def test_calendar_merges_planned_occurrences_with_existing_instances(planner):
     ]
     expected.sort(key=lambda entry: entry[2])
     assert [
-        (e["jobId"], e["jobName"], at(e["date"]), e["instanceId"], e["status"]) for e in entries
+        (e["job_id"], e["job_name"], at(e["date"]), e["instance_id"], e["status"]) for e in entries
     ] == expected
-    assert {e["draftId"] for e in entries} == {None}
+    assert {e["draft_id"] for e in entries} == {None}
     assert [i["id"] for i in instances(planner, daily["id"])] == [extra["id"], on_plan["id"]]
 
     # The window is [startDate, endDate).
@@ -749,7 +749,7 @@ def test_calendar_merges_planned_occurrences_with_existing_instances(planner):
 
     # A paused job plans nothing more, and its instances stay.
     planner.ok("jobs.pause", {"id": daily["id"]}, role="admin")
-    assert [e["instanceId"] for e in calendar(planner, start, 7)] == [
+    assert [e["instance_id"] for e in calendar(planner, start, 7)] == [
         None,
         on_plan["id"],
         extra["id"],
@@ -790,7 +790,7 @@ def test_calendar_accepts_a_window_of_366_days(planner):
     start = datetime.now(UTC)
     entries = calendar(planner, start, 366)
     assert len(entries) in (365, 366)
-    assert {e["jobName"] for e in entries} == {"Daily"}
+    assert {e["job_name"] for e in entries} == {"Daily"}
 
 
 # --- the organization's time zone -------------------------------------------------------------
@@ -821,7 +821,7 @@ def test_changing_the_time_zone_replans_active_jobs(planner):
     local_day = at(replanned["next_run_at"]).astimezone(ZoneInfo("Asia/Tokyo")).date()
     naive_window = {"startDate": f"{local_day}T00:00:00", "endDate": f"{local_day}T23:59:59"}
     entries = planner.ok("jobs.calendar", naive_window, role="member")
-    assert [(e["jobName"], e["date"]) for e in entries] == [("Daily", replanned["next_run_at"])]
+    assert [(e["job_name"], e["date"]) for e in entries] == [("Daily", replanned["next_run_at"])]
 
     back = planner.ok("jobs.updateTimezone", {"timezone": "UTC"}, role="admin")
     assert back == {"timezone": "UTC"}
@@ -891,12 +891,12 @@ def test_a_triggered_run_writes_a_draft_that_history_analytics_and_calendar_show
     # The calendar shows the run where it happened, with its draft.
     [entry] = calendar(planner, before - timedelta(minutes=1), 1)
     assert entry == {
-        "jobId": job["id"],
-        "jobName": job["name"],
+        "job_id": job["id"],
+        "job_name": job["name"],
         "date": instance["scheduled_date"],
-        "instanceId": instance["id"],
+        "instance_id": instance["id"],
         "status": "completed",
-        "draftId": draft["id"],
+        "draft_id": draft["id"],
     }
 
     # An approved draft counts as approved.
@@ -1115,8 +1115,9 @@ def all_inputs(job_id: str) -> dict[str, dict[str, Any]]:
 
 
 ALL_OPERATIONS = sorted(all_inputs("id"))
-# The least role each operation needs (the README's table; the reference's roles: members read
-# and trigger jobs, editors create and edit them, admins manage them and delete).
+# The least role each operation needs (the table in docs/guides/identity-and-roles.md; the
+# reference's roles: members read and trigger jobs, editors create and edit them, admins manage
+# them and delete).
 LEAST_ROLE = {
     **dict.fromkeys(
         (

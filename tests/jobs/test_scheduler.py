@@ -12,7 +12,9 @@ across the 2027 March and October changes, an hourly job in America/New_York on 
 MAX_SKIPPED of them), two schedulers ticking at once against many due jobs, one run at a time per
 job, a run that cannot start (no credits) failing its instance and putting the job in `error`
 while the schedule goes on, `jobs.updateTimezone` recomputing next runs, a date-list job
-completing after its last date, and instances planned by hand.
+completing after its last date, instances planned by hand, many organizations' jobs started in
+the statements one organization's as many jobs take, and a suspended organization's jobs
+waiting.
 
 The tick looks across tenants: every job of the database whose next run has come is fired. Tests
 whose reports are counted exactly tick at instants in the past (2024), where no other test's job
@@ -32,7 +34,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import event, func, select, text, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.config import Settings
 from contentplatform.core.runtime import Runtime
@@ -40,13 +43,16 @@ from contentplatform.credits import service as credits
 from contentplatform.flows import scheduler
 from contentplatform.generation.models import GenerationRun
 from contentplatform.job_instances import service as instance_rules
+from contentplatform.jobs import service as jobs_service
+from contentplatform.jobs.models import Job
 from contentplatform.jobs.schedule import MAX_SKIPPED
 from contentplatform.kit import durable
 from contentplatform.kit.db import Database
+from contentplatform.tenants.models import Tenant
 from tests.documents.support import hold_all_but
 from tests.generation.support import blog_reservations
 from tests.jobs.support import Planner, instances_of, set_next_run, tick
-from tests.support.database import run_on
+from tests.support.database import run_on, select_all
 from tests.support.orgs import new_org
 
 # A tick here starts only what the test made (tests/jobs/conftest.py).
@@ -202,7 +208,7 @@ def planned_on(planner: Scheduling, day: date, zone: ZoneInfo) -> list[datetime]
         {"startDate": start.isoformat(), "endDate": end.isoformat()},
         role="member",
     )
-    assert {(e["status"], e["instanceId"]) for e in entries} <= {("planned", None)}, entries
+    assert {(e["status"], e["instance_id"]) for e in entries} <= {("planned", None)}, entries
     return [datetime.fromisoformat(e["date"]).astimezone(UTC) for e in entries]
 
 
@@ -584,7 +590,7 @@ def test_update_timezone_recomputes_the_next_run_of_active_jobs(scheduling) -> N
         {"startDate": moved.isoformat(), "endDate": (moved + timedelta(days=2)).isoformat()},
         role="member",
     )
-    assert [datetime.fromisoformat(e["date"]) for e in entries if e["jobId"] == daily] == [
+    assert [datetime.fromisoformat(e["date"]) for e in entries if e["job_id"] == daily] == [
         after,
         after + timedelta(days=1),
     ]
@@ -837,6 +843,124 @@ def test_two_schedulers_share_tenants_chunk_by_chunk_and_start_each_job_once(
         assert len(blog_reservations(settings, planner.tenant_id)) == 9
         for job in planner.job_ids:
             assert [r["status"] for r in planner.settle(job)] == ["completed"]
+
+
+def tick_counting(settings: Settings, now: datetime) -> tuple[scheduler.TickReport, int]:
+    """A tick at `now`, and how many statements it sent to the service's database."""
+
+    async def scenario(_: Database) -> tuple[scheduler.TickReport, int]:
+        runtime = Runtime.create(settings)
+        sent: list[str] = []
+        event.listen(
+            runtime.db.engine.sync_engine,
+            "before_cursor_execute",
+            lambda _conn, _cursor, statement, *_: sent.append(statement),
+        )
+        try:
+            report = await scheduler.tick(runtime, now)
+            return report, len(sent)
+        finally:
+            await runtime.close()
+
+    return run_on(settings, scenario)
+
+
+@pytest.mark.parametrize("call", ["rpc"], indirect=True)
+def test_six_organizations_one_job_each_cost_a_tick_what_one_organizations_six_jobs_do(
+    scheduling, settings
+) -> None:
+    """The tick's work follows its due jobs, not their organizations: six organizations' due job
+    each start in the statements one organization's six due jobs take (one transaction for all,
+    each organization's credits held against its own balance), each exactly once."""
+    one = scheduling(knowledge=False)
+    many = [scheduling(knowledge=False) for _ in range(6)]
+    monday = utc(2024, 1, 8, 9)
+    alone = [one.recurring("0 9 * * 1", name=f"Weekly notes {n}")["id"] for n in range(6)]
+    for job in alone:
+        set_next_run(settings, job, monday)
+    tuesday = utc(2024, 1, 9, 9)
+    spread = [job for planner in many for job in daily_jobs(planner, 1, tuesday)]
+
+    one_report, one_statements = tick_counting(settings, monday + timedelta(seconds=30))
+    many_report, many_statements = tick_counting(settings, tuesday + timedelta(seconds=30))
+
+    assert one_report == many_report == scheduler.TickReport(started=6)
+    assert many_statements <= one_statements, (many_statements, one_statements)
+    for planner, job in zip(many, spread, strict=True):
+        [row] = instances_of(settings, job)
+        assert (row["scheduled_date"], row["run_id"] is not None) == (tuesday, True)
+        [hold] = blog_reservations(settings, planner.tenant_id)
+        assert hold["key"] == f"job-instance:{row['id']}:1"
+        assert planner.next_run(job) == utc(2024, 1, 10, 9)
+    assert set(runs_per_instance(settings, spread).values()) == {1}
+
+
+def set_status(settings: Settings, tenant_id: uuid.UUID, status: str) -> None:
+    async def scenario(db: Database) -> None:
+        async with db.unit_of_work() as session:
+            await session.execute(
+                update(Tenant).where(Tenant.id == tenant_id).values(status=status)
+            )
+
+    run_on(settings, scenario)
+
+
+def next_run_in_database(settings: Settings, job_id: str) -> datetime | None:
+    """The job's next run, read straight from the database (a suspended organization's API
+    answers nothing)."""
+    [found] = select_all(settings, select(Job.next_run_at).where(Job.id == uuid.UUID(job_id)))
+    return found  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("call", ["rpc"], indirect=True)
+def test_a_suspended_organizations_jobs_wait_until_it_is_active_again(
+    scheduling, settings, monkeypatch
+) -> None:
+    """A suspended organization's due job is not started, nor moved on; another's is. One
+    suspended after the tick read what is due is not started either. Active again, its job
+    runs at the next tick."""
+    paused, going = scheduling(knowledge=False), scheduling(knowledge=False)
+    occurrence = utc(2024, 1, 8, 9)
+    [held], [started] = daily_jobs(paused, 1, occurrence), daily_jobs(going, 1, occurrence)
+    set_status(settings, paused.tenant_id, "suspended")
+    try:
+        assert tick(settings, occurrence + timedelta(seconds=30)) == scheduler.TickReport(started=1)
+        assert [r["scheduled_date"] for r in instances_of(settings, started)] == [occurrence]
+        assert instances_of(settings, held) == []
+        assert next_run_in_database(settings, held) == occurrence
+    finally:
+        set_status(settings, paused.tenant_id, "active")
+
+    # Suspended between the tick's read of what is due and its start of it.
+    read_due = jobs_service.due
+
+    async def due_then_suspended(
+        session: AsyncSession, now: datetime, limit: int
+    ) -> list[tuple[uuid.UUID, uuid.UUID]]:
+        found = await read_due(session, now, limit)
+        if (paused.tenant_id, uuid.UUID(held)) in found:
+            read.append(found)
+            async with AsyncSession(session.bind) as other, other.begin():
+                await other.execute(
+                    update(Tenant).where(Tenant.id == paused.tenant_id).values(status="suspended")
+                )
+        return found
+
+    read: list[list[tuple[uuid.UUID, uuid.UUID]]] = []
+
+    with monkeypatch.context() as patched:
+        patched.setattr(jobs_service, "due", due_then_suspended)
+        try:
+            assert tick(settings, occurrence + timedelta(minutes=1)) == NOTHING
+        finally:
+            set_status(settings, paused.tenant_id, "active")
+    assert len(read) == 1  # read as due once, then left alone
+    assert instances_of(settings, held) == []
+
+    assert tick(settings, occurrence + timedelta(minutes=2)) == scheduler.TickReport(started=1)
+    [row] = instances_of(settings, held)
+    assert (row["scheduled_date"], row["run_id"] is not None) == (occurrence, True)
+    assert paused.next_run(held) == utc(2024, 1, 9, 9)
 
 
 @pytest.mark.parametrize("call", ["rpc"], indirect=True)

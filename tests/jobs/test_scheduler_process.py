@@ -81,7 +81,7 @@ def test_a_job_every_minute_runs_at_the_next_minute_and_a_paused_one_does_not(
         "endDate": (created + timedelta(minutes=10)).isoformat(),
     }
     planned = rpc("jobs.calendar", window)
-    assert {entry["jobId"] for entry in planned} == {job["id"]}
+    assert {entry["job_id"] for entry in planned} == {job["id"]}
     assert [datetime.fromisoformat(entry["date"]) for entry in planned] == [
         boundary + timedelta(minutes=n) for n in range(10)
     ]
@@ -121,6 +121,6 @@ def test_a_job_every_minute_runs_at_the_next_minute_and_a_paused_one_does_not(
     assert (stopped["status"], stopped["next_run_at"]) == ("paused", None)
     # Paused, nothing more is planned: the calendar shows only what ran.
     after = rpc("jobs.calendar", window)
-    assert [(entry["instanceId"], entry["status"]) for entry in after] == [
+    assert [(entry["instance_id"], entry["status"]) for entry in after] == [
         (instance["id"], "completed")
     ]

@@ -21,8 +21,7 @@ from cryptography.fernet import Fernet
 from contentplatform import cli, config
 from contentplatform.auth import devkeys
 from contentplatform.config import Settings
-from contentplatform.documents.models import include_name
-from contentplatform.domains import metadata
+from contentplatform.domains import include_name, metadata
 from contentplatform.kit import migrations
 from contentplatform.kit.db import Base
 from tests.support.openapi import operation_ids

@@ -20,13 +20,16 @@ import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from contentplatform import __version__
+from contentplatform.config import Settings
 from contentplatform.kit import outbound
 from contentplatform.kit.outbound import (
+    CertificateRejected,
     GuardedClient,
     OutboundError,
     Policy,
@@ -43,6 +46,7 @@ from tests.support.network import (
     no_outside_connections,
 )
 from tests.support.servers import StubServer
+from tests.support.tls import PrivateCA, TLSStubServer
 
 LOCAL = Policy(allow_http=True, allow_loopback=True, timeout=2.0, connect_timeout=2.0)
 # http allowed so that plain-http targets get as far as the address check; loopback is not.
@@ -160,7 +164,7 @@ def test_a_name_resolving_to_a_forbidden_address_is_refused_before_connecting(
     assert str(refused.value) == (
         f"target.test resolves to {address}, which is {reason}; not allowed.{hint}"
     )
-    assert network.connections == []
+    assert network.here == []
 
 
 @pytest.mark.parametrize(("address", "reason"), FORBIDDEN)
@@ -170,7 +174,7 @@ def test_a_forbidden_address_written_in_the_url_is_refused(
     with pytest.raises(Refused, match=re.escape(f"is {reason}; not allowed")) as refused:
         fetch(literal_url(address), HTTP_ONLY)
     assert address in str(refused.value)
-    assert network.connections == []
+    assert network.here == []
 
 
 @pytest.mark.parametrize(("address", "reason"), NOT_LOOPBACK)
@@ -179,7 +183,7 @@ def test_allow_loopback_lets_loopback_through_and_nothing_else(
 ) -> None:
     with fake_dns({"target.test": [address]}), pytest.raises(Refused, match=re.escape(reason)):
         fetch("http://target.test/", LOCAL)
-    assert network.connections == []
+    assert network.here == []
 
 
 @pytest.mark.parametrize(
@@ -200,7 +204,7 @@ def test_odd_numeric_forms_of_forbidden_addresses_are_refused(
     # The real system resolver reads these as numbers; the guard proves no DNS query is made.
     with pytest.raises(Refused, match=re.escape(f"which is {reason}")):
         fetch(url, HTTP_ONLY)
-    assert network.connections == []
+    assert network.here == []
 
 
 @pytest.mark.parametrize(
@@ -219,7 +223,7 @@ def test_a_name_with_one_forbidden_address_among_public_ones_is_refused(
         pytest.raises(Refused, match=re.escape("mixed.test resolves")),
     ):
         fetch("https://mixed.test/")
-    assert network.connections == []
+    assert network.here == []
 
 
 def test_a_mixed_answer_is_refused_even_when_loopback_is_allowed(
@@ -231,7 +235,7 @@ def test_a_mixed_answer_is_refused_even_when_loopback_is_allowed(
     ):
         fetch(f"http://mixed.test:{port_of(stub)}/")
     assert stub.requests == []
-    assert network.connections == []
+    assert network.here == []
 
 
 @pytest.mark.parametrize(
@@ -271,7 +275,7 @@ def test_refusals_of_http_and_loopback_name_the_setting_that_allows_them(
         fetch("http://10.0.0.1/", LOCAL)
     for refused in (ftp, private):
         assert "CONTENTPLATFORM_" not in str(refused.value)
-    assert network.connections == []
+    assert network.here == []
 
 
 @pytest.mark.parametrize(
@@ -338,7 +342,7 @@ def test_with_allow_loopback_a_local_server_is_reached_under_the_original_host_n
     [seen] = stub.requests
     assert seen["path"] == "/hello?page=2"
     assert headers_of(seen)["host"] == f"cms.test:{port}"
-    assert network.connections == [("127.0.0.1", port)]
+    assert network.here == [("127.0.0.1", port)]
 
 
 def test_with_allow_loopback_a_numeric_loopback_form_is_reached(
@@ -346,7 +350,7 @@ def test_with_allow_loopback_a_numeric_loopback_form_is_reached(
 ) -> None:
     stub.route("GET", "/hello", answer())
     assert fetch(f"http://127.1:{port_of(stub)}/hello").status == 200
-    assert network.connections == [("127.0.0.1", port_of(stub))]
+    assert network.here == [("127.0.0.1", port_of(stub))]
 
 
 def test_the_client_connects_to_the_address_it_checked_not_a_second_answer(
@@ -363,7 +367,7 @@ def test_the_client_connects_to_the_address_it_checked_not_a_second_answer(
             return await client.request("GET", f"http://cms.test:{port_of(stub)}/hello")
 
     assert asyncio.run(main()).status == 200
-    assert network.connections == [("127.0.0.1", port_of(stub))]
+    assert network.here == [("127.0.0.1", port_of(stub))]
 
 
 # --- Redirects -----------------------------------------------------------------------------
@@ -388,7 +392,7 @@ def test_a_redirect_to_a_metadata_address_is_refused_at_that_hop(
     ):
         fetch(f"http://cms.test:{port_of(stub)}/go")
     assert [request["path"] for request in stub.requests] == ["/go"]
-    assert network.connections == [("127.0.0.1", port_of(stub))]
+    assert network.here == [("127.0.0.1", port_of(stub))]
 
 
 @pytest.mark.parametrize(
@@ -408,7 +412,7 @@ def test_each_redirect_hop_is_checked_like_the_first_url(
     with fake_dns(names), pytest.raises(Refused, match=re.escape(message)):
         fetch(f"http://cms.test:{port_of(stub)}/go")
     assert len(stub.requests) == 1
-    assert network.connections == [("127.0.0.1", port_of(stub))]
+    assert network.here == [("127.0.0.1", port_of(stub))]
 
 
 @pytest.fixture
@@ -547,7 +551,7 @@ def test_proxies_from_the_environment_are_ignored(
         assert fetch(f"http://cms.test:{port_of(stub)}/hello").status == 200
     assert proxy.requests == []
     assert len(stub.requests) == 1
-    assert network.connections == [("127.0.0.1", port_of(stub))]
+    assert network.here == [("127.0.0.1", port_of(stub))]
 
 
 # --- Response size -------------------------------------------------------------------------
@@ -711,7 +715,7 @@ def test_each_host_name_gets_a_connection_of_its_own(network: NetworkGuard) -> N
         fake_dns({"first.test": ["127.0.0.1"], "second.test": ["127.0.0.1"]}),
     ):
         asyncio.run(main(port_of(server)))
-    assert network.connections == [("127.0.0.1", port_of(server))] * 2
+    assert network.here == [("127.0.0.1", port_of(server))] * 2
 
 
 def test_the_host_header_of_an_ipv6_literal_has_its_brackets(
@@ -815,7 +819,7 @@ def test_a_refusal_the_code_swallows_still_fails_the_block() -> None:
 def test_loopback_connections_work_under_the_guard(stub: StubServer, network: NetworkGuard) -> None:
     with socket.create_connection(("127.0.0.1", port_of(stub)), timeout=1):
         pass
-    assert network.connections == [("127.0.0.1", port_of(stub))]
+    assert network.here == [("127.0.0.1", port_of(stub))]
 
 
 def test_fake_dns_fails_the_block_for_a_name_it_was_not_given() -> None:
@@ -826,3 +830,73 @@ def test_fake_dns_fails_the_block_for_a_name_it_was_not_given() -> None:
         with contextlib.suppress(UnknownHost):
             fetch("https://unmapped.test/")
         assert dns.asked == ["unmapped.test"]
+
+
+# --- TLS: certificates, and an operator's private CA ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def private_ca(tmp_path_factory: pytest.TempPathFactory) -> PrivateCA:
+    return PrivateCA(tmp_path_factory.mktemp("ca"))
+
+
+def https_site(ca: PrivateCA, host: str = "127.0.0.1", **options: Any) -> TLSStubServer:
+    site = TLSStubServer(ca.issue(host, **options))
+    site.route("GET", "/", answer(200, {"secure": True}))
+    return site
+
+
+@pytest.mark.parametrize(
+    ("host", "expired", "reason"),
+    [
+        ("127.0.0.1", False, "unable to get local issuer certificate"),
+        ("127.0.0.1", True, "certificate has expired"),
+        ("blog.example", False, "IP address mismatch"),
+    ],
+    ids=["untrusted CA", "expired", "another name"],
+)
+def test_a_certificate_that_fails_the_check_is_rejected_naming_why(
+    private_ca: PrivateCA, host: str, expired: bool, reason: str
+) -> None:
+    """Not "could not be reached": the reason, and (a private CA) what the operator can do."""
+    # Trusting the CA for the expired and misnamed ones, so the reason is theirs alone.
+    trusted = None if host == "127.0.0.1" and not expired else private_ca.ca_file
+    with (
+        https_site(private_ca, host, expired=expired) as site,
+        pytest.raises(CertificateRejected) as raised,
+    ):
+        fetch(site.url + "/", Policy(allow_loopback=True, ca_file=trusted))
+
+    said = str(raised.value)
+    assert said.startswith("127.0.0.1's TLS certificate was not accepted (")
+    assert reason in said
+    assert "CONTENTPLATFORM_OUTBOUND_CA_FILE" in said
+    assert not isinstance(raised.value, Unreachable)  # nothing to retry
+
+
+def test_a_private_ca_in_the_ca_file_is_trusted_beside_the_public_ones(
+    private_ca: PrivateCA,
+) -> None:
+    with https_site(private_ca) as site:
+        response = fetch(site.url + "/", Policy(allow_loopback=True, ca_file=private_ca.ca_file))
+
+    assert (response.status, response.json()) == (200, {"secure": True})
+    # The public CAs are trusted still (certifi's bundle), besides the operator's.
+    context = outbound.tls_context(private_ca.ca_file)
+    assert len(context.get_ca_certs()) == len(outbound.tls_context().get_ca_certs()) + 1
+
+
+def test_a_tls_handshake_that_fails_otherwise_is_unreachable(stub: StubServer) -> None:
+    """https to a port that speaks http: no certificate to blame, and maybe worth a retry."""
+    with pytest.raises(Unreachable, match=re.escape("(TLS handshake failed: ")):
+        fetch(f"https://127.0.0.1:{port_of(stub)}/", Policy(allow_loopback=True))
+
+
+def test_a_ca_file_that_holds_no_certificate_stops_the_service_at_start(tmp_path: Path) -> None:
+    not_pem = tmp_path / "ca.pem"
+    not_pem.write_text("not a certificate")
+
+    with pytest.raises(ValueError, match="CONTENTPLATFORM_OUTBOUND_CA_FILE"):
+        Settings(_env_file=None, outbound_ca_file=not_pem)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="CONTENTPLATFORM_OUTBOUND_CA_FILE"):
+        Settings(_env_file=None, outbound_ca_file=tmp_path / "missing.pem")  # type: ignore[call-arg]

@@ -517,7 +517,7 @@ def test_unhandled_exception_is_a_bare_500(call, token, org):
     )
     body = problem(response, 500, "INTERNAL_SERVER_ERROR")
     assert response.headers["x-request-id"] == "crash-trace-1"
-    assert body["requestId"] == "crash-trace-1"
+    assert body["request_id"] == "crash-trace-1"
     for secret in (LEAKY_MESSAGE, "Traceback", "SELECT", "password_hash", "secret_module", "/srv/"):
         assert secret not in response.text
         assert secret.lower() not in str(dict(response.headers)).lower()
@@ -709,7 +709,7 @@ def test_optional_body_is_documented_as_optional(document):
 
 def test_bearer_and_organization_security_schemes(document):
     schemes = document["components"]["securitySchemes"]
-    assert set(schemes) == {"bearerAuth", "organization", "apiKeyAuth"}
+    assert set(schemes) == {"bearerAuth", "organization", "apiKeyAuth", "streamToken"}
     bearer = schemes["bearerAuth"]
     assert (bearer["type"], bearer["scheme"].lower(), bearer["bearerFormat"]) == (
         "http",
@@ -729,6 +729,8 @@ def test_bearer_and_organization_security_schemes(document):
         "bearer",
         "cpk_...",
     )
+    stream = schemes["streamToken"]
+    assert (stream["type"], stream["in"], stream["name"]) == ("apiKey", "query", "streamToken")
 
 
 def test_security_is_declared_by_access_and_the_organization_is_no_parameter(document):

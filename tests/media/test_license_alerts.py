@@ -1,4 +1,4 @@
-"""Licence alerts (media/workflows.py): an asset a draft uses whose licence ends within 30 days
+"""Licence alerts (media/durable.py): an asset a draft uses whose licence ends within 30 days
 is told once as `media.license_expiring`, once ended as `media.license_expired`, again when a
 renewed licence nears its new end; admins are notified, members are not; an asset no draft
 uses, or another organization's, tells nothing here."""
@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from contentplatform.events.models import Event
 from contentplatform.kit.db import Database
-from contentplatform.media import workflows
+from contentplatform.media import durable
 from tests.conftest import Run
 from tests.media.support import Media, jpeg
 from tests.notifications.support import Members, settled
@@ -36,7 +36,7 @@ def check(run: Run, days: float = 0) -> None:
     """One pass of the alerts, `days` from now."""
 
     async def scenario(db: Database) -> int:
-        return await workflows.alert_licences(db, datetime.now(UTC) + timedelta(days=days))
+        return await durable.alert_licences(db, datetime.now(UTC) + timedelta(days=days))
 
     run(scenario)
 

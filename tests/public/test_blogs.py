@@ -12,6 +12,7 @@ import httpx
 import pytest
 from sqlalchemy import update
 
+from contentplatform.drafts import publication as draft_publication
 from contentplatform.drafts import service as drafts_service
 from contentplatform.kit.db import Database
 from contentplatform.tenants.models import Tenant
@@ -69,7 +70,7 @@ class Blog:
                 draft = await drafts_service.require(
                     session, tenant_id, uuid.UUID(draft_id), for_update=True
                 )
-                await drafts_service.mark_published(session, draft, url, published_at)
+                await draft_publication.mark_published(session, draft, url, published_at)
 
         self.run(scenario)
 

@@ -152,7 +152,7 @@ def test_a_test_against_a_good_target_is_ok_and_recorded(publishers, kind):
         connection = publishers.create(body)
         outcome = publishers.test(connection["id"])
         assert outcome["ok"] is True, outcome
-        assert outcome["accountLabel"] == label
+        assert outcome["account_label"] == label
         assert outcome["capabilities"] and outcome["warnings"] == []
         tested = publishers.get(connection["id"])
         assert tested["last_test_ok"] is True and tested["last_tested_at"] is not None
@@ -192,7 +192,7 @@ def test_a_webhook_connection_shows_its_signing_secret_once_and_signs_with_it(pu
             # Not even the key part of it (what follows whsec_).
             assert secret.removeprefix("whsec_") not in answer.text
         outcome = answers[-1].json()
-        assert outcome["ok"] is True and outcome["accountLabel"] == "127.0.0.1"
+        assert outcome["ok"] is True and outcome["account_label"] == "127.0.0.1"
         # The receiver verified the test event with the secret shown at create.
         assert [event["type"] for event in receiver.events] == ["webhook.test"]
         assert receiver.rejected == []
@@ -764,8 +764,11 @@ def test_a_user_who_cannot_write_posts_fails_the_test(publishers):
         connection = publishers.create_wordpress(wp)
         outcome = publishers.test(connection["id"])
     assert outcome["ok"] is False
-    assert outcome["warnings"] == ["This user cannot create posts (it lacks edit_posts)."]
-    assert outcome["accountLabel"] == wp.name
+    assert outcome["warnings"] == [
+        "This user cannot create posts (it lacks edit_posts; its role is subscriber): give it "
+        "the Author role, or Editor to edit other people's posts too."
+    ]
+    assert outcome["account_label"] == wp.name
     assert publishers.get(connection["id"])["status"] == "error"
 
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,6 +31,7 @@ from tests.support.targets.shopify import ShopifyShop
 from tests.support.targets.webflow import WebflowSite
 from tests.support.targets.webhook import WebhookReceiver
 from tests.support.targets.wordpress import WordPressServer
+from tests.support.tls import PrivateCA, TLSStubServer
 
 # The module's tests share its organizations (tests/conftest.py `org`).
 pytestmark = pytest.mark.shared_org
@@ -214,7 +216,7 @@ def test_refused_credentials_fail_the_attempt_at_once_and_mark_the_connection(
     error = attempt["error"]
     assert error["code"] == "auth_failed"
     assert error["retryable"] is False
-    assert "application password" in error["message"]
+    assert "did not accept the username and Application Password" in error["message"]
     assert "zzzz" not in error["message"].lower()
     assert attempt["external_id"] is None
     after = desk.get(draft["id"])
@@ -233,6 +235,29 @@ def test_refused_credentials_fail_the_attempt_at_once_and_mark_the_connection(
     cleared = desk.connection(connection["id"])
     assert cleared["status"] == "active"
     assert cleared["last_error"] is None
+
+
+def test_a_site_whose_certificate_fails_the_check_fails_the_attempt_at_once(
+    desk: Desk, tmp_path: Path
+) -> None:
+    """Not "could not be reached", tried five times: the certificate, named, and no retry."""
+    ca = PrivateCA(tmp_path)
+    with TLSStubServer(ca.issue("127.0.0.1")) as site:
+        credentials = {"username": "eda", "applicationPassword": "abcd EFGH 1234 ijkl MNOP 5678"}
+        connection = desk.connect("wordpress", {"siteUrl": site.url}, credentials)
+        draft = desk.approved()
+
+        attempt = desk.published(draft["id"], publisherConnectionId=connection["id"])
+
+    assert (attempt["status"], attempt["tries"]) == ("failed", 1)
+    error = attempt["error"]
+    assert (error["code"], error["retryable"]) == ("refused", False)
+    assert error["message"] == (
+        "WordPress: 127.0.0.1's TLS certificate was not accepted (unable to get local issuer "
+        "certificate). If the site's certificate is from a private CA, the operator can trust "
+        "that CA with CONTENTPLATFORM_OUTBOUND_CA_FILE."
+    )
+    assert site.requests == []  # nothing was sent
 
 
 @pytest.mark.parametrize("status", [400, 422])

@@ -131,7 +131,7 @@ def test_upload_round_trip(store: ObjectStore, server: AppServer, client: httpx.
 
     response = client.put(target.url, content=data, headers=target.headers)
     assert response.status_code == 200, response.text
-    assert response.json() == {"storagePath": path, "size": len(data)}
+    assert response.json() == {"storage_path": path, "size": len(data)}
     assert asyncio.run(store.get(path)) == data
     info = asyncio.run(store.head(path))
     assert info is not None and info.size == len(data)

@@ -27,12 +27,14 @@ import contextlib
 import hashlib
 import importlib
 import json
+import logging
 import math
 import re
 import struct
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 PATH = "/v1/embeddings"
@@ -187,6 +189,24 @@ def _error(message: str, kind: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
 
+def wordllama_encoder() -> Callable[[list[str]], list[list[float]]]:
+    """The vectors of the small model the `wordllama` package ships inside it (256 dimensions,
+    L2-normalized; `pip install -e .[bench]`). Loaded from the package's own folder with
+    downloads off: wordllama 0.4 looks for its tokenizer under `tokenizer/` but ships it under
+    `tokenizers/`, and would fetch it from the network otherwise."""
+    # wordllama's import configures the root logger at INFO: keep the caller's level.
+    level = logging.getLogger().level
+    package = importlib.import_module("wordllama")
+    logging.getLogger().setLevel(level)
+    folder = Path(package.__file__).parent
+    model = package.WordLlama.load(cache_dir=folder, disable_download=True)
+
+    def encode(texts: list[str]) -> list[list[float]]:
+        return [list(map(float, v)) for v in model.embed(texts, norm=True)]
+
+    return encode
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--port", type=int, default=0)
@@ -196,8 +216,11 @@ def main() -> None:
         help="serve a real model's vectors instead (a sentence-transformers model name or "
         "folder; needs that library, which the project does not install)",
     )
+    parser.add_argument(
+        "--wordllama", action="store_true", help="serve the model the wordllama package ships"
+    )
     args = parser.parse_args()
-    encoder = None
+    encoder = wordllama_encoder() if args.wordllama else None
     if args.sentence_transformers:
         library = importlib.import_module("sentence_transformers")
         model = library.SentenceTransformer(args.sentence_transformers, device="cpu")

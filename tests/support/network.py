@@ -19,8 +19,9 @@ Use it as a fixture:
             yield guard
 
 (`network_guard` below is that fixture, not autouse; import it or list this module in
-`pytest_plugins`.) `guard.connections` lists the loopback (host, port) pairs connected to, so a
-test can also prove that nothing was connected to at all.
+`pytest_plugins`.) `guard.connections` lists the loopback (host, port) pairs connected to
+(`guard.here`: those of the guard's own thread), so a test can also prove that nothing was
+connected to at all.
 
 `stand_in_network()` is for inputs nobody chose (the fuzz pass): while open, every host name
 resolves to 127.0.0.1 and every request the guarded client lets through is answered by a
@@ -41,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import socket
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -73,7 +75,14 @@ def is_loopback_host(host: str) -> bool:
 class NetworkGuard:
     def __init__(self) -> None:
         self.refused: list[str] = []
+        # Every loopback (host, port) connected to while open, by any thread of the process
+        # (the suite's own service runs in threads of the test process).
         self.connections: list[tuple[str, int]] = []
+        # Those the guard's own thread made: what a test that runs the code in its own thread
+        # (asyncio.run) made, without what the service's background work did meanwhile (a
+        # delivery retried to an earlier test's receiver).
+        self.here: list[tuple[str, int]] = []
+        self._thread = threading.get_ident()
 
     def refuse(self, what: str) -> OutsideConnection:
         self.refused.append(what)
@@ -86,6 +95,8 @@ class NetworkGuard:
         if not is_loopback_host(host):
             raise self.refuse(f"{action} {host} port {port}")
         self.connections.append((host, port))
+        if threading.get_ident() == self._thread:
+            self.here.append((host, port))
 
     def check_lookup(self, original: Any, host: Any, port: Any) -> None:
         if host is None:

@@ -15,6 +15,6 @@ def problem(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
     body = json.loads(response.text)
     assert body["code"] == code, body
     assert body["status"] == status
-    assert body["requestId"] == response.headers["x-request-id"]
+    assert body["request_id"] == response.headers["x-request-id"]
     assert {"type", "title", "detail"} <= body.keys()
     return body

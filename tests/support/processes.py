@@ -331,7 +331,7 @@ class ServiceClient:
             json={"filename": filename, "fileType": file_type, "contentLength": len(content)},
         )
         put = LOOPBACK.put(
-            target["uploadUrl"], content=content, headers=target["headers"], timeout=60
+            target["upload_url"], content=content, headers=target["headers"], timeout=60
         )
         assert put.status_code == 200, put.text
         return self.request(
@@ -340,6 +340,6 @@ class ServiceClient:
             json={
                 "filename": filename,
                 "fileType": file_type,
-                "storagePath": target["storagePath"],
+                "storagePath": target["storage_path"],
             },
         )

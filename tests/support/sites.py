@@ -68,7 +68,7 @@ class TestSite(LoopbackServer):
     def __init__(
         self,
         *,
-        crawl_delay: float = 0.05,
+        crawl_delay: float | None = 0.05,
         slow_seconds: float = 3.0,
         page_delay: float = 0.0,
         external: str | None = None,
@@ -148,7 +148,7 @@ class TestSite(LoopbackServer):
                 {"content-type": "text/plain"},
                 (
                     "User-agent: *\nDisallow: /private/\n"
-                    f"Crawl-delay: {self.crawl_delay}\n"
+                    + (f"Crawl-delay: {self.crawl_delay}\n" if self.crawl_delay else "")
                     + (f"Sitemap: {u}/sitemap_index.xml\n" if self.sitemap == "robots" else "")
                 ).encode(),
             ),

@@ -1,4 +1,5 @@
-"""Waiting for durable work by its workflow, not by polling the API (README "Tests", plan item 5).
+"""Waiting for durable work by its workflow, not by polling the API
+(docs/contributors/ci.md, plan item 5).
 
 A test that polled `getRun` every 10 ms sent the in-process service a request each time (the
 auth check, the tenant, the query), on the GIL the work it waited for needed. DBOS's record of

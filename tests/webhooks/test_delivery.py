@@ -18,7 +18,7 @@ from sqlalchemy import select
 from contentplatform.config import Settings
 from contentplatform.events.models import Event
 from contentplatform.kit.db import Database, utcnow
-from contentplatform.webhooks import workflows
+from contentplatform.webhooks import durable
 from contentplatform.webhooks.models import WebhookDelivery
 from tests.conftest import Run
 from tests.support.database import select_all
@@ -345,7 +345,7 @@ def test_the_log_forgets_deliveries_older_than_30_days(
             row = await session.get(WebhookDelivery, uuid.UUID(old["id"]))
             assert row is not None
             row.created_at = utcnow() - timedelta(days=31)
-        return await workflows.forget_old_deliveries(db)
+        return await durable.forget_old_deliveries(db)
 
     assert run(scenario) >= 1
     assert [d["id"] for d in hooks.deliveries(endpoint["id"])] == [recent["id"]]

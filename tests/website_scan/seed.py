@@ -12,9 +12,9 @@ from typing import Any
 from sqlalchemy import select
 
 from contentplatform.kit.db import Database, utcnow
-from contentplatform.website_scan import repository
+from contentplatform.website_scan.crawling.pages import Link, PageRecord, content_hash
+from contentplatform.website_scan.crawls import repository
 from contentplatform.website_scan.models import CrawlPage, CrawlRun, CrawlSnapshot
-from contentplatform.website_scan.pages import Link, PageRecord, content_hash
 
 
 def crawled(

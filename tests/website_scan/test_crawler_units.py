@@ -15,11 +15,11 @@ import pytest
 from defusedxml.common import DefusedXmlException
 
 from contentplatform.kit.outbound import Policy
-from contentplatform.website_scan import robots, sitemaps, urls
-from contentplatform.website_scan.crawler import CrawlResult, CrawlSettings, crawl
-from contentplatform.website_scan.fetching import Fetched, Fetcher
-from contentplatform.website_scan.frontier import Frontier
-from contentplatform.website_scan.pages import record
+from contentplatform.website_scan.crawling import robots, sitemaps, urls
+from contentplatform.website_scan.crawling.crawler import CrawlResult, CrawlSettings, crawl
+from contentplatform.website_scan.crawling.fetching import Fetched, Fetcher
+from contentplatform.website_scan.crawling.frontier import Frontier
+from contentplatform.website_scan.crawling.pages import record
 from tests.support.network import NetworkGuard, no_outside_connections
 from tests.support.servers import StubServer
 
@@ -241,7 +241,7 @@ async def test_fetcher_refuses_private_addresses_before_sending(network: Network
         loop = await fetcher.fetch("http://127.0.0.1:9/")
     assert (private.error, loop.error) == ("refused", "refused")
     assert "private" in (private.message or "")
-    assert network.connections == [] and network.refused == []
+    assert network.here == [] and network.refused == []
 
 
 def test_a_site_whose_robots_txt_fails_is_not_crawled() -> None:

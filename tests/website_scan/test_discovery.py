@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from contentplatform.kit.outbound import Policy
-from contentplatform.website_scan import discovery
+from contentplatform.website_scan.discovery import service as discovery
 from tests.support.network import NetworkGuard, no_outside_connections
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem

@@ -16,8 +16,8 @@ from sqlalchemy import select, update
 
 from contentplatform.config import Settings
 from contentplatform.kit.db import Database
+from contentplatform.website_scan.crawling.pages import PageRecord
 from contentplatform.website_scan.models import CrawlPage, CrawlSnapshot
-from contentplatform.website_scan.pages import PageRecord
 from tests.conftest import Run
 from tests.documents.support import Docs, hold_all_but, reservations
 from tests.support.orgs import org_fixture

@@ -22,7 +22,8 @@ from contentplatform.config import Settings
 from contentplatform.events.models import Event
 from contentplatform.kit import durable
 from contentplatform.kit.db import Database, utcnow
-from contentplatform.website_scan import crawls, workflows
+from contentplatform.website_scan.crawls import durable as workflows
+from contentplatform.website_scan.crawls import service as crawls
 from contentplatform.website_scan.models import CrawlPage, CrawlSchedule, CrawlSnapshot
 from tests.conftest import Run
 from tests.documents.support import Docs

@@ -24,9 +24,10 @@ from sqlalchemy import update
 from contentplatform.ai.openai_compatible import OpenAICompatible
 from contentplatform.config import Settings
 from contentplatform.kit.db import Database, utcnow
-from contentplatform.website_scan import profile_inference
+from contentplatform.website_scan.crawling.pages import PageRecord
 from contentplatform.website_scan.models import CrawlSnapshot, SiteProfile
-from contentplatform.website_scan.pages import PageRecord
+from contentplatform.website_scan.profiles import inference as profile_inference
+from contentplatform.website_scan.profiles import site_pages
 from tests.conftest import Run
 from tests.documents.support import hold_all_but
 from tests.support.llm import ChatServer
@@ -390,9 +391,9 @@ def test_another_organizations_config_is_404(scanner: Scanner, other: Scanner, r
 # --- the inference against a real model's protocol -------------------------------------------
 
 
-def pages() -> list[profile_inference.SitePage]:
+def pages() -> list[site_pages.SitePage]:
     return [
-        profile_inference.SitePage(
+        site_pages.SitePage(
             id=str(uuid.uuid4()),
             url=record.url,
             depth=record.depth,
@@ -401,7 +402,7 @@ def pages() -> list[profile_inference.SitePage]:
             headings=list(record.headings),
             json_ld=list(record.json_ld),
             language=record.language,
-            text=profile_inference.capped(record.main_text),
+            text=site_pages.capped(record.main_text),
         )
         for record in site("https://shop.example/")
     ]
@@ -413,7 +414,7 @@ def llm() -> Any:
         yield server
 
 
-def infer(llm: ChatServer, read: list[profile_inference.SitePage]):
+def infer(llm: ChatServer, read: list[site_pages.SitePage]):
     async def main() -> profile_inference.Inference:
         model = OpenAICompatible(llm.base_url, "key", "stub-model", max_retries=0)
         try:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from contentplatform.kit.db import Database, utcnow
-from contentplatform.website_scan.pages import PageRecord
+from contentplatform.website_scan.crawling.pages import PageRecord
 from tests.conftest import Run
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem

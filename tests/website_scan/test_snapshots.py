@@ -15,9 +15,9 @@ import pytest
 from sqlalchemy import select, update
 
 from contentplatform.kit.db import Database, utcnow
-from contentplatform.website_scan import repository
+from contentplatform.website_scan.crawling.pages import PageRecord
+from contentplatform.website_scan.crawls import repository
 from contentplatform.website_scan.models import CrawlPage, CrawlRun, CrawlSnapshot
-from contentplatform.website_scan.pages import PageRecord
 from tests.conftest import Run
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
@@ -489,11 +489,11 @@ def test_a_pages_content_in_each_format(scanner: Scanner, run: Run) -> None:
         "format": "markdown",
         "content": MARKDOWN,
         "truncated": False,
-        "contentError": None,
+        "content_error": None,
     }
 
     text = content_of(scanner, page_id, format="text")
-    assert text["format"] == "text" and text["contentError"] is None
+    assert text["format"] == "text" and text["content_error"] is None
     assert text["content"].startswith("Compost\n\nRich soil for ")
     assert "leaves\npeel" in text["content"]
     assert "**" not in text["content"] and "# " not in text["content"]
@@ -538,7 +538,7 @@ def test_a_page_without_content_says_why(scanner: Scanner, run: Run) -> None:
         for format in ("markdown", "html"):
             answer = content_of(scanner, page_id, format=format)
             assert (answer["content"], answer["truncated"]) == ("", False)
-            reasons[url.removeprefix(SITE)] = answer["contentError"]
+            reasons[url.removeprefix(SITE)] = answer["content_error"]
     assert "404" in reasons["/missing"]
     assert "timeout" in reasons["/slow"]
     assert "application/pdf" in reasons["/brochure.pdf"]

@@ -20,8 +20,9 @@ from tests.support.servers import StubServer
 S = TypeVar("S", bound=Strategy)
 T = TypeVar("T")
 
-# The stand-ins listen on http://127.0.0.1; a test that needs a shorter timeout says so.
-LOOPBACK = Policy(allow_http=True, allow_loopback=True, connect_timeout=1.0, timeout=5.0)
+# The stand-ins listen on http://127.0.0.1; a test that needs a shorter timeout says so. Generous,
+# since a stand-in is a thread of the test process and CI runs suites side by side on two cores.
+LOOPBACK = Policy(allow_http=True, allow_loopback=True, connect_timeout=5.0, timeout=20.0)
 
 # What the WordPress and Ghost tests publish (WordPress takes neither the SEO fields nor tags).
 PRICING_THAT_SCALES = Article(

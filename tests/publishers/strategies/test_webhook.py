@@ -23,8 +23,8 @@ from contentplatform.publishers.strategies.base import (
     Transient,
 )
 from contentplatform.publishers.strategies.webhook import (
-    Webhook,
-    WebhookConfig,
+    WebhookTarget,
+    WebhookTargetConfig,
     new_signing_secret,
 )
 from tests.publishers.strategies.support import (
@@ -66,12 +66,12 @@ def article(**changes: Any) -> Article:
 
 def act(
     receiver: WebhookReceiver,
-    action: Callable[[Webhook], Awaitable[T]],
+    action: Callable[[WebhookTarget], Awaitable[T]],
     *,
     secret: str = SECRET,
 ) -> T:
     config = {"url": receiver.hook_url}
-    return run_strategy(Webhook, config, None, action, signing_secret=secret)
+    return run_strategy(WebhookTarget, config, None, action, signing_secret=secret)
 
 
 def test_publish_delivers_a_signed_article_event(receiver: WebhookReceiver) -> None:
@@ -236,14 +236,14 @@ def test_new_signing_secrets_are_random_whsec_keys() -> None:
 
 
 def test_a_webhook_has_no_credentials_but_needs_its_secret() -> None:
-    assert Webhook.Credentials is None
-    assert Webhook.credentials_hint(None) is None
-    config = WebhookConfig(url="https://hooks.acme.example/content")
-    assert Webhook.urls(config) == ["https://hooks.acme.example/content"]
+    assert WebhookTarget.Credentials is None
+    assert WebhookTarget.credentials_hint(None) is None
+    config = WebhookTargetConfig(url="https://hooks.acme.example/content")
+    assert WebhookTarget.urls(config) == ["https://hooks.acme.example/content"]
 
     async def build() -> None:
         async with GuardedClient(LOOPBACK) as client:
-            Webhook(config, None, client, signing_secret=None)
+            WebhookTarget(config, None, client, signing_secret=None)
 
     with pytest.raises(ValueError, match="signing secret"):
         asyncio.run(build())
@@ -261,7 +261,7 @@ def test_a_webhook_has_no_credentials_but_needs_its_secret() -> None:
 )
 def test_config_refuses_bad_urls_missing_and_unknown_fields(raw: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
-        WebhookConfig.model_validate(raw)
+        WebhookTargetConfig.model_validate(raw)
 
 
 def test_the_featured_image_goes_with_its_credit_and_whether_it_may_be_copied(

@@ -1,21 +1,36 @@
 """A stand-in WordPress site (REST API v2, Application Passwords) for tests, on loopback.
 
-Enough of the real protocol to be faithful, and strict about what we send:
+Enough of the real protocol to be faithful, and strict about what we send; where it was checked
+against a real WordPress 6.1 (tests/publishers/strategies/test_real_wordpress.py), it answers
+as that did:
+- the home page (`GET`/`HEAD /`) announces the REST API root in `Link: <root>;
+  rel="https://api.w.org/"`: `/wp-json/` with pretty permalinks (the default here),
+  `/index.php?rest_route=/` with `permalinks="plain"`, where `/wp-json/...` is the web server's
+  404 page; `?rest_route=/wp/v2/...` reaches every route either way (the home is the host it
+  is asked by, where a real site's is its `home` option). `GET /wp-json/` is the
+  REST index (`authentication` lists `application-passwords` only where they work);
 - auth is HTTP Basic with the user's Application Password, accepted with the spaces WordPress
-  shows it with or without them; a wrong user or password is 401 with WordPress's error body
-  `{"code", "message", "data": {"status"}}`, on every route (as WordPress answers it);
+  shows it with or without them. A wrong user or password is not refused: the request is a
+  visitor's, as WordPress 6.1 answers the REST API (it checks the password only after the
+  request was taken for anonymous). With `application_passwords=False` (a site on plain http
+  without WP_ENVIRONMENT_TYPE local) the credentials are ignored the same way;
 - `POST /wp-json/wp/v2/posts` creates (201), `POST /wp-json/wp/v2/posts/{id}` updates,
-  `GET /wp-json/wp/v2/posts/{id}` reads, `GET /wp-json/wp/v2/posts?slug=&status=&context=`
-  lists (statuses other than `publish`, and `context=edit`, need a user who can edit posts;
-  `status=any` is every status), `GET /wp-json/wp/v2/users/me` (401 `rest_not_logged_in`
-  without auth; `roles` and `capabilities` only with `context=edit`);
+  `GET /wp-json/wp/v2/posts/{id}` reads, `DELETE /wp-json/wp/v2/posts/{id}` moves to the trash
+  (status `trash`, slug `<slug>__trashed`; `force=true` deletes; an update with a status brings
+  a trashed post back, slug and all), `GET /wp-json/wp/v2/posts?slug=&search=&status=&context=`
+  lists (`search` matches every word in the title, excerpt or content; statuses other than
+  `publish`, and `context=edit`, need a user who can edit posts: a visitor asking for them gets
+  WordPress's 400 `rest_invalid_param` naming `status`; `status=any` is every status but the
+  trash), `GET /wp-json/wp/v2/users/me` (401 `rest_not_logged_in` to a visitor; `roles` and
+  `capabilities` only with `context=edit`);
 - the role's capabilities are enforced: a create needs edit_posts, status `publish` needs
-  publish_posts, editing a published post needs edit_published_posts; bad parameters are 400
-  `rest_invalid_param`, an unknown author 400 `rest_invalid_author`, an unknown post 404
-  `rest_post_invalid_id`, unknown fields are ignored;
+  publish_posts, editing a published post needs edit_published_posts, the trash delete_posts;
+  bad parameters are 400 `rest_invalid_param`, an unknown author 400 `rest_invalid_author`, an
+  unknown post 404 `rest_post_invalid_id`, unknown fields are ignored;
 - as WordPress does: a post that is not a draft gets a slug unique among all posts (`-2`,
   `-3`), drafts keep the one asked for; a draft's date follows its saves until it is first
-  published; `modified_gmt` changes on every write;
+  published; `modified_gmt` changes on every write; `rendered` titles, contents and excerpts
+  go through (a part of) wptexturize: curly quotes, dashes, ellipses;
 - `GET /wp-json/wp/v2/categories` and `/tags` list the site's terms (`terms`, by id; ids shared
   by both taxonomies, as WordPress numbers terms; names kept with `&` as `&amp;`, as WordPress
   stores them), `GET /wp-json/wp/v2/users` its users: ordered by name, `per_page` (1-100) and
@@ -24,6 +39,12 @@ Enough of the real protocol to be faithful, and strict about what we send:
   `rest_forbidden_who`); without it a user who cannot list users (no one here: the
   administrator's `list_users` is not in these roles) sees only users with published posts;
   `context=edit` on users needs list_users (403 `rest_forbidden_context`);
+- the media library: `POST /wp-json/wp/v2/media` takes the file as the body, named by
+  `Content-Disposition` as WordPress reads it (the name as sent, through sanitize_file_name:
+  `%` and other special characters dropped, spaces made `-`, never percent-decoded), with
+  `slug`, `alt_text`, `caption` and `title` from the query; 201 with a `Location`; the title is
+  the file's name without its extension, the slug the one asked for or the title's, unique;
+  `GET .../media?slug=&search=` lists;
 - posts answer in WordPress's shape: id, date(_gmt), modified(_gmt) as `2024-05-01T10:00:00`,
   slug, status, type, link (`{url}/{slug}/` when published, `{url}/?p={id}` otherwise),
   title/content/excerpt as `{rendered}` plus `raw` in the edit context (which every create and
@@ -38,6 +59,7 @@ stand-in (tests/support/targets/scripted.py); their default body is WordPress's 
         ...
         assert [post["status"] for post in wp.posts.values()] == ["publish"]
         wp.add_post(title="Written by hand", slug="hello")  # someone else's post
+        wp.trash(post_id)                                   # moved to the trash in WordPress
         wp.add_term("category", "Garden & Home")            # listed as "Garden &amp; Home"
         wp.add_user("Sam Author", role="author")
 """
@@ -48,7 +70,7 @@ import base64
 import html
 import json
 import re
-import urllib.parse
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -56,6 +78,10 @@ from tests.support.targets.scripted import Answer, ScriptedServer, Seen
 
 API = "/wp-json/wp/v2"
 STATUSES = ("publish", "future", "draft", "pending", "private")
+# What `status` may ask for: `any` is every status of STATUSES, never the trash.
+LISTED = (*STATUSES, "trash")
+API_REL = "https://api.w.org/"
+TRASHED = "__trashed"
 # WordPress's default roles, with the capabilities that matter to posts.
 ROLES: dict[str, frozenset[str]] = {
     "editor": frozenset(
@@ -67,12 +93,22 @@ ROLES: dict[str, frozenset[str]] = {
             "edit_others_posts",
             "unfiltered_html",
             "upload_files",
+            "delete_posts",
+            "delete_published_posts",
         }
     ),
     "author": frozenset(
-        {"read", "edit_posts", "publish_posts", "edit_published_posts", "upload_files"}
+        {
+            "read",
+            "edit_posts",
+            "publish_posts",
+            "edit_published_posts",
+            "upload_files",
+            "delete_posts",
+            "delete_published_posts",
+        }
     ),
-    "contributor": frozenset({"read", "edit_posts"}),
+    "contributor": frozenset({"read", "edit_posts", "delete_posts"}),
     "subscriber": frozenset({"read"}),
 }
 UNCATEGORIZED = 1
@@ -107,8 +143,16 @@ class WordPressServer(ScriptedServer):
         application_password: str = "abcd EFGH 1234 ijkl MNOP 5678",
         name: str = "Eda Editor",
         role: str = "editor",
+        application_passwords: bool = True,
+        permalinks: str = "pretty",
     ) -> None:
         super().__init__()
+        # The home page is asked with HEAD: serve it as GET (headers only).
+        handler: Any = self.httpd.RequestHandlerClass
+        handler.do_HEAD = handler.do_GET
+        # False: as on a site over plain http without WP_ENVIRONMENT_TYPE local.
+        self.application_passwords = application_passwords
+        self.permalinks = permalinks
         self.username = username
         self.application_password = application_password
         self.name = name
@@ -163,6 +207,17 @@ class WordPressServer(ScriptedServer):
             self._apply(post, {"title": title, "slug": slug, "content": content, "status": status})
             return int(post["id"])
 
+    def trash(self, post_id: int) -> None:
+        """The post moved to the trash in WordPress (its "Move to Trash")."""
+        with self.lock:
+            _trash(self.posts[post_id])
+
+    def api_root(self, home: str) -> str:
+        """The REST API root the home page announces, for a site at `home`."""
+        if self.permalinks == "plain":
+            return f"{home}/index.php?rest_route=/"
+        return f"{home}/wp-json/"
+
     def error_body(self, status: int, message: str, code: str | None) -> Any:
         return error(status, message, code)
 
@@ -173,8 +228,20 @@ class WordPressServer(ScriptedServer):
             return refusal.answer
 
     def _route(self, request: Seen) -> Answer:
+        if request.path in ("/", "/index.php") and "rest_route" in request.query:
+            # `?rest_route=/wp/v2/posts` is `/wp-json/wp/v2/posts`, whatever the permalinks.
+            query = {k: v for k, v in request.query.items() if k != "rest_route"}
+            path = "/wp-json" + request.query["rest_route"]
+            request = replace(request, path=path, query=query)
+        elif request.path in ("/", "/index.php"):
+            return self._home_page(request)
+        elif self.permalinks == "plain" and request.path.startswith("/wp-json"):
+            # No rewrite rules: the web server finds no such file.
+            return 404, {"content-type": "text/html"}, b"<h1>Not Found</h1>"
         logged_in = self._authenticate(request)
         path, method = request.path.rstrip("/"), request.method
+        if path == "/wp-json" and method == "GET":
+            return self._index(request)
         if path == self.ME and method == "GET":
             return self._me(logged_in, request)
         if path == self.POSTS and method == "GET":
@@ -195,12 +262,14 @@ class WordPressServer(ScriptedServer):
         if match and method == "POST":
             return self._media_update(logged_in, request, int(match[1]))
         match = re.fullmatch(rf"{self.POSTS}/(\d+)", path)
-        if match and method in ("GET", "POST", "PUT", "PATCH"):
+        if match and method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
             post = self.posts.get(int(match[1]))
             if post is None:
                 raise _Refusal(404, "rest_post_invalid_id", "Invalid post ID.")
             if method == "GET":
                 return self._read(logged_in, request, post)
+            if method == "DELETE":
+                return self._delete(logged_in, request, post)
             return self._update(logged_in, request, post)
         raise _Refusal(
             404, "rest_no_route", "No route was found matching the URL and request method."
@@ -209,27 +278,21 @@ class WordPressServer(ScriptedServer):
     # Auth and rights.
 
     def _authenticate(self, request: Seen) -> bool:
-        """Whether the request is our user's; no credentials is an anonymous visitor."""
+        """Whether the request is our user's. Anything else is a visitor's: no credentials,
+        a wrong user or password (WordPress 6.1 does not refuse them to the REST API), or any
+        credentials where Application Passwords are off."""
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "basic":
+        if scheme.lower() != "basic" or not self.application_passwords:
             return False
         try:
             username, _, password = base64.b64decode(token, validate=True).decode().partition(":")
         except ValueError:
-            username, password = "", ""
-        if username != self.username:
-            raise _Refusal(
-                401, "invalid_username", "Unknown username. Check again or try your email address."
-            )
+            return False
         # WordPress keeps only the letters and digits: the spaces it shows the password with
         # are optional.
-        if _alphanumeric(password) != _alphanumeric(self.application_password):
-            raise _Refusal(
-                401,
-                "incorrect_password",
-                "The provided password is an invalid application password.",
-            )
-        return True
+        return username == self.username and _alphanumeric(password) == _alphanumeric(
+            self.application_password
+        )
 
     def _can(self, logged_in: bool, capability: str) -> bool:
         return logged_in and capability in ROLES[self.role]
@@ -240,6 +303,32 @@ class WordPressServer(ScriptedServer):
             raise _Refusal(403 if logged_in else 401, code, message)
 
     # Routes.
+
+    def _home_page(self, request: Seen) -> Answer:
+        # The site's home is the host it was asked by (a real site's is its `home` option).
+        home = f"http://{request.headers.get('host') or self.url.removeprefix('http://')}"
+        link = f'<{self.api_root(home)}>; rel="{API_REL}"'
+        page = b"<!doctype html><title>A WordPress site</title><p>Hello.</p>"
+        return 200, {"content-type": "text/html; charset=UTF-8", "link": link}, page
+
+    def _index(self, request: Seen) -> Answer:
+        ways: Any = []  # WordPress sends an empty list, not an object, when there are none
+        if self.application_passwords:
+            authorize = f"{self.url}/wp-admin/authorize-application.php"
+            ways = {"application-passwords": {"endpoints": {"authorization": authorize}}}
+        index = {
+            "name": "A WordPress site",
+            "description": "",
+            "url": self.url,
+            "home": self.url,
+            "namespaces": ["oembed/1.0", "wp/v2", "wp-site-health/v1"],
+            "authentication": ways,
+            "routes": {},
+        }
+        if "_fields" in request.query:
+            wanted = set(request.query["_fields"].split(","))
+            index = {name: value for name, value in index.items() if name in wanted}
+        return 200, {}, index
 
     def _me(self, logged_in: bool, request: Seen) -> Answer:
         if not logged_in:
@@ -267,18 +356,34 @@ class WordPressServer(ScriptedServer):
 
     def _list(self, logged_in: bool, request: Seen) -> Answer:
         query = request.query
-        edit = self._edit_context(logged_in, request)
         statuses = set(query.get("status", "publish").split(","))
-        unknown = statuses - {*STATUSES, "any"}
+        unknown = statuses - {*LISTED, "any"}
         if unknown:
             raise _Refusal(
                 400,
                 "rest_invalid_param",
                 "Invalid parameter(s): status",
-                params={"status": f"status[0] is not one of {', '.join(STATUSES)}, any."},
+                params={"status": f"status[0] is not one of {', '.join(LISTED)}, any."},
             )
-        if statuses != {"publish"}:
-            self._require(logged_in, "edit_posts", "rest_forbidden_status", "Status is forbidden.")
+        if statuses != {"publish"} and not self._can(logged_in, "edit_posts"):
+            # The parameter is checked before the route's permission: its refusal is a bad
+            # parameter, the reason inside (401 to a visitor, else 403).
+            status = 403 if logged_in else 401
+            raise _Refusal(
+                400,
+                "rest_invalid_param",
+                "Invalid parameter(s): status",
+                params={"status": "Status is forbidden."},
+                details={
+                    "status": {
+                        "code": "rest_forbidden_status",
+                        "message": "Status is forbidden.",
+                        "data": {"status": status},
+                    }
+                },
+            )
+        edit = self._edit_context(logged_in, request)
+        terms = _search_terms(query.get("search", ""))
         slugs = set(query["slug"].split(",")) if "slug" in query else None
         per_page = int(query.get("per_page", "10"))
         if not 1 <= per_page <= 100:
@@ -291,8 +396,12 @@ class WordPressServer(ScriptedServer):
         found = [
             post
             for post in self.posts.values()
-            if ("any" in statuses or post["status"] in statuses)
+            if (post["status"] in statuses or ("any" in statuses and post["status"] in STATUSES))
             and (slugs is None or post["slug"] in slugs)
+            and all(
+                any(term in post[field].lower() for field in ("title", "excerpt", "content"))
+                for term in terms
+            )
         ]
         found.sort(key=lambda post: (post["date_gmt"], post["id"]), reverse=True)
         headers = {
@@ -410,7 +519,22 @@ class WordPressServer(ScriptedServer):
             self._require(
                 logged_in, "edit_posts", "rest_forbidden", "Sorry, you are not allowed to do that."
             )
-        return 200, {}, self._render(post, edit=edit)
+        return 200, {}, _only_fields(request, self._render(post, edit=edit))
+
+    def _delete(self, logged_in: bool, request: Seen, post: dict[str, Any]) -> Answer:
+        self._require(
+            logged_in,
+            "delete_posts",
+            "rest_cannot_delete",
+            "Sorry, you are not allowed to delete this post.",
+        )
+        if request.query.get("force") in ("true", "1"):
+            del self.posts[post["id"]]
+            return 200, {}, {"deleted": True, "previous": self._render(post, edit=True)}
+        if post["status"] == "trash":
+            raise _Refusal(410, "rest_already_trashed", "The post has already been deleted.")
+        _trash(post)
+        return 200, {}, self._render(post, edit=True)
 
     def _create(self, logged_in: bool, request: Seen) -> Answer:
         self._require(
@@ -442,6 +566,9 @@ class WordPressServer(ScriptedServer):
             )
         fields = _fields(request)
         self._check(logged_in, post["status"], fields)
+        if post["status"] == "trash" and fields.get("status", "trash") != "trash":
+            # An update with another status takes it out of the trash, its slug restored.
+            post["slug"] = post["slug"].removesuffix(TRASHED)
         self._apply(post, fields)
         return 200, {}, self._render(post, edit=True)
 
@@ -459,7 +586,8 @@ class WordPressServer(ScriptedServer):
     # The media library.
 
     def _upload(self, logged_in: bool, request: Seen) -> Answer:
-        """A file sent as the body, named by Content-Disposition (WordPress's raw upload)."""
+        """A file sent as the body, named by Content-Disposition (WordPress's raw upload), its
+        other fields from the query."""
         self._require(
             logged_in,
             "upload_files",
@@ -469,7 +597,11 @@ class WordPressServer(ScriptedServer):
         found = re.search(r'filename="?([^";]+)"?', request.headers.get("content-disposition", ""))
         if not found or not request.body:
             raise _Refusal(400, "rest_upload_no_data", "No data supplied.")
-        filename = urllib.parse.unquote(found[1])
+        taken = {item["filename"] for item in self.media.values()}
+        filename = _unique_filename(_sanitize_file_name(found[1]), taken)
+        query = request.query
+        # WordPress names the attachment (its title) after the file, without the extension.
+        title = query.get("title") or filename.rsplit(".", 1)[0]
         media_id = self._next_id
         self._next_id += 1
         self.media[media_id] = {
@@ -477,13 +609,14 @@ class WordPressServer(ScriptedServer):
             "filename": filename,
             "mime_type": request.headers.get("content-type", ""),
             "data": request.body,
-            "alt_text": "",
-            "caption": "",
-            # WordPress names the attachment (its title) after the file, without the extension.
-            "title": filename.rsplit(".", 1)[0],
+            "alt_text": query.get("alt_text", ""),
+            "caption": query.get("caption", ""),
+            "title": title,
+            "slug": self._unique_slug(_slugify(query.get("slug") or title), media_id),
             "source_url": f"{self.url}/wp-content/uploads/2026/11/{filename}",
         }
-        return 201, {}, self._media_item(self.media[media_id])
+        location = {"location": f"{self.url}{self.MEDIA}/{media_id}"}
+        return 201, location, self._media_item(self.media[media_id])
 
     def _media_update(self, logged_in: bool, request: Seen, media_id: int) -> Answer:
         self._require(
@@ -500,8 +633,13 @@ class WordPressServer(ScriptedServer):
 
     def _media_list(self, request: Seen) -> Answer:
         search = request.query.get("search", "").lower()
-        found = [item for item in self.media.values() if search in item["title"].lower()]
-        return 200, {}, [self._media_item(item) for item in found]
+        slugs = set(request.query["slug"].split(",")) if "slug" in request.query else None
+        found = [
+            item
+            for item in self.media.values()
+            if search in item["title"].lower() and (slugs is None or item["slug"] in slugs)
+        ]
+        return 200, {}, [_only_fields(request, self._media_item(item)) for item in found]
 
     def _media_item(self, item: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -509,9 +647,13 @@ class WordPressServer(ScriptedServer):
             "type": "attachment",
             "media_type": "image",
             "mime_type": item["mime_type"],
-            "title": {"rendered": item["title"], "raw": item["title"]},
+            "slug": item["slug"],
+            "title": {"rendered": _texturize(item["title"]), "raw": item["title"]},
             "alt_text": item["alt_text"],
-            "caption": {"rendered": item["caption"], "raw": item["caption"]},
+            "caption": {
+                "rendered": f"<p>{_texturize(item['caption'])}</p>\n" if item["caption"] else "",
+                "raw": item["caption"],
+            },
             "source_url": item["source_url"],
         }
 
@@ -570,7 +712,9 @@ class WordPressServer(ScriptedServer):
         post["modified_gmt"] = now
 
     def _unique_slug(self, slug: str, post_id: int) -> str:
-        taken = {post["slug"] for post in self.posts.values() if post["id"] != post_id}
+        """`slug`, or with `-2`, `-3`... when a post or media item (but `post_id`) holds it."""
+        items = (*self.posts.values(), *self.media.values())
+        taken = {item["slug"] for item in items if item["id"] != post_id}
         candidate, suffix = slug, 2
         while candidate in taken:
             candidate, suffix = f"{slug}-{suffix}", suffix + 1
@@ -594,9 +738,9 @@ class WordPressServer(ScriptedServer):
             "status": post["status"],
             "type": "post",
             "link": link,
-            "title": text(post["title"], post["title"]),
-            "content": text(post["content"], post["content"]) | {"protected": False},
-            "excerpt": text(excerpt, f"<p>{excerpt}</p>\n" if excerpt else "")
+            "title": text(post["title"], _texturize(post["title"])),
+            "content": text(post["content"], _texturize(post["content"])) | {"protected": False},
+            "excerpt": text(excerpt, f"<p>{_texturize(excerpt)}</p>\n" if excerpt else "")
             | {"protected": False},
             "author": post["author"],
             "featured_media": post.get("featured_media", 0),
@@ -644,8 +788,62 @@ def _fields(request: Seen) -> dict[str, Any]:
     return fields
 
 
+def _trash(post: dict[str, Any]) -> None:
+    post["status"] = "trash"
+    post["slug"] = post["slug"] + TRASHED
+    post["modified_gmt"] = _now()
+
+
+def _only_fields(request: Seen, item: dict[str, Any]) -> dict[str, Any]:
+    """`item` with only the top-level fields `_fields` names, when it names some."""
+    if "_fields" not in request.query:
+        return item
+    wanted = set(request.query["_fields"].split(","))
+    return {name: value for name, value in item.items() if name in wanted}
+
+
+def _search_terms(search: str) -> list[str]:
+    """WordPress's search words: split at spaces, commas and `+`, a quoted phrase kept whole."""
+    terms = re.findall(r'"[^"]*"|[^\s",+]+', search.lower())
+    return [term.strip('"') for term in terms if term.strip('"')]
+
+
+def _texturize(text: str) -> str:
+    """A part of WordPress's wptexturize, on the text between tags: curly quotes, dashes and
+    ellipses, as `rendered` fields show them."""
+    parts = re.split(r"(<[^>]*>)", text)
+    for index, part in enumerate(parts):
+        if part.startswith("<"):
+            continue
+        part = part.replace("---", "&#8212;").replace(" -- ", " &#8212; ")
+        part = part.replace("--", "&#8211;").replace("...", "&#8230;")
+        part = re.sub(r'(^|[\s(\[])"', r"\1&#8220;", part).replace('"', "&#8221;")
+        part = re.sub(r"(^|[\s(\[])'", r"\1&#8216;", part).replace("'", "&#8217;")
+        parts[index] = part
+    return "".join(parts)
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _sanitize_file_name(name: str) -> str:
+    """WordPress's sanitize_file_name, in part: special characters (`%` among them: a
+    percent-encoded name is never decoded) dropped, runs of spaces and dashes made one `-`."""
+    name = re.sub(r"[?\[\]/\\=<>:;,'\"&$#*()|~`!{}%+\x00-\x1f]", "", name)
+    name = re.sub(r"[\s-]+", "-", name)
+    return name.strip(".-_")
+
+
+def _unique_filename(filename: str, taken: set[str]) -> str:
+    stem, dot, extension = filename.rpartition(".")
+    if not dot:
+        stem, extension = filename, ""
+    candidate, number = filename, 1
+    while candidate in taken:
+        candidate = f"{stem}-{number}{dot}{extension}"
+        number += 1
+    return candidate
 
 
 def _alphanumeric(text: str) -> str:
