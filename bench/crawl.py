@@ -47,9 +47,9 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from contentplatform.kit.outbound import Policy
-from contentplatform.website_scan import pages
-from contentplatform.website_scan.crawler import CrawlSettings, crawl
-from contentplatform.website_scan.fetching import Fetched, Fetcher
+from contentplatform.website_scan.crawling import pages
+from contentplatform.website_scan.crawling.crawler import CrawlSettings, crawl
+from contentplatform.website_scan.crawling.fetching import Fetched, Fetcher
 
 ROOT = Path(__file__).resolve().parent.parent
 UA = "contentplatform-crawler/bench"

@@ -215,11 +215,11 @@ async def ingest(client: httpx.AsyncClient, headers: dict[str, str], count: int)
         )
         target.raise_for_status()
         where = target.json()
-        put = await client.put(where["uploadUrl"], content=content, headers=where["headers"])
+        put = await client.put(where["upload_url"], content=content, headers=where["headers"])
         put.raise_for_status()
         confirmed = await client.post(
             "/v1/documents/confirm-upload",
-            json={"filename": name, "fileType": "md", "storagePath": where["storagePath"]},
+            json={"filename": name, "fileType": "md", "storagePath": where["storage_path"]},
             headers=headers,
         )
         confirmed.raise_for_status()

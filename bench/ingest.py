@@ -50,7 +50,7 @@ from fpdf import FPDF
 from serving import free_port, service_env, supervised
 
 from contentplatform.config import Settings
-from contentplatform.documents import chunking, parsing
+from contentplatform.documents import chunking, extraction, parsing
 from contentplatform.documents import index as search
 from contentplatform.documents.models import Document
 from contentplatform.kit import migrations
@@ -203,7 +203,7 @@ def to_markdown(doc: Outline) -> bytes:
         blocks.append(f"## {heading}")
         blocks += paragraphs
         if table:
-            blocks.append(parsing.markdown_table(table))
+            blocks.append(extraction.markdown_table(table))
     return "\n\n".join(blocks).encode()
 
 
@@ -402,12 +402,12 @@ async def upload(
     target.raise_for_status()
     where = target.json()
     took["createUploadUrl"], started = time.perf_counter() - started, time.perf_counter()
-    put = await client.put(where["uploadUrl"], content=content, headers=where["headers"])
+    put = await client.put(where["upload_url"], content=content, headers=where["headers"])
     put.raise_for_status()
     took["PUT"], started = time.perf_counter() - started, time.perf_counter()
     confirmed = await client.post(
         "/v1/documents/confirm-upload",
-        json={"filename": path.name, "fileType": file_type, "storagePath": where["storagePath"]},
+        json={"filename": path.name, "fileType": file_type, "storagePath": where["storage_path"]},
         headers=headers,
     )
     confirmed.raise_for_status()

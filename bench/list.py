@@ -303,6 +303,45 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=16)
     parser.add_argument("--write-seconds", type=float, default=10)
     args = parser.parse_args()
+    with running(args) as (service, floor, headers, scratch):
+        measure(args, headers, service, floor)
+        write_leg(service[0], service[1], headers, args, scratch)
+
+
+def scale(
+    *,
+    postgres: str | None = None,
+    rounds: int = 3,
+    seconds: float = 5,
+    connections: int = 16,
+    drafts: int = 1000,
+) -> list[PathFigures]:
+    """The request path's figures (drafts.list and whoami against the floor), for bench/scale.py."""
+    args = argparse.Namespace(
+        postgres=postgres,
+        redis=None,
+        rounds=rounds,
+        seconds=seconds,
+        connections=connections,
+        drafts=drafts,
+        documents=100,
+    )
+    with running(args) as (service, floor, headers, _):
+        measured = measure(args, headers, service, floor)
+    backend = "PostgreSQL" if postgres else "SQLite"
+    return [
+        PathFigures(name, backend, runs)
+        for name, runs in measured.items()
+        if name != "documents.list"  # held to whoami's floor: a cache, not the path
+    ]
+
+
+@contextmanager
+def running(
+    args: argparse.Namespace,
+) -> Iterator[tuple[tuple[str, int], tuple[str, int], dict[str, str], Path]]:
+    """The service and the floor on one seeded database: (url, pid) of each, the headers of the
+    tenant's admin, the scratch directory."""
     if shutil.which("wrk") is None:
         raise SystemExit("bench/list.py needs wrk (https://github.com/wg/wrk): apt-get install wrk")
 
@@ -369,8 +408,31 @@ def main() -> None:
             f"wrk -t1 -c{args.connections}, {args.rounds} rounds of {args.seconds:g} s, "
             "service and floor interleaved"
         )
-        measure(args, headers, (service_url, service.pid), (floor_url, floor.pid))
-        write_leg(service_url, service.pid, headers, args, scratch)
+        yield (service_url, service.pid), (floor_url, floor.pid), headers, scratch
+
+
+@dataclass
+class PathFigures:
+    """One operation against its floor, round by round (service run, floor run)."""
+
+    name: str
+    backend: str
+    runs: list[tuple[Run, Run]]
+
+    def summary(self) -> dict[str, Any]:
+        ratios = [o.requests_per_second / t.requests_per_second for o, t in self.runs]
+        ratio = statistics.median(ratios)
+        return {
+            "name": f"request path: {self.name}",
+            "backend": self.backend,
+            "measure": "req/s of the service / of the lean floor (bench/floor.py), wrk",
+            "ratio": round(ratio, 2),
+            "spread": [round(min(ratios), 2), round(max(ratios), 2)],
+            "cpu_ratio": round(statistics.median(t.cpu_ms / o.cpu_ms for o, t in self.runs), 2),
+            "target": TARGETS[self.name],
+            "at_least": True,
+            "met": ratio >= TARGETS[self.name],
+        }
 
 
 # (target, the service's path, the floor's path it is held to)
@@ -386,7 +448,7 @@ def measure(
     headers: dict[str, str],
     service: tuple[str, int],
     floor: tuple[str, int],
-) -> None:
+) -> dict[str, list[tuple[Run, Run]]]:
     """Each round runs every load on the service and on the floor, one right after the other,
     alternating which goes first, so that what else the machine does hits both alike."""
 
@@ -430,6 +492,7 @@ def measure(
             f"ratio {ratio:.2f} (target >= {target}: {'met' if ratio >= target else 'NOT met'}); "
             f"CPU per request, floor / service: {cpu_ratio:.2f}"
         )
+    return measured
 
 
 WRITER_SCRIPT = """

@@ -1,47 +1,59 @@
-"""Retrieval quality: recall@1, recall@5 and MRR of `chat.retrieve`, per document type, beside a
-plain BM25 baseline over the same chunks.
+"""Retrieval quality: recall@1, recall@5 and MRR of `chat.retrieve` on two corpora, per document
+type, beside a plain BM25 baseline over the same chunks; with embeddings, hybrid search at
+several vector weights beside full text alone.
 
-    .venv/bin/python bench/retrieval.py                       # SQLite, every question, all types
+    .venv/bin/python bench/retrieval.py                       # SQLite, both corpora, full text
     .venv/bin/python bench/retrieval.py --database-url postgresql://postgres@127.0.0.1:5432/test
-    .venv/bin/python bench/retrieval.py --embeddings stand-in  # full text, then hybrid
-    # options: --kinds md,html,docx,pdf  --questions 115  --limit 10  --concurrency 4
-    #          --embeddings URL --embeddings-model NAME  (any OpenAI-compatible /v1/embeddings)
+    .venv/bin/python bench/retrieval.py --embeddings wordllama --weights 0,0.05,0.1,0.2
+    # options: --corpus generated,real  --kinds md,html,docx,pdf,txt  --questions 115
+    #          --limit 10  --concurrency 4  --misses
+    #          --embeddings stand-in|wordllama|URL --embeddings-model NAME
 
-The corpus (`retrieval_corpus.py`) is CPython's documentation topics (`pydoc_data.topics`, 78
-topics, about 465,000 characters): one document per topic, written as Markdown, HTML, DOCX and
-PDF from the same text. The questions (`retrieval_questions.json`) each name the exact sentence of
-the corpus that answers them. Starts `contentplatform serve` on a free loopback port with a fresh
-data directory (SQLite; with `--database-url`, two new databases on that PostgreSQL server, ours
-and DBOS's, dropped at the end), ingests each type into a tenant of its own through the HTTP API
-(createUploadUrl -> PUT -> confirmUpload, until `documents.getStats` says all are ready), then
-asks every question with `POST /v1/chat/retrieve` (`limit` 10).
+Two corpora:
 
-In hybrid mode "ingest" includes the wait until every chunk has its vector.
+- **generated** (`retrieval_corpus.py`): CPython's documentation topics (`pydoc_data.topics`, 78
+  topics, about 465,000 characters), one document per topic, written as Markdown, HTML, DOCX and
+  PDF from the same text, each type in a tenant of its own; the questions
+  (`retrieval_questions.json`) are asked of every type.
+- **real** (`retrieval_real.py`, `real_corpus/`): 34 documents as Debian packages ship them,
+  Markdown, HTML, DOCX, PDF and plain text, all in one tenant; each of the 109 questions names
+  its document, and the figures per type are those of the questions on that type's documents.
 
-A hit is a returned chunk whose content holds the answer sentence, both compared after
+Starts `contentplatform serve` on a free loopback port with a fresh data directory (SQLite; with
+`--database-url`, two new databases on that PostgreSQL server, ours and DBOS's, dropped at the
+end), ingests through the HTTP API (createUploadUrl -> PUT -> confirmUpload, until
+`documents.getStats` says all are ready), then asks every question with `POST /v1/chat/retrieve`
+(`limit` 10).
+
+A hit is a returned chunk whose content holds the answer passage, both compared after
 `retrieval_corpus.normalize` (NFKC, typographic quotes and dashes as ASCII, case folded, only
-letters and digits kept: wrapping, reflow, hyphenation and the PDF's Latin-1 substitutions do
-not matter). recall@k: the share of questions with a hit among the first k; MRR: the mean of
-1/rank of the first hit (0 when none of the `limit` has one). "in a chunk" is the ceiling: the
-questions whose sentence lies whole inside at least one chunk the service made.
+letters and digits kept: wrapping, reflow, hyphenation, ligatures and the PDF's Latin-1
+substitutions do not matter). recall@k: the share of questions with a hit among the first k;
+MRR: the mean of 1/rank of the first hit (0 when none of the `limit` has one). "in a chunk" is
+the ceiling: the questions whose passage lies whole inside at least one chunk the service made.
 
 The baseline is BM25 (rank-bm25's BM25Okapi, k1 1.5, b 0.75) over the same chunks, read from the
 service's database: heading and content, lower-cased runs of letters and digits, without the
 index's stop words, no stemming. Targets (issue 17): recall@5 >= 0.9, MRR >= 0.75, and better
 than the baseline on every type. Prints figures; asserts nothing.
 
-With `--embeddings`, everything runs twice: full text alone, then hybrid (a second service with
-embeddings configured: vectors filled at ingest, results fused by reciprocal rank), and the two
-are printed side by side. `stand-in` is the test suite's local `/v1/embeddings` server
-(tests/support/embeddings.py: hashed words and character trigrams, no model), started here; any
-other value is the base URL of a real one (Ollama, vLLM, llama.cpp, a hosted API), with
-`--embeddings-model` and CONTENTPLATFORM_EMBEDDINGS_API_KEY from the environment if it needs one.
+With `--embeddings`, a second service with embeddings configured ingests the same documents
+(its "ingest" includes the wait until every chunk has its vector) and is asked at the first of
+`--weights` (`EMBEDDINGS_WEIGHT`: the vector ranking's weight in the fusion, full text's being
+1), then started again on the same data at each other weight and asked again; every weight is
+printed beside full text alone. `stand-in` is the test suite's local `/v1/embeddings` server
+(tests/support/embeddings.py: hashed words and character trigrams, no model); `wordllama` is the
+same server serving the small model the `wordllama` package ships inside it (`pip install
+-e .[bench]`); any other value is the base URL of a real server (Ollama, vLLM, llama.cpp, a
+hosted API), with `--embeddings-model` and CONTENTPLATFORM_EMBEDDINGS_API_KEY from the
+environment if it needs one.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
 import sys
 import tempfile
@@ -49,22 +61,24 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import retrieval_corpus as corpus
+import retrieval_real as real
 from rank_bm25 import BM25Okapi
 from serving import dev_headers, service_env, serving
-from sqlalchemy import create_engine, text
+from sqlalchemy import bindparam, create_engine, text
 
 # The repository root, for the test suite's throwaway PostgreSQL databases.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from contentplatform.config import EMBEDDINGS_WEIGHT
 from contentplatform.documents.index import STOP_WORDS
 from tests.support.backends import postgres_databases
-from tests.support.embeddings import EmbeddingsServer
+from tests.support.embeddings import EmbeddingsServer, wordllama_encoder
 
 INGEST_TIMEOUT = 900.0
 _WORD = re.compile(r"[0-9a-z]+")
@@ -116,7 +130,75 @@ class Baseline:
         return [self.chunks[i].content for i in best]
 
 
+# --- what is asked of whom ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Asked:
+    kind: str  # the type of the document the figures count it under
+    question: str
+    answer: str
+    source: str  # the topic or document it was written from, for --misses
+
+
+@dataclass
+class Tenant:
+    """Documents ingested into one tenant, and the questions asked of them."""
+
+    corpus: str
+    name: str
+    files: list[tuple[Path, str]]  # (path, type)
+    questions: list[Asked]
+
+    @property
+    def filenames(self) -> list[str]:
+        return [path.name for path, _ in self.files]
+
+
+def generated_tenants(root: Path, kinds: list[str], limit: int) -> list[Tenant]:
+    every = corpus.load_questions()
+    questions = corpus.answerable(every)
+    if len(questions) < len(every):
+        print(
+            f"{len(every) - len(questions)} answers are not in this Python's pydoc topics "
+            f"({sys.version.split()[0]}); asking the other {len(questions)}",
+            file=sys.stderr,
+        )
+    questions = questions[: limit or None]
+    wanted = tuple(k for k in kinds if k in corpus.KINDS)
+    files = corpus.build(root / "generated", wanted)
+    return [
+        Tenant(
+            "generated",
+            kind,
+            [(path, kind) for path in files[kind]],
+            [Asked(kind, q.question, q.answer, q.topic) for q in questions],
+        )
+        for kind in wanted
+    ]
+
+
+def real_tenant(kinds: list[str]) -> Tenant:
+    wanted = tuple(k for k in kinds if k in real.KINDS)
+    return Tenant(
+        "real",
+        "all",
+        [(path, path.suffix[1:]) for path in real.files(wanted)],
+        [Asked(q.kind, q.question, q.answer, q.document) for q in real.load_questions(wanted)],
+    )
+
+
 # --- the service --------------------------------------------------------------------------------
+
+
+@contextmanager
+def databases(server_url: str | None) -> Iterator[dict[str, str]]:
+    if not server_url:
+        yield {}
+        return
+    name = f"cp_bench_retrieval_{uuid.uuid4().hex[:8]}"
+    with postgres_databases(server_url, name) as (database_url, dbos_url):
+        yield {"database_url": database_url, "dbos_database_url": dbos_url}
 
 
 @dataclass
@@ -131,25 +213,16 @@ class Service:
 
 
 @contextmanager
-def databases(server_url: str | None) -> Iterator[dict[str, str]]:
-    if not server_url:
-        yield {}
-        return
-    name = f"cp_bench_retrieval_{uuid.uuid4().hex[:8]}"
-    with postgres_databases(server_url, name) as (database_url, dbos_url):
-        yield {"database_url": database_url, "dbos_database_url": dbos_url}
-
-
-@contextmanager
 def running_service(
-    directory: Path, server_url: str | None, settings: dict[str, str]
+    directory: Path, urls: dict[str, str], settings: dict[str, str]
 ) -> Iterator[Service]:
-    with databases(server_url) as urls:
-        env = service_env(directory, credits_monthly_grant="100000000", **urls, **settings)
-        sync_url = urls.get("database_url") or f"sqlite:///{directory / 'data/contentplatform.db'}"
-        sync_url = sync_url.replace("postgresql://", "postgresql+psycopg://", 1)
-        with serving(directory, env) as (url, _):
-            yield Service(url, env, directory, sync_url)
+    """A service on `directory`'s data (and `urls`' databases): a second one started on the
+    same finds what the first ingested."""
+    env = service_env(directory, credits_monthly_grant="100000000", **urls, **settings)
+    sync_url = urls.get("database_url") or f"sqlite:///{directory / 'data/contentplatform.db'}"
+    sync_url = sync_url.replace("postgresql://", "postgresql+psycopg://", 1)
+    with serving(directory, env) as (url, _):
+        yield Service(url, env, directory, sync_url)
 
 
 async def upload(
@@ -159,39 +232,35 @@ async def upload(
     body = {"filename": path.name, "fileType": kind, "contentLength": len(data)}
     target = (await client.post("/v1/documents/upload-url", json=body, headers=headers)).json()
     put = await client.request(
-        target.get("method", "PUT"), target["uploadUrl"], content=data, headers=target["headers"]
+        target.get("method", "PUT"), target["upload_url"], content=data, headers=target["headers"]
     )
     put.raise_for_status()
-    confirm = {"filename": path.name, "fileType": kind, "storagePath": target["storagePath"]}
+    confirm = {"filename": path.name, "fileType": kind, "storagePath": target["storage_path"]}
     confirmed = await client.post("/v1/documents/confirm-upload", json=confirm, headers=headers)
     confirmed.raise_for_status()
     return dict(confirmed.json())
 
 
 async def ingest(
-    client: httpx.AsyncClient,
-    headers: dict[str, str],
-    files: list[Path],
-    kind: str,
-    concurrency: int,
+    client: httpx.AsyncClient, headers: dict[str, str], tenant: Tenant, concurrency: int
 ) -> float:
     """Upload every file and wait until all are ready; the seconds it took."""
     started = time.perf_counter()
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(path: Path) -> str:
+    async def one(path: Path, kind: str) -> str:
         async with gate:
             return str((await upload(client, headers, path, kind))["id"])
 
-    documents = set(await asyncio.gather(*(one(path) for path in files)))
+    documents = set(await asyncio.gather(*(one(path, kind) for path, kind in tenant.files)))
     while True:
         stats = (await client.get("/v1/documents/stats", headers=headers)).json()
         if stats["error"]:
-            raise SystemExit(f"{stats['error']} {kind} documents failed to ingest: {stats}")
+            raise SystemExit(f"{stats['error']} documents of {tenant.name} failed: {stats}")
         if stats["ready"] >= len(documents):
             return time.perf_counter() - started
         if time.perf_counter() - started > INGEST_TIMEOUT:
-            raise SystemExit(f"{kind}: not ready after {INGEST_TIMEOUT:.0f} s: {stats}")
+            raise SystemExit(f"{tenant.name}: not ready after {INGEST_TIMEOUT:.0f} s: {stats}")
         await asyncio.sleep(0.2)
 
 
@@ -208,53 +277,47 @@ async def ask_service(
     return [hit["content"] for hit in response.json()["data"]], took
 
 
-def vectors_pending(database_url: str, kind: str) -> int:
-    """How many chunks of the documents of `kind` have no vector yet (hybrid mode)."""
+def _query(database_url: str, sql: str, filenames: list[str]) -> list[Any]:
     engine = create_engine(database_url)
     try:
         with engine.connect() as connection:
-            return int(
-                connection.execute(
-                    text(
-                        "SELECT count(*) FROM document_chunks c "
-                        "JOIN documents d ON d.id = c.document_id "
-                        "LEFT JOIN document_chunk_vectors v ON v.chunk_id = c.id "
-                        "WHERE d.filename LIKE :suffix AND d.deleted_at IS NULL "
-                        "AND v.chunk_id IS NULL"
-                    ),
-                    {"suffix": f"%.{kind}"},
-                ).scalar_one()
-            )
+            statement = text(sql).bindparams(bindparam("names", expanding=True))
+            return list(connection.execute(statement, {"names": filenames}).all())
     finally:
         engine.dispose()
 
 
-async def vectors_filled(database_url: str, kind: str) -> float:
-    """Wait until every chunk of `kind` has its vector; how long it took."""
+def vectors_pending(database_url: str, filenames: list[str]) -> int:
+    """How many chunks of these documents have no vector yet (hybrid mode)."""
+    rows = _query(
+        database_url,
+        "SELECT count(*) FROM document_chunks c JOIN documents d ON d.id = c.document_id "
+        "LEFT JOIN document_chunk_vectors v ON v.chunk_id = c.id "
+        "WHERE d.filename IN :names AND d.deleted_at IS NULL AND v.chunk_id IS NULL",
+        filenames,
+    )
+    return int(rows[0][0])
+
+
+async def vectors_filled(database_url: str, filenames: list[str]) -> float:
+    """Wait until every chunk of these documents has its vector; how long it took."""
     started = time.perf_counter()
-    while vectors_pending(database_url, kind):
+    while vectors_pending(database_url, filenames):
         if time.perf_counter() - started > INGEST_TIMEOUT:
-            raise SystemExit(f"{kind}: vectors still missing after {INGEST_TIMEOUT:.0f} s")
+            raise SystemExit(f"vectors still missing after {INGEST_TIMEOUT:.0f} s")
         await asyncio.sleep(0.5)
     return time.perf_counter() - started
 
 
-def chunks_of(database_url: str, kind: str) -> list[Chunk]:
-    """The chunks the service made of every document of `kind` (their filenames end in it)."""
-    engine = create_engine(database_url)
-    try:
-        with engine.connect() as connection:
-            rows = connection.execute(
-                text(
-                    "SELECT c.heading, c.content FROM document_chunks c "
-                    "JOIN documents d ON d.id = c.document_id "
-                    "WHERE d.filename LIKE :suffix AND d.deleted_at IS NULL "
-                    "ORDER BY d.filename, c.ordinal"
-                ),
-                {"suffix": f"%.{kind}"},
-            ).all()
-    finally:
-        engine.dispose()
+def chunks_of(database_url: str, filenames: list[str]) -> list[Chunk]:
+    """The chunks the service made of these documents."""
+    rows = _query(
+        database_url,
+        "SELECT c.heading, c.content FROM document_chunks c "
+        "JOIN documents d ON d.id = c.document_id "
+        "WHERE d.filename IN :names AND d.deleted_at IS NULL ORDER BY d.filename, c.ordinal",
+        filenames,
+    )
     return [Chunk(row.heading or "", row.content) for row in rows]
 
 
@@ -262,93 +325,149 @@ def chunks_of(database_url: str, kind: str) -> list[Chunk]:
 
 
 @dataclass
-class Result:
-    kind: str
-    documents: int
-    chunks: int
-    ingest_seconds: float
-    reachable: int
-    service: Scores
-    baseline: Scores
-    p50_ms: float
-    misses: list[tuple[corpus.Question, int | None]]
+class Run:
+    """One tenant's answers in one mode: the rank of the first hit of each question."""
+
+    ranks: list[int | None]
+    latencies: list[float]
+    ingest_seconds: float = 0.0
+
+    @property
+    def p50_ms(self) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[len(ordered) // 2] * 1000 if ordered else 0.0
 
 
-async def measure(
-    service: Service,
-    kind: str,
-    files: list[Path],
-    questions: list[corpus.Question],
-    limit: int,
-    concurrency: int,
-    hybrid: bool,
-) -> Result:
-    headers = service.headers(f"org_retrieval_{kind}")
+@dataclass
+class Measured:
+    """A tenant's fixed facts (chunks, the ceiling, the baseline) and its runs by mode."""
+
+    tenant: Tenant
+    chunks: int = 0
+    reachable: list[bool] = field(default_factory=list)
+    baseline: list[int | None] = field(default_factory=list)
+    runs: dict[str, Run] = field(default_factory=dict)
+
+
+async def ask_all(service: Service, tenant: Tenant, limit: int) -> Run:
+    headers = service.headers(f"org_retrieval_{tenant.corpus}_{tenant.name}")
     async with httpx.AsyncClient(base_url=service.url, timeout=httpx.Timeout(120)) as client:
-        took = await ingest(client, headers, files, kind, concurrency)
-        if hybrid:
-            took += await vectors_filled(service.database_url, kind)
-        await ask_service(client, headers, questions[0].question, limit)  # warm-up
+        await ask_service(client, headers, tenant.questions[0].question, limit)  # warm-up
         ranks: list[int | None] = []
         latencies: list[float] = []
-        for q in questions:
+        for q in tenant.questions:
             contents, seconds = await ask_service(client, headers, q.question, limit)
             ranks.append(first_hit(contents, q.answer))
             latencies.append(seconds)
-    chunks = chunks_of(service.database_url, kind)
+    return Run(ranks, latencies)
+
+
+async def ingest_tenant(service: Service, tenant: Tenant, concurrency: int, hybrid: bool) -> float:
+    headers = service.headers(f"org_retrieval_{tenant.corpus}_{tenant.name}")
+    async with httpx.AsyncClient(base_url=service.url, timeout=httpx.Timeout(120)) as client:
+        took = await ingest(client, headers, tenant, concurrency)
+    if hybrid:
+        took += await vectors_filled(service.database_url, tenant.filenames)
+    return took
+
+
+def settle(measured: Measured, service: Service, limit: int) -> None:
+    """The tenant's chunks as the service made them: the ceiling and the BM25 baseline."""
+    chunks = chunks_of(service.database_url, measured.tenant.filenames)
     baseline = Baseline(chunks)
     normalized = [corpus.normalize(c.content) for c in chunks]
-    reachable = sum(
-        1 for q in questions if any(corpus.normalize(q.answer) in n for n in normalized)
-    )
-    base_ranks = [first_hit(baseline.search(q.question, limit), q.answer) for q in questions]
-    misses = [(q, r) for q, r in zip(questions, ranks, strict=True) if r is None or r > 5]
-    latencies.sort()
-    return Result(
-        kind,
-        len(files),
-        len(chunks),
-        took,
-        reachable,
-        Scores(ranks),
-        Scores(base_ranks),
-        latencies[len(latencies) // 2] * 1000,
-        misses,
-    )
+    measured.chunks = len(chunks)
+    measured.reachable = [
+        any(corpus.normalize(q.answer) in n for n in normalized) for q in measured.tenant.questions
+    ]
+    measured.baseline = [
+        first_hit(baseline.search(q.question, limit), q.answer) for q in measured.tenant.questions
+    ]
 
 
-def report(results: list[Result], backend: str, questions: int, limit: int) -> None:
+def by_kind(measured: Measured, ranks: Sequence[Any]) -> dict[str, list[Any]]:
+    """`ranks` (one per question) grouped by the questions' types; "all" too for a tenant of
+    several types."""
+    groups: dict[str, list[Any]] = {}
+    for q, rank in zip(measured.tenant.questions, ranks, strict=True):
+        groups.setdefault(q.kind, []).append(rank)
+    if len(groups) > 1:
+        groups["all"] = list(ranks)
+    return groups
+
+
+def report(measured: list[Measured], backend: str, mode: str, limit: int) -> None:
     print(
-        f"\nretrieval on {backend}: {questions} questions per type, chat.retrieve limit {limit}; "
+        f"\nretrieval on {backend}, {mode}: chat.retrieve limit {limit}; "
         "targets recall@5 >= 0.90, MRR >= 0.75, above BM25"
     )
     header = (
-        f"{'type':<5} {'docs':>4} {'chunks':>6} {'ingest':>7} {'in a chunk':>10} | "
+        f"{'corpus':<9} {'type':<5} {'docs':>4} {'chunks':>6} {'ingest':>7} {'in a chunk':>10} | "
         f"{'R@1':>6} {'R@5':>6} {'MRR':>6} {'p50 ms':>6} | {'BM25 R@1':>8} {'R@5':>6} {'MRR':>6} "
         "| targets"
     )
     print(header)
     print("-" * len(header))
-    for r in results:
-        s, b = r.service, r.baseline
-        met = {
-            "R@5": s.recall(5) >= 0.9,
-            "MRR": s.mrr >= 0.75,
-            ">BM25": s.recall(5) > b.recall(5) and s.mrr > b.mrr,
-        }
-        verdict = " ".join(f"{name} {'ok' if ok else 'MISSED'}" for name, ok in met.items())
-        print(
-            f"{r.kind:<5} {r.documents:>4} {r.chunks:>6} {r.ingest_seconds:>6.1f}s "
-            f"{r.reachable:>4}/{questions:<5} | {s.recall(1):>6.3f} {s.recall(5):>6.3f} "
-            f"{s.mrr:>6.3f} {r.p50_ms:>6.1f} | {b.recall(1):>8.3f} {b.recall(5):>6.3f} "
-            f"{b.mrr:>6.3f} | {verdict}"
-        )
+    for m in measured:
+        run = m.runs[mode]
+        ranks = by_kind(m, run.ranks)
+        base = by_kind(m, m.baseline)
+        reach = by_kind(m, m.reachable)
+        for kind, kind_ranks in ranks.items():
+            s, b = Scores(kind_ranks), Scores(base[kind])
+            docs = sum(1 for _, k in m.tenant.files if kind in (k, "all"))
+            met = {
+                "R@5": s.recall(5) >= 0.9,
+                "MRR": s.mrr >= 0.75,
+                ">BM25": s.recall(5) > b.recall(5) and s.mrr > b.mrr,
+            }
+            verdict = " ".join(f"{name} {'ok' if ok else 'MISSED'}" for name, ok in met.items())
+            chunks = f"{m.chunks:>6}" if kind in ("all", m.tenant.name) else f"{'':>6}"
+            ingest = (
+                f"{run.ingest_seconds:>6.1f}s" if kind in ("all", m.tenant.name) else f"{'':>7}"
+            )
+            print(
+                f"{m.tenant.corpus:<9} {kind:<5} {docs:>4} {chunks} {ingest} "
+                f"{sum(reach[kind]):>4}/{len(kind_ranks):<5} | {s.recall(1):>6.3f} "
+                f"{s.recall(5):>6.3f} {s.mrr:>6.3f} {run.p50_ms:>6.1f} | {b.recall(1):>8.3f} "
+                f"{b.recall(5):>6.3f} {b.mrr:>6.3f} | {verdict}"
+            )
+
+
+def compare(measured: list[Measured], modes: list[str], backend: str) -> None:
+    """Full text beside hybrid at each weight; "ok" where hybrid's recall@5 and MRR are both at
+    least full text's."""
+    print(f"\nfull text beside hybrid on {backend} (R@1 R@5 MRR; ok: R@5 and MRR >= full text's):")
+    header = f"{'corpus':<9} {'type':<5} | " + " | ".join(f"{mode:<22}" for mode in modes)
+    print(header)
+    print("-" * len(header))
+    for m in measured:
+        text_scores = {k: Scores(r) for k, r in by_kind(m, m.runs[modes[0]].ranks).items()}
+        for kind, plain in text_scores.items():
+            cells = []
+            for mode in modes:
+                s = Scores(by_kind(m, m.runs[mode].ranks)[kind])
+                verdict = ""
+                if mode != modes[0]:
+                    ok = s.recall(5) >= plain.recall(5) - 1e-9 and s.mrr >= plain.mrr - 1e-9
+                    verdict = "ok" if ok else "BELOW"
+                cells.append(f"{s.recall(1):.3f} {s.recall(5):.3f} {s.mrr:.3f} {verdict:<5}")
+            print(f"{m.tenant.corpus:<9} {kind:<5} | " + " | ".join(cells))
+
+
+def misses(measured: list[Measured], mode: str) -> None:
+    for m in measured:
+        print(f"\nmissed at 5 ({mode}, {m.tenant.corpus} {m.tenant.name}):")
+        for q, rank in zip(m.tenant.questions, m.runs[mode].ranks, strict=True):
+            if rank is None or rank > 5:
+                print(f"  [{rank or '-'}] {q.kind} {q.source}: {q.question}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--kinds", default=",".join(corpus.KINDS))
-    parser.add_argument("--questions", type=int, default=0, help="the first N (default: all)")
+    parser.add_argument("--corpus", default="generated,real")
+    parser.add_argument("--kinds", default=",".join(real.KINDS))
+    parser.add_argument("--questions", type=int, default=0, help="the first N (generated)")
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument(
@@ -358,94 +477,111 @@ def main() -> None:
     )
     parser.add_argument("--misses", action="store_true", help="list the questions missed at 5")
     parser.add_argument(
+        "--save-ranks", metavar="FILE", help="write each question's rank, by mode, as JSON"
+    )
+    parser.add_argument(
         "--embeddings",
         default=None,
-        help="also measure hybrid search: `stand-in` or an OpenAI-compatible base URL",
+        help="also measure hybrid search: `stand-in`, `wordllama` or an OpenAI-compatible base URL",
     )
     parser.add_argument("--embeddings-model", default="nomic-embed-text")
+    parser.add_argument(
+        "--weights",
+        default=f"{EMBEDDINGS_WEIGHT:g},0.05,0.1,0.2",
+        help="the vector weights hybrid is measured at (comma-separated; the service's default "
+        "is marked)",
+    )
     args = parser.parse_args()
     kinds = [k for k in args.kinds.split(",") if k]
-    if unknown := set(kinds) - set(corpus.KINDS):
+    if unknown := set(kinds) - set(real.KINDS):
         raise SystemExit(f"unknown kinds: {sorted(unknown)}")
-    every = corpus.load_questions()
-    questions = corpus.answerable(every)
-    if len(questions) < len(every):
-        print(
-            f"{len(every) - len(questions)} answers are not in this Python's pydoc topics "
-            f"({sys.version.split()[0]}); asking the other {len(questions)}",
-            file=sys.stderr,
-        )
-    questions = questions[: args.questions or None]
+    weights = [float(w) for w in args.weights.split(",") if w]
+    corpora = [c for c in args.corpus.split(",") if c]
     with tempfile.TemporaryDirectory(prefix="bench-retrieval-") as tmp:
         root = Path(tmp)
-        started = time.perf_counter()
-        files = corpus.build(root / "corpus", tuple(kinds))
-        print(f"corpus: {len(corpus.topic_names())} topics x {len(kinds)} types in "
-              f"{time.perf_counter() - started:.1f} s")  # fmt: skip
+        tenants: list[Tenant] = []
+        if "generated" in corpora:
+            tenants += generated_tenants(root / "corpus", kinds, args.questions)
+        if "real" in corpora:
+            tenants.append(real_tenant(kinds))
+        measured = [Measured(tenant) for tenant in tenants]
         backend = "PostgreSQL" if args.database_url else "SQLite"
-        by_mode: dict[str, list[Result]] = {}
-        for mode in ["full text", *(["hybrid"] if args.embeddings else [])]:
-            with embeddings_settings(args, mode) as settings:
-                directory = root / mode.replace(" ", "-")
+        modes = ["full text"]
+        (root / "full-text").mkdir()
+        with (
+            databases(args.database_url) as urls,
+            running_service(root / "full-text", urls, {}) as service,
+        ):
+            for m in measured:
+                took = asyncio.run(ingest_tenant(service, m.tenant, args.concurrency, False))
+                run = m.runs["full text"] = asyncio.run(ask_all(service, m.tenant, args.limit))
+                run.ingest_seconds = took
+                settle(m, service, args.limit)
+                progress(m, "full text")
+        report(measured, backend, "full text", args.limit)
+        if args.misses:
+            misses(measured, "full text")
+        if args.embeddings:
+            with embeddings_settings(args) as settings, databases(args.database_url) as urls:
+                directory = root / "hybrid"
                 directory.mkdir()
-                results = by_mode[mode] = []
-                with running_service(directory, args.database_url, settings) as service:
-                    for kind in kinds:
-                        result = asyncio.run(
-                            measure(
-                                service,
-                                kind,
-                                files[kind],
-                                questions,
-                                args.limit,
-                                args.concurrency,
-                                mode == "hybrid",
+                for number, weight in enumerate(weights):
+                    mode = f"hybrid {weight:g}" + (
+                        " (default)" if weight == EMBEDDINGS_WEIGHT else ""
+                    )
+                    modes.append(mode)
+                    weighted = {**settings, "embeddings_weight": str(weight)}
+                    with running_service(directory, urls, weighted) as service:
+                        for m in measured:
+                            took = (
+                                asyncio.run(
+                                    ingest_tenant(service, m.tenant, args.concurrency, True)
+                                )
+                                if number == 0
+                                else 0.0
                             )
-                        )
-                        results.append(result)
-                        print(
-                            f"{mode}, {kind}: {result.chunks} chunks, "
-                            f"R@5 {result.service.recall(5):.3f}, MRR {result.service.mrr:.3f} "
-                            f"(BM25 {result.baseline.recall(5):.3f}, {result.baseline.mrr:.3f})",
-                            flush=True,
-                        )
-            report(results, f"{backend}, {mode}", len(questions), args.limit)
-            if args.misses:
-                for r in results:
-                    print(f"\nmissed at 5 ({mode}, {r.kind}):")
-                    for q, rank in r.misses:
-                        print(f"  [{rank or '-'}] {q.topic}: {q.question}")
-        if "hybrid" in by_mode:
-            compare(by_mode["full text"], by_mode["hybrid"], backend)
+                            run = m.runs[mode] = asyncio.run(ask_all(service, m.tenant, args.limit))
+                            run.ingest_seconds = took
+                            progress(m, mode)
+                    if args.misses:
+                        misses(measured, mode)
+            compare(measured, modes, backend)
+        if args.save_ranks:
+            Path(args.save_ranks).write_text(json.dumps(ranks_by_mode(measured), indent=1))
+
+
+def ranks_by_mode(measured: list[Measured]) -> dict[str, dict[str, Any]]:
+    """{mode: {question: rank}} with each question named by its tenant and source."""
+    out: dict[str, dict[str, Any]] = {}
+    for m in measured:
+        for mode, run in m.runs.items():
+            for q, rank in zip(m.tenant.questions, run.ranks, strict=True):
+                key = f"{m.tenant.corpus}/{m.tenant.name}/{q.source}: {q.question}"
+                out.setdefault(mode, {})[key] = rank
+        for q, rank in zip(m.tenant.questions, m.baseline, strict=True):
+            key = f"{m.tenant.corpus}/{m.tenant.name}/{q.source}: {q.question}"
+            out.setdefault("bm25", {})[key] = rank
+    return out
+
+
+def progress(m: Measured, mode: str) -> None:
+    s = Scores(m.runs[mode].ranks)
+    print(
+        f"{mode}, {m.tenant.corpus} {m.tenant.name}: R@5 {s.recall(5):.3f}, MRR {s.mrr:.3f}",
+        flush=True,
+    )
 
 
 @contextmanager
-def embeddings_settings(args: argparse.Namespace, mode: str) -> Iterator[dict[str, str]]:
-    """The service's embeddings settings for `mode`: none for full text; for hybrid, the
-    stand-in (started here) or the server named by --embeddings."""
-    if mode != "hybrid":
-        yield {}
-    elif args.embeddings == "stand-in":
-        with EmbeddingsServer() as server:
-            yield {"embeddings_base_url": server.base_url, "embeddings_model": "stand-in"}
+def embeddings_settings(args: argparse.Namespace) -> Iterator[dict[str, str]]:
+    """The service's embeddings settings: the stand-in or wordllama (served here), or the
+    server named by --embeddings."""
+    if args.embeddings in ("stand-in", "wordllama"):
+        encoder = wordllama_encoder() if args.embeddings == "wordllama" else None
+        with EmbeddingsServer(encoder=encoder) as server:
+            yield {"embeddings_base_url": server.base_url, "embeddings_model": args.embeddings}
     else:
         yield {"embeddings_base_url": args.embeddings, "embeddings_model": args.embeddings_model}
-
-
-def compare(text_only: list[Result], hybrid: list[Result], backend: str) -> None:
-    print(f"\nfull text beside hybrid on {backend}:")
-    header = (
-        f"{'type':<5} | {'text R@1':>8} {'R@5':>6} {'MRR':>6} {'p50 ms':>6} | "
-        f"{'hybrid R@1':>10} {'R@5':>6} {'MRR':>6} {'p50 ms':>6}"
-    )
-    print(header)
-    print("-" * len(header))
-    for t, h in zip(text_only, hybrid, strict=True):
-        print(
-            f"{t.kind:<5} | {t.service.recall(1):>8.3f} {t.service.recall(5):>6.3f} "
-            f"{t.service.mrr:>6.3f} {t.p50_ms:>6.1f} | {h.service.recall(1):>10.3f} "
-            f"{h.service.recall(5):>6.3f} {h.service.mrr:>6.3f} {h.p50_ms:>6.1f}"
-        )
 
 
 if __name__ == "__main__":

@@ -24,12 +24,13 @@ of `scheduler.tick(runtime, T, limit=jobs)` with `perf_counter` (`--schedulers N
 once, as N tasks on this event loop sharing one engine; the figure is until the last returns),
 and prints the tick's report, seconds, jobs/s and ms per job, and the CPU time this process
 spent meanwhile (`time.process_time`, every thread): what is not CPU is waiting for the
-databases, or for a CPU when the machine is busy. Per tenant (up to scheduler.CHUNK of its
-jobs at a time), the tick commits one transaction that locks the tenant, claims its due jobs
-(FOR UPDATE SKIP LOCKED), inserts the occurrences' instances, holds their credits in one go,
-inserts their drafts and generation runs in bulk and advances each next_run_at; after the
-commit it enqueues their DBOS workflows `generation:<run id>` in one transaction of DBOS's
-system database, while the next tenants' transactions go on.
+databases, or for a CPU when the machine is busy. Per batch of up to scheduler.CHUNK due jobs
+(of one tenant or many), the tick commits one transaction that locks the batch's tenants,
+claims their due jobs (FOR UPDATE SKIP LOCKED), inserts the occurrences' instances, holds their
+credits in one go, inserts their drafts and generation runs in bulk and advances each
+next_run_at; after the commit it enqueues their DBOS workflows `generation:<run id>` in one
+transaction of DBOS's system database, while the next batches' transactions go on.
+bench/scale_scheduler.py runs this over few tenants and over many, for issue 36's ratio.
 
 Then it checks, and prints as findings, that each job was started exactly once:
 
@@ -44,10 +45,10 @@ Then it checks, and prints as findings, that each job was started exactly once:
 It asserts nothing timed; it exits 1 only when one of these counts shows a job started other
 than exactly once (or not at all).
 
-`--spans` wraps the functions a tenant's transaction goes through (in this process only; src/
+`--spans` wraps the functions a batch's transaction goes through (in this process only; src/
 is not changed) and prints the wall time spent in each, per job: where the tick's time goes.
-Spans nest (indented under their caller) and include the awaits inside them; transactions of
-several tenants run at once, so the spans add up to more than the tick.
+Spans nest (indented under their caller) and include the awaits inside them; several batches'
+transactions run at once, so the spans add up to more than the tick.
 """
 
 from __future__ import annotations
@@ -83,8 +84,9 @@ from contentplatform.core import runtime  # noqa: E402
 from contentplatform.credits.models import CreditReservation  # noqa: E402
 from contentplatform.drafts.models import Draft  # noqa: E402
 from contentplatform.flows import scheduler  # noqa: E402
-from contentplatform.generation import workflows as generation_workflows  # noqa: E402
 from contentplatform.generation.models import GenerationRun  # noqa: E402
+from contentplatform.generation.pipeline import durable as generation_pipeline  # noqa: E402
+from contentplatform.generation.pipeline.run import workflow_id as generation_workflow_id  # noqa: E402
 from contentplatform.job_instances.models import JobInstance  # noqa: E402
 from contentplatform.jobs import schedule  # noqa: E402
 from contentplatform.jobs.models import Job  # noqa: E402
@@ -220,6 +222,7 @@ class Spans:
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     calls: Counter[str] = field(default_factory=Counter)
     order: list[tuple[str, int]] = field(default_factory=list)  # (label, depth) as installed
+    recording: bool = True  # off once the tick returned: the floor's writes are not the tick's
 
     def wrap(self, owner: Any, attribute: str, label: str, depth: int) -> None:
         inner: Callable[..., Awaitable[Any]] = getattr(owner, attribute)
@@ -230,8 +233,9 @@ class Spans:
             try:
                 return await inner(*args, **kwargs)
             finally:
-                self.seconds[label] += time.perf_counter() - started
-                self.calls[label] += 1
+                if self.recording:
+                    self.seconds[label] += time.perf_counter() - started
+                    self.calls[label] += 1
 
         setattr(owner, attribute, timed)
         self.order.append((label, depth))
@@ -245,15 +249,16 @@ class Spans:
             try:
                 return inner(*args, **kwargs)
             finally:
-                self.seconds[label] += time.perf_counter() - started
-                self.calls[label] += 1
+                if self.recording:
+                    self.seconds[label] += time.perf_counter() - started
+                    self.calls[label] += 1
 
         setattr(owner, attribute, timed)
         self.order.append((label, depth))
 
 
 def install_spans() -> Spans:
-    """Time what a tenant's transaction calls, by replacing module attributes in this process
+    """Time what a batch's transaction calls, by replacing module attributes in this process
     (each module looks them up at call time)."""
     from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -261,34 +266,37 @@ def install_spans() -> Spans:
     from contentplatform.credits import service as credits
     from contentplatform.drafts import service as drafts
     from contentplatform.flows import job_runs
+    from contentplatform.generation import repository as generation_repository
     from contentplatform.generation import service as generation
     from contentplatform.job_instances import repository as instances
     from contentplatform.jobs import repository as jobs
+    from contentplatform.settings import service as settings
     from contentplatform.tenants import repository as tenants
-    from contentplatform.tenants import service as tenants_service
+    from contentplatform.workflows import service as workflows
 
     spans = Spans()
     spans.wrap(jobs, "due_jobs", "repository.due_jobs (the batch's read)", 0)
-    spans.wrap(scheduler, "_fire", "scheduler._fire (one tenant's chunk, before its commit)", 0)
-    spans.wrap(tenants, "lock_tenant", "tenants.lock_tenant (tick and start_blogs)", 1)
+    spans.wrap(scheduler, "_fire", "scheduler._fire (one batch of tenants, before its commit)", 0)
+    spans.wrap(tenants, "lock_tenants", "tenants.lock_tenants (tick and start_blogs_across)", 1)
     spans.wrap(jobs, "claim_due_jobs", "repository.claim_due_jobs", 1)
-    spans.wrap(tenants_service, "timezone_of", "tenants.timezone_of (once per tenant)", 1)
     spans.wrap_sync(schedule, "due", "schedule.due (cron, in Python)", 1)
     spans.wrap(instances, "at_many", "instances repository.at_many", 1)
     spans.wrap(job_runs, "start_many", "job_runs.start_many", 1)
     spans.wrap(instances, "in_flight_of", "instances repository.in_flight_of", 2)
-    spans.wrap(generation, "start_blogs", "generation.start_blogs", 2)
-    spans.wrap(generation.repository, "by_keys", "generation repository.by_keys", 3)
-    spans.wrap(credits, "reserve_many", "credits.reserve_many", 3)
-    spans.wrap(credits_repository, "lock_ledger", "credits lock_ledger (advisory)", 4)
-    spans.wrap(credits_repository, "add_entry", "credits add_entry (the month's grant)", 4)
-    spans.wrap(credits_repository, "grants_to_expire", "credits grants_to_expire", 4)
-    spans.wrap(credits_repository, "ledger_total", "credits ledger_total", 4)
-    spans.wrap(credits_repository, "held", "credits held", 4)
+    spans.wrap(settings, "topic_strategies", "settings.topic_strategies", 2)
+    spans.wrap(generation, "start_blogs_across", "generation.start_blogs_across", 2)
+    spans.wrap(generation_repository, "by_keys_of", "generation repository.by_keys_of", 3)
+    spans.wrap(credits, "reserve_across", "credits.reserve_across", 3)
+    spans.wrap(credits_repository, "lock_ledgers", "credits lock_ledgers (advisory)", 4)
+    spans.wrap(credits_repository, "accounts", "credits accounts (the grant policies)", 4)
+    spans.wrap(credits_repository, "add_buckets_once", "credits add_buckets_once (grants)", 4)
+    spans.wrap(credits_repository, "due_buckets", "credits due_buckets", 4)
+    spans.wrap(credits_repository, "available", "credits available", 4)
     spans.wrap(credits_repository, "reservations_by_keys", "credits reservations_by_keys", 4)
     spans.wrap(credits_repository, "add_reservations", "credits add_reservations", 4)
-    spans.wrap(drafts, "start_generating_many", "drafts.start_generating_many", 3)
-    spans.wrap(generation.repository, "add_many", "generation repository.add_many", 3)
+    spans.wrap(drafts, "start_generating_across", "drafts.start_generating_across", 3)
+    spans.wrap(workflows, "definitions_for_jobs", "workflows.definitions_for_jobs", 3)
+    spans.wrap(generation_repository, "add_many_of", "generation repository.add_many_of", 3)
     spans.wrap(AsyncSession, "flush", "AsyncSession.flush (explicit)", 1)
     spans.wrap(AsyncSession, "commit", "AsyncSession.commit (flushes the jobs and instances)", 0)
     spans.wrap(durable, "enqueue_many", "durable.enqueue_many (after the commit)", 0)
@@ -351,11 +359,12 @@ def table(model: type[Base]) -> Table:
 
 
 async def floor(db: Database, seeded: Seeded, concurrency: int) -> float:
-    """Seconds to write, bare, what the tick writes for the same jobs: per tenant one transaction
-    of Core bulk inserts (an instance, a credit hold, a draft and a run per job) and one bulk
-    UPDATE of its jobs, then one enqueue of its workflows beside the next tenants, `concurrency`
-    tenants at a time as the tick does. No locks, no reads, no rules: the work a tick cannot
-    avoid, measured in the same run (after it, at other dates and keys)."""
+    """Seconds to write, bare, what the tick writes for the same jobs: per batch of tenants (as
+    the tick makes them: scheduler._batches) one transaction of Core bulk inserts (an instance, a
+    credit hold, a draft and a run per job) and one bulk UPDATE of its jobs, then one enqueue of
+    its workflows beside the next batches, `concurrency` batches at a time as the tick does. No
+    locks, no reads, no rules: the work a tick cannot avoid, measured in the same run (after it,
+    at other dates and keys)."""
     by_tenant: dict[uuid.UUID, list[uuid.UUID]] = defaultdict(list)
     for job_id, tenant_id in seeded.tenant_of.items():
         by_tenant[tenant_id].append(job_id)
@@ -363,59 +372,66 @@ async def floor(db: Database, seeded: Seeded, concurrency: int) -> float:
     gate = asyncio.Semaphore(concurrency)
     enqueues: list[asyncio.Task[None]] = []
 
-    async def write(tenant_id: uuid.UUID, job_ids: list[uuid.UUID]) -> None:
+    async def write(batch: dict[uuid.UUID, list[uuid.UUID]]) -> None:
         now = utcnow()
-        ids = {
-            name: [uuid.uuid4() for _ in job_ids] for name in ("instance", "hold", "draft", "run")
-        }
+        jobs = [
+            {
+                "tenant_id": tenant_id,
+                "job_id": job_id,
+                "instance": uuid.uuid4(),
+                "hold": uuid.uuid4(),
+                "draft": uuid.uuid4(),
+                "run": uuid.uuid4(),
+            }
+            for tenant_id, job_ids in batch.items()
+            for job_id in job_ids
+        ]
         async with gate, db.unit_of_work() as session:
             await session.execute(
                 insert(table(JobInstance)),
                 [
                     {
-                        "id": instance_id,
-                        "tenant_id": tenant_id,
-                        "job_id": job_id,
-                        "scheduled_date": day_after[job_id],
+                        "id": job["instance"],
+                        "tenant_id": job["tenant_id"],
+                        "job_id": job["job_id"],
+                        "scheduled_date": day_after[job["job_id"]],
                         "day_mode": "generate",
                         "images": [],
                         "status": "pending",
                         "percent": 0,
                         "attempts": 1,
                         "topic": TOPICS[0],
-                        "run_id": run_id,
-                        "draft_id": draft_id,
+                        "run_id": job["run"],
+                        "draft_id": job["draft"],
                         "created_at": now,
                         "updated_at": now,
                     }
-                    for job_id, instance_id, run_id, draft_id in zip(
-                        job_ids, ids["instance"], ids["run"], ids["draft"], strict=True
-                    )
+                    for job in jobs
                 ],
             )
             await session.execute(
                 insert(table(CreditReservation)),
                 [
                     {
-                        "id": hold_id,
-                        "tenant_id": tenant_id,
+                        "id": job["hold"],
+                        "tenant_id": job["tenant_id"],
                         "kind": "generation.blog",
-                        "idempotency_key": f"floor:{instance_id}",
+                        "idempotency_key": f"floor:{job['instance']}",
                         "amount": 40,
                         "status": "held",
                         "expires_at": now + timedelta(hours=1),
                         "created_at": now,
                         "updated_at": now,
                     }
-                    for hold_id, instance_id in zip(ids["hold"], ids["instance"], strict=True)
+                    for job in jobs
                 ],
             )
             await session.execute(
                 insert(table(Draft)),
                 [
                     {
-                        "id": draft_id,
-                        "tenant_id": tenant_id,
+                        "id": job["draft"],
+                        "tenant_id": job["tenant_id"],
                         "title": TOPICS[0],
                         "content": "<p></p>",
                         "content_text": "",
@@ -423,61 +439,65 @@ async def floor(db: Database, seeded: Seeded, concurrency: int) -> float:
                         "status": "generating",
                         "provenance": {},
                         "version": 0,
-                        "run_id": run_id,
-                        "job_id": job_id,
-                        "instance_id": instance_id,
+                        "run_id": job["run"],
+                        "job_id": job["job_id"],
+                        "instance_id": job["instance"],
                         "created_at": now,
                         "updated_at": now,
                     }
-                    for draft_id, run_id, job_id, instance_id in zip(
-                        ids["draft"], ids["run"], job_ids, ids["instance"], strict=True
-                    )
+                    for job in jobs
                 ],
             )
             await session.execute(
                 insert(table(GenerationRun)),
                 [
                     {
-                        "id": run_id,
-                        "tenant_id": tenant_id,
+                        "id": job["run"],
+                        "tenant_id": job["tenant_id"],
                         "kind": "blog",
                         "status": "queued",
                         "percent": 0,
-                        "draft_id": draft_id,
-                        "job_id": job_id,
-                        "instance_id": instance_id,
-                        "idempotency_key": f"floor:{instance_id}",
+                        "draft_id": job["draft"],
+                        "job_id": job["job_id"],
+                        "instance_id": job["instance"],
+                        "idempotency_key": f"floor:{job['instance']}",
                         "request": {"topic": TOPICS[0], "keywords": ["garden"]},
-                        "reservation_id": hold_id,
+                        "reservation_id": job["hold"],
                         "created_by": "bench",
                         "created_at": now,
                         "updated_at": now,
                     }
-                    for run_id, draft_id, job_id, instance_id, hold_id in zip(
-                        ids["run"], ids["draft"], job_ids, ids["instance"], ids["hold"], strict=True
-                    )
+                    for job in jobs
                 ],
             )
-            jobs = table(Job)
+            job_table = table(Job)
             await session.execute(
-                update(jobs).where(jobs.c.id == bindparam("job")),
+                update(job_table).where(job_table.c.id == bindparam("job")),
                 [
-                    {"job": job_id, "next_run_at": day_after[job_id], "updated_at": now}
-                    for job_id in job_ids
+                    {
+                        "job": job["job_id"],
+                        "next_run_at": day_after[job["job_id"]],
+                        "updated_at": now,
+                    }
+                    for job in jobs
                 ],
             )
         enqueues.append(
             asyncio.create_task(
                 durable.enqueue_many(
-                    generation_workflows.generate_blog,
-                    [(f"floor:{run_id}", (str(tenant_id), str(run_id))) for run_id in ids["run"]],
-                    queue=generation_workflows.QUEUE,
+                    generation_pipeline.generate_blog,
+                    [
+                        (f"floor:{job['run']}", (str(job["tenant_id"]), str(job["run"])))
+                        for job in jobs
+                    ],
+                    queue=generation_pipeline.QUEUE,
                 )
             )
         )
 
+    batches = [batch for turn in scheduler._batches(list(by_tenant.items())) for batch in turn]
     started = time.perf_counter()
-    await asyncio.gather(*(write(tenant_id, job_ids) for tenant_id, job_ids in by_tenant.items()))
+    await asyncio.gather(*(write(batch) for batch in batches))
     await asyncio.gather(*enqueues)
     return time.perf_counter() - started
 
@@ -587,12 +607,12 @@ async def verify(db: Database, seeded: Seeded) -> Findings:
         workflow_id_prefix="generation:", load_input=False, load_output=False
     )
     ids = Counter(w.workflow_id for w in workflows)
-    expected = {generation_workflows.workflow_id(row.id) for row in run_rows}
+    expected = {generation_workflow_id(row.id) for row in run_rows}
     state = Counter((w.status, w.queue_name) for w in workflows)
     found.check(
         set(ids) == expected
         and all(count == 1 for count in ids.values())
-        and state == Counter({(EXPECTED_WORKFLOW_STATUS, generation_workflows.QUEUE): jobs}),
+        and state == Counter({(EXPECTED_WORKFLOW_STATUS, generation_pipeline.QUEUE): jobs}),
         f"DBOS workflows generation:<run id>: {len(workflows):,} rows, {len(ids):,} distinct, "
         f"{len(expected & set(ids)):,} of {len(expected):,} runs have theirs; "
         + ", ".join(f"{s} on {q} {count:,}" for (s, q), count in state.most_common()),
@@ -625,6 +645,8 @@ async def run(args: argparse.Namespace, settings: Settings) -> int:
             await durable.configure(settings)
             spans = install_spans() if args.spans else None
             timed = await measure(current, seeded.at, args.jobs, args.schedulers)
+            if spans is not None:
+                spans.recording = False
             findings = await verify(current.db, seeded)
             workers = 1 if current.db.dialect == "sqlite" else settings.scheduler_concurrency
             floor_seconds = await floor(current.db, seeded, workers)

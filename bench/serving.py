@@ -45,10 +45,11 @@ def supervised(
     probe: str = "/readyz",
     headers: dict[str, str] | None = None,
     name: str = "the service",
+    within: float = 60,
 ) -> Iterator[None]:
-    """Wait (at most 60 s) until `name` answers 200 at `probe`; terminate it afterwards."""
+    """Wait (at most `within` s) until `name` answers 200 at `probe`; terminate it afterwards."""
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + within
         while True:
             if process.poll() is not None:
                 raise SystemExit(f"{name} exited with {process.returncode}:\n{tail()}")
@@ -58,7 +59,7 @@ def supervised(
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                raise SystemExit(f"{name} did not get ready in 60 s:\n{tail()}")
+                raise SystemExit(f"{name} did not get ready in {within:g} s:\n{tail()}")
             time.sleep(0.1)
         yield
     finally:
@@ -87,9 +88,12 @@ def dev_headers(
 
 
 @contextmanager
-def serving(directory: Path, env: dict[str, str]) -> Iterator[tuple[str, int]]:
+def serving(
+    directory: Path, env: dict[str, str], *, within: float = 60
+) -> Iterator[tuple[str, int]]:
     """`contentplatform serve` on a free loopback port with `env`, its log in
-    `directory/service.log`, ready: its URL and pid. A failure inside prints the log's end."""
+    `directory/service.log`, ready (within `within` s): its URL and pid. A failure inside prints
+    the log's end."""
     port = free_port()
     log_path = directory / "service.log"
     with log_path.open("wb") as log:
@@ -105,7 +109,7 @@ def serving(directory: Path, env: dict[str, str]) -> Iterator[tuple[str, int]]:
     def tail() -> str:
         return log_path.read_text(errors="replace")[-4000:]
 
-    with supervised(process, url, tail):
+    with supervised(process, url, tail, within=within):
         try:
             yield url, process.pid
         except BaseException:
