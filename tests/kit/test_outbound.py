@@ -607,7 +607,7 @@ def test_a_server_that_does_not_answer_in_time_is_unreachable(stub: StubServer) 
     release = threading.Event()
 
     def stall(path: str, headers: dict[str, str], body: bytes) -> Any:
-        release.wait(2)
+        release.wait(5)
         return 200, {}, {"late": True}
 
     stub.route("GET", "/slow", stall)
@@ -617,7 +617,8 @@ def test_a_server_that_does_not_answer_in_time_is_unreachable(stub: StubServer) 
             fetch(f"http://127.0.0.1:{port_of(stub)}/slow", QUICK)
     finally:
         release.set()
-    assert time.monotonic() - started < 0.8
+    # Cut by the 0.2 s deadline, not after the 5 s stall (a busy machine may add some).
+    assert time.monotonic() - started < 2.0
 
 
 @contextlib.contextmanager

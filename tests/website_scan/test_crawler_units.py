@@ -23,7 +23,7 @@ from contentplatform.website_scan.crawling.pages import record
 from tests.support.network import NetworkGuard, no_outside_connections
 from tests.support.servers import StubServer
 
-LOCAL = Policy(allow_http=True, allow_loopback=True, timeout=1.0, connect_timeout=1.0)
+LOCAL = Policy(allow_http=True, allow_loopback=True, timeout=5.0, connect_timeout=5.0)
 UA = "contentplatform-crawler/test"
 
 
