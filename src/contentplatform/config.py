@@ -144,6 +144,10 @@ class Settings(BaseSettings):
     database_pool_timeout_seconds: float = Field(10, gt=0, le=300)
     """How long a request waits for a free connection when all are busy before it is answered
     503 with Retry-After (SQLAlchemy's own default is 30 s)."""
+    database_work_patience_seconds: float = Field(600, gt=0, le=86400)
+    """How long background work (durable steps, the scheduler, an answer writing its stream)
+    waits in all for a free connection when all are busy. Nobody is answered 503 for it: it
+    queues, a pool's timeout at a time, and fails only after this long."""
     dbos_pool_size: int = Field(20, ge=2, le=1000)
     """Connections DBOS keeps to its system database (its `sys_db_pool_size`; DBOS's own
     default)."""

@@ -51,6 +51,7 @@ class Runtime:
             pool_size=settings.database_pool_size,
             max_overflow=settings.database_max_overflow,
             pool_timeout=settings.database_pool_timeout_seconds,
+            work_patience=settings.database_work_patience_seconds,
             sqlite_extensions=sqlite_extensions(settings),
         )
         return cls(

@@ -7,8 +7,9 @@ import json
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
@@ -30,6 +31,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -222,6 +224,8 @@ def _serialize_writes(engine: AsyncEngine) -> None:
 DEFAULT_POOL_SIZE = 20
 DEFAULT_MAX_OVERFLOW = 10
 DEFAULT_POOL_TIMEOUT = 30.0
+# How long work nobody waits on (a durable step, the scheduler) queues for a connection in all.
+DEFAULT_WORK_PATIENCE = 600.0
 
 
 def create_engine(
@@ -295,9 +299,11 @@ class Database:
         pool_size: int = DEFAULT_POOL_SIZE,
         max_overflow: int = DEFAULT_MAX_OVERFLOW,
         pool_timeout: float = DEFAULT_POOL_TIMEOUT,
+        work_patience: float = DEFAULT_WORK_PATIENCE,
         sqlite_extensions: Sequence[str] = (),
     ) -> None:
         self.url = url
+        self.work_patience = work_patience
         self.engine = create_engine(
             url,
             pool_size=pool_size,
@@ -320,8 +326,16 @@ class Database:
 
     @asynccontextmanager
     async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
-        """One transaction: committed when the block succeeds, then after-commit hooks run."""
+        """One transaction: committed when the block succeeds, then after-commit hooks run.
+
+        While a client waits (`client_waiting`: an HTTP request), a pool whose connections stay
+        busy for its timeout raises PoolTimeout, which the API answers 503 with Retry-After.
+        Work nobody waits on (a durable step, the scheduler, an answer writing its stream) takes
+        its connection first and queues for it up to `work_patience`: a crowd of answers or
+        runs settling at once waits its turn instead of failing for want of a connection."""
         async with self.sessionmaker() as session:
+            if not _client_waiting.get():
+                await self._connect_patiently(session)
             try:
                 yield session
                 # A block that neither read nor wrote began no transaction: nothing to commit.
@@ -333,6 +347,30 @@ class Database:
             hooks: list[Callable[[], Awaitable[None]]] = session.info.pop(AFTER_COMMIT_KEY, [])
         for hook in hooks:
             await hook()
+
+    async def _connect_patiently(self, session: AsyncSession) -> None:
+        deadline = time.monotonic() + self.work_patience
+        while True:
+            try:
+                await session.connection()
+                return
+            except PoolTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+
+
+_client_waiting: ContextVar[bool] = ContextVar("client_waiting", default=False)
+
+
+@contextmanager
+def client_waiting() -> Iterator[None]:
+    """Mark the work done within as a client's, waiting for its answer (kit/http.py sets it
+    for each HTTP request; durable work starts in a fresh context, kit/durable.py `start`)."""
+    token = _client_waiting.set(True)
+    try:
+        yield
+    finally:
+        _client_waiting.reset(token)
 
 
 def after_commit(session: AsyncSession, hook: Callable[[], Awaitable[None]]) -> None:

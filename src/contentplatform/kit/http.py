@@ -24,7 +24,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from contentplatform.kit import logs
+from contentplatform.kit import db, logs
 from contentplatform.kit.errors import (
     PROBLEM_JSON,
     BadRequest,
@@ -87,7 +87,8 @@ class RequestContextMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_id)
+            with db.client_waiting():
+                await self.app(scope, receive, send_with_id)
         except Exception:
             log.exception("unhandled error in %s %s", scope["method"], scope["path"])
             if response_started:
