@@ -10,14 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import TimeoutError as PoolTimeout
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
 
 from contentplatform.kit.db import Database, client_waiting
+from contentplatform.kit.http import RequestContextMiddleware
 
 POOL_TIMEOUT = 0.2
 
@@ -114,3 +120,47 @@ def test_a_free_pool_answers_either_at_once(tmp_path: Path, waiting: bool) -> No
             await found.dispose()
 
     assert asyncio.run(scenario()) == 1
+
+
+def test_a_request_gives_up_before_its_response_begins_and_waits_once_it_has(
+    tmp_path: Path,
+) -> None:
+    """Through the request middleware (kit/http.py): before the response starts, a full pool is
+    the client's PoolTimeout (its 503); once a stream has begun, its reads wait their turn, as a
+    stream cut mid-way cannot be answered 503 any more."""
+    found = one_connection(tmp_path, work_patience=30)
+
+    async def before_answering(request: Request) -> Response:
+        try:
+            value = await select_one(found)
+        except PoolTimeout:
+            return PlainTextResponse("pool timeout", status_code=503)
+        return PlainTextResponse(str(value))
+
+    async def streaming(request: Request) -> Response:
+        async def body() -> AsyncIterator[bytes]:
+            yield b"begun;"
+            yield f"read {await select_one(found)}".encode()
+
+        return StreamingResponse(body(), media_type="text/plain")
+
+    app = RequestContextMiddleware(
+        Starlette(routes=[Route("/before", before_answering), Route("/stream", streaming)])
+    )
+
+    def get(path: str) -> Callable[[], Awaitable[object]]:
+        async def ask() -> object:
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+                response = await client.get(path)
+                return response.status_code, response.text
+
+        return ask
+
+    found_before, _ = while_held(found, 2.0, get("/before"))
+    found = one_connection(tmp_path, work_patience=30)
+    found_stream, took = while_held(found, 1.0, get("/stream"))
+
+    assert found_before == (503, "pool timeout")
+    assert found_stream == (200, "begun;read 1")
+    assert took > POOL_TIMEOUT * 2

@@ -328,13 +328,14 @@ class Database:
     async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
         """One transaction: committed when the block succeeds, then after-commit hooks run.
 
-        While a client waits (`client_waiting`: an HTTP request), a pool whose connections stay
-        busy for its timeout raises PoolTimeout, which the API answers 503 with Retry-After.
-        Work nobody waits on (a durable step, the scheduler, an answer writing its stream) takes
-        its connection first and queues for it up to `work_patience`: a crowd of answers or
-        runs settling at once waits its turn instead of failing for want of a connection."""
+        While a client waits (`client_waiting`: an HTTP request before its response begins), a
+        pool whose connections stay busy for its timeout raises PoolTimeout, which the API
+        answers 503 with Retry-After. Other work (a durable step, the scheduler, an answer
+        writing its stream, a stream already begun) takes its connection first and queues for
+        it up to `work_patience`: a crowd settling at once waits its turn instead of failing
+        for want of a connection."""
         async with self.sessionmaker() as session:
-            if not _client_waiting.get():
+            if not _client_waiting():
                 await self._connect_patiently(session)
             try:
                 yield session
@@ -359,18 +360,37 @@ class Database:
                     raise
 
 
-_client_waiting: ContextVar[bool] = ContextVar("client_waiting", default=False)
+class Waiting:
+    """A client waiting for the start of its answer (kit/http.py makes one per HTTP request).
+    Shared by the tasks the request starts (a streaming body's among them), so `answered`
+    reaches them all: once the response has begun, a 503 can no longer be sent, and the rest
+    of a stream waits its turn for a connection as background work does."""
+
+    def __init__(self) -> None:
+        self.waiting = True
+
+    def answered(self) -> None:
+        self.waiting = False
+
+
+_client: ContextVar[Waiting | None] = ContextVar("client", default=None)
+
+
+def _client_waiting() -> bool:
+    client = _client.get()
+    return client is not None and client.waiting
 
 
 @contextmanager
-def client_waiting() -> Iterator[None]:
-    """Mark the work done within as a client's, waiting for its answer (kit/http.py sets it
-    for each HTTP request; durable work starts in a fresh context, kit/durable.py `start`)."""
-    token = _client_waiting.set(True)
+def client_waiting(client: Waiting | None = None) -> Iterator[Waiting]:
+    """Mark the work done within as a client's, waiting for its answer, until `answered`
+    (durable work starts in a fresh context, kit/durable.py `start`, and is never a client's)."""
+    client = client or Waiting()
+    token = _client.set(client)
     try:
-        yield
+        yield client
     finally:
-        _client_waiting.reset(token)
+        _client.reset(token)
 
 
 def after_commit(session: AsyncSession, hook: Callable[[], Awaitable[None]]) -> None:

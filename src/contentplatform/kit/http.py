@@ -76,10 +76,13 @@ class RequestContextMiddleware:
         status = 500
         response_started = False
 
+        client = db.Waiting()
+
         async def send_with_id(message: Message) -> None:
             nonlocal status, response_started
             if message["type"] == "http.response.start":
                 response_started = True
+                client.answered()
                 status = message["status"]
                 headers = [(k, v) for k, v in message.get("headers", []) if k != b"x-request-id"]
                 headers.append((REQUEST_ID_HEADER.encode(), request_id.encode()))
@@ -87,7 +90,7 @@ class RequestContextMiddleware:
             await send(message)
 
         try:
-            with db.client_waiting():
+            with db.client_waiting(client):
                 await self.app(scope, receive, send_with_id)
         except Exception:
             log.exception("unhandled error in %s %s", scope["method"], scope["path"])
