@@ -6,13 +6,14 @@
 
 Starts `contentplatform serve` (one process, a fresh data directory; SQLite unless
 `--database-url`) on a stand-in OpenAI-compatible model that writes an answer's first word at
-once and then holds the rest until told (a keep-alive comment every 5 s meanwhile), and the
+once and then holds the rest until told (a keep-alive comment every 15 s meanwhile), and the
 floor, bench/stream_floor.py: a bare sse-starlette stream that sends one event and then only
 pings. Then, interleaved (the service's and the floor's streams opened alternately, measured in
 the same window):
 
-1. **memory**: `--streams` chat answers opened at once (`chat.message`, 10 organizations, each
-   held open by the model after its first word) and as many floor streams; RSS rise of each
+1. **memory**: `--streams` chat answers (`chat.message`, 10 organizations, each held open by
+   the model after its first word; `--opening` of each kind being opened at a time, 100 by
+   default, 0 for all at once) and as many floor streams; RSS rise of each
    process (from /proc) over the number of streams, once every stream has its first event.
    Also the RSS rise of as many more readers (`chat.streamEvents`, one per answer).
 2. **idle CPU**: the CPU each process uses over the next 10 s while they are all open, as % of
@@ -66,7 +67,9 @@ OPENING = 100
 WARM_UP = 64
 
 # An OpenAI-compatible model that writes the first word at once; while holding, it then waits
-# (a keep-alive comment every 5 s) until POST /release, then writes the rest.
+# (a keep-alive comment every 15 s: sse-starlette's ping interval, which the service and the
+# floor use towards their clients, and well within the service's 60 s model read timeout) until
+# POST /release, then writes the rest.
 HOLDING_MODEL = """
 import asyncio, json, sys, time
 import uvicorn
@@ -95,7 +98,7 @@ async def completions(request):
         yield chunk({"content": "word0 "})
         while released is not None and not released.is_set():
             try:
-                await asyncio.wait_for(released.wait(), 5)
+                await asyncio.wait_for(released.wait(), 15)
             except asyncio.TimeoutError:
                 yield ": hold\\n\\n"
         for n in range(1, WORDS):
@@ -333,6 +336,9 @@ async def measure_open(
         )
 
         # 2. idle CPU, both processes in the same 10 s.
+        profiler = os.environ.get("BENCH_PROFILE_IDLE")  # e.g. "py-spy record --gil -d 10 -o F -p"
+        if profiler:  # what the service does while idle (the profiler's own cost shows in the CPU)
+            profiling = await asyncio.create_subprocess_exec(*profiler.split(), str(service.pid))
         samples, floor_samples = [], []
         for _ in range(10):
             cpu, floor_cpu = cpu_seconds(service.pid), cpu_seconds(floor_pid)
@@ -340,6 +346,8 @@ async def measure_open(
             samples.append((cpu_seconds(service.pid) - cpu) * 100)
             floor_samples.append((cpu_seconds(floor_pid) - floor_cpu) * 100)
         idle = statistics.mean(samples)
+        if profiler:
+            await profiling.wait()
         figures.append(
             Figure(
                 "open streams: idle CPU",
