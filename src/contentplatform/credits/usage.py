@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.credits import buckets, repository
 from contentplatform.credits.models import ActorType, EntryType
 from contentplatform.credits.schemas import Usage, UsageBucket, UsageResult
+from contentplatform.kit import series
 from contentplatform.kit.db import utcnow
 
 
@@ -41,21 +42,8 @@ BucketWidth = Literal["1h", "1d", "1mo"]
 GroupBy = Literal["kind", "user", "job"]
 
 
-def _bucket_start(moment: datetime, width: BucketWidth) -> datetime:
-    moment = moment.astimezone(UTC)
-    if width == "1h":
-        return moment.replace(minute=0, second=0, microsecond=0)
-    if width == "1d":
-        return moment.replace(hour=0, minute=0, second=0, microsecond=0)
-    return buckets.month_bounds(buckets.period_of(moment))[0]
-
-
-def _bucket_end(start: datetime, width: BucketWidth) -> datetime:
-    if width == "1h":
-        return start + timedelta(hours=1)
-    if width == "1d":
-        return start + timedelta(days=1)
-    return buckets.month_bounds(buckets.period_of(start))[1]
+# billing.getUsage's widths as the time-series kit's spans (UTC).
+_GRANULARITY: dict[BucketWidth, series.Granularity] = {"1h": "hour", "1d": "day", "1mo": "month"}
 
 
 def _uuid_or_none(value: str | None) -> uuid.UUID | None:
@@ -80,6 +68,7 @@ async def usage(
     commits (a commit spanning buckets is one); tokens are the model tokens the metered
     operations recorded on their debits (0 for ingests and client-committed holds)."""
     rows = await repository.debits(session, tenant_id, start, end, kind)
+    granularity = _GRANULARITY[bucket_width]
     credits: defaultdict[tuple[datetime, Any], int] = defaultdict(int)
     operations: defaultdict[tuple[datetime, Any], set[uuid.UUID]] = defaultdict(set)
     input_tokens: defaultdict[tuple[datetime, Any], int] = defaultdict(int)
@@ -94,14 +83,13 @@ async def usage(
             group = _uuid_or_none(row.resource_id) if row.resource_type == "job" else None
         else:
             group = None
-        slot = (_bucket_start(row.created_at, bucket_width), group)
+        slot = (series.floor(row.created_at, granularity), group)
         credits[slot] -= row.amount
         operations[slot].add(row.reservation_id or row.id)
         input_tokens[slot] += row.input_tokens or 0
         output_tokens[slot] += row.output_tokens or 0
     buckets: list[UsageBucket] = []
-    cursor = _bucket_start(start, bucket_width)
-    while cursor < end:
+    for span in series.spans(start, end, granularity):
         results = [
             UsageResult(
                 kind=group if group_by == "kind" else None,
@@ -115,9 +103,7 @@ async def usage(
             for (slot_start, group), amount in sorted(
                 credits.items(), key=lambda item: str(item[0][1])
             )
-            if slot_start == cursor
+            if slot_start == span.start
         ]
-        following = _bucket_end(cursor, bucket_width)
-        buckets.append(UsageBucket(start_time=cursor, end_time=following, results=results))
-        cursor = following
+        buckets.append(UsageBucket(start_time=span.start, end_time=span.end, results=results))
     return Usage(data=buckets, total=len(buckets))
