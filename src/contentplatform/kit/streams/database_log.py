@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
@@ -257,7 +258,11 @@ class DatabaseStreamLog(StreamLog):
 
     def _start_polling(self) -> None:
         if self._poller is None or self._poller.done():
-            self._poller = asyncio.create_task(self._poll(), name="poll streams")
+            # Every follower's, so in a context of its own: not the first reader's request (its
+            # id in the logs, its wait for a connection that gives up with a 503).
+            self._poller = asyncio.get_running_loop().create_task(
+                self._poll(), name="poll streams", context=contextvars.Context()
+            )
 
     async def _poll(self) -> None:
         """Wake the followers of the streams another process appended to (or ended, or let
