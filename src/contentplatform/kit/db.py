@@ -339,7 +339,9 @@ class Database:
                 await self._connect_patiently(session)
             try:
                 yield session
-                # A block that neither read nor wrote began no transaction: nothing to commit.
+                # A request's block that neither read nor wrote began no transaction: nothing
+                # to commit (other work took its connection first; its empty commit sends
+                # nothing to the server, as the drivers begin at the first statement).
                 if session.in_transaction():
                     await session.commit()
             except BaseException:
