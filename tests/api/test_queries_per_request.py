@@ -43,13 +43,19 @@ def database_work(server: AppServer) -> Iterator[dict[str, list[str]]]:
         if request_id := logs.request_id():
             seen[request_id].append("commit")
 
-    event.listen(engine, "before_cursor_execute", statement)
-    event.listen(engine, "commit", commit)
+    def listen() -> None:
+        event.listen(engine, "before_cursor_execute", statement)
+        event.listen(engine, "commit", commit)
+
+    def stop() -> None:
+        event.remove(engine, "before_cursor_execute", statement)
+        event.remove(engine, "commit", commit)
+
+    server.on_loop(listen)
     try:
         yield seen
     finally:
-        event.remove(engine, "before_cursor_execute", statement)
-        event.remove(engine, "commit", commit)
+        server.on_loop(stop)
 
 
 def work_of(seen: dict[str, list[str]], response: Any) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import socket
@@ -60,6 +61,24 @@ class AppServer:
         self.server.should_exit = True
         self.thread.join(30)
         self.socket.close()
+
+    def on_loop(self, work: Callable[[], None]) -> None:
+        """Run `work` on the server's event loop and wait for it: where the app's engine runs
+        its event listeners, so adding or removing one there cannot race their dispatch (from
+        the test's thread it once did: "deque mutated during iteration" in a background
+        statement)."""
+        assert self.loop is not None, "the server has not started"
+        done = concurrent.futures.Future[None]()
+
+        def run() -> None:
+            try:
+                work()
+                done.set_result(None)
+            except BaseException as error:
+                done.set_exception(error)
+
+        self.loop.call_soon_threadsafe(run)
+        done.result(timeout=30)
 
     def client(self) -> httpx.Client:
         """A client of the app over its socket, to use in a `with`."""
