@@ -226,15 +226,10 @@ async def open_crowd(
     arriving over time would, rather than the whole crowd's requests landing in one instant."""
     crowd = Crowd([], [], [], [])
     for n in range(streams):
-        if opening is not None and n >= opening:
-            await all_first(
-                crowd.answers[n - opening : n - opening + 1],
-                crowd.answer_tasks[n - opening : n - opening + 1],
-            )
-            await all_first(
-                crowd.floors[n - opening : n - opening + 1],
-                crowd.floor_tasks[n - opening : n - opening + 1],
-            )
+        if opening is not None and n >= opening:  # the one opened `opening` before has begun
+            earlier = n - opening
+            await all_first([crowd.answers[earlier]], [crowd.answer_tasks[earlier]])
+            await all_first([crowd.floors[earlier]], [crowd.floor_tasks[earlier]])
         answer, floor = Reading(), Reading()
         crowd.answers.append(answer)
         crowd.answer_tasks.append(
