@@ -90,11 +90,13 @@ def make_settings(
         "rate_limit": "100000/minute",
         "rate_limit_public": "100000/minute",
         # Every xdist worker of the PostgreSQL suite runs a service (and some tests a second
-        # one, or `serve` processes): small pools keep them all within the server's 100
-        # connections. One test's requests come one at a time.
-        "database_pool_size": 5,
-        "database_max_overflow": 5,
-        "dbos_pool_size": 10,
+        # one, or `serve` processes), all within the server's 100 connections. A pool keeps
+        # `pool_size` connections once opened and closes its overflow when returned: few kept,
+        # the same ten at a burst. DBOS keeps all of its own (no overflow), and each of its
+        # queues' pollers takes one at a time: six, which they share.
+        "database_pool_size": 2,
+        "database_max_overflow": 8,
+        "dbos_pool_size": 6,
         # Each pass reads every domain's unfinished work (about 12 ms of CPU on SQLite): every
         # 3 s rather than every second, as six services share CI's two cores.
         "reconcile_interval_seconds": 3,

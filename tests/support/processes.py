@@ -79,10 +79,11 @@ class Stack:
             "CONTENTPLATFORM_RATE_LIMIT": "100000/minute",
             "CONTENTPLATFORM_RATE_LIMIT_PUBLIC": "100000/minute",
             "CONTENTPLATFORM_LOG_LEVEL": "INFO",
-            # Small pools, as the suite's own service (tests/conftest.py make_settings).
-            "CONTENTPLATFORM_DATABASE_POOL_SIZE": "5",
-            "CONTENTPLATFORM_DATABASE_MAX_OVERFLOW": "5",
-            "CONTENTPLATFORM_DBOS_POOL_SIZE": "10",
+            # Small pools, as the suite's own service (tests/conftest.py make_settings), smaller
+            # still: a test starts two or three of these beside every worker's own service.
+            "CONTENTPLATFORM_DATABASE_POOL_SIZE": "2",
+            "CONTENTPLATFORM_DATABASE_MAX_OVERFLOW": "6",
+            "CONTENTPLATFORM_DBOS_POOL_SIZE": "4",
             "CONTENTPLATFORM_REDIS_PREFIX": self.redis_prefix,
         }
         if self.redis_url:
