@@ -33,7 +33,6 @@ import asyncio
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 import uuid
@@ -46,17 +45,12 @@ from typing import Any
 
 import httpx
 from list import document_row, draft_row
-from serving import dev_headers, service_env, serving
+from serving import dev_headers, own_service
 from sqlalchemy import insert
 
-# The repository root, for the test suite's throwaway PostgreSQL databases.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from contentplatform.config import Settings
 from contentplatform.documents.models import Document
 from contentplatform.drafts.models import Draft
 from contentplatform.kit.db import Database, utcnow
-from tests.support.backends import postgres_databases
 
 MAINTENANCE_URL = "postgresql://postgres@127.0.0.1:5432/test"
 TARGET = 2.0  # issue 36: 100,000 rows at most twice as long as 1,000
@@ -177,17 +171,21 @@ async def seed(database_url: str, tenants: dict[uuid.UUID, int]) -> None:
                 ]
                 async with db.unit_of_work() as session:
                     await session.execute(insert(Document.__table__), documents)
-        postgresql = database_url.startswith("postgresql")
-        async with db.engine.connect() as connection:
-            if postgresql:
-                # Index-only counts need the visibility map a VACUUM writes (autovacuum would,
-                # later).
-                connection = await connection.execution_options(isolation_level="AUTOCOMMIT")
-            await connection.exec_driver_sql("VACUUM ANALYZE" if postgresql else "ANALYZE")
-            if not postgresql:
-                await connection.commit()
+        await analyze(db)
     finally:
         await db.dispose()
+
+
+async def analyze(db: Database) -> None:
+    """The planner's statistics after a bulk seed (and, on PostgreSQL, the visibility map a
+    VACUUM writes, which index-only counts need; autovacuum would, later)."""
+    postgresql = db.engine.dialect.name == "postgresql"
+    async with db.engine.connect() as connection:
+        if postgresql:
+            connection = await connection.execution_options(isolation_level="AUTOCOMMIT")
+        await connection.exec_driver_sql("VACUUM ANALYZE" if postgresql else "ANALYZE")
+        if not postgresql:
+            await connection.commit()
 
 
 # --- the services -------------------------------------------------------------------------------
@@ -206,17 +204,8 @@ def start(stack: ExitStack, postgres: str | None, size: int, scratch: Path) -> S
     """A service on a database of its own, which `stack` stops (and drops)."""
     directory = scratch / f"rows-{size}"
     directory.mkdir()
-    urls: dict[str, str] = {}
-    if postgres:
-        name = f"cp_bench_scale_lists_{size}_{uuid.uuid4().hex[:6]}"
-        database_url, dbos_url = stack.enter_context(postgres_databases(postgres, name))
-        urls = {"database_url": database_url, "dbos_database_url": dbos_url}
-    env = service_env(directory, **urls)
-    # A loaded machine (other benchmarks, tests) can take a minute to start a service.
-    url, _pid = stack.enter_context(serving(directory, env, within=300))
-    database_url = Settings(
-        _env_file=None, data_dir=directory / "data", **urls
-    ).resolved_database_url  # type: ignore[call-arg]
+    service = own_service(stack, directory, postgres, f"cp_bench_scale_lists_{size}")
+    url, env, database_url = service.url, service.env, service.database_url
     headers = {org: dev_headers(env, directory, org, role="admin") for org in (ORG, NEIGHBOUR)}
     return Service(size, url, headers[ORG], database_url, headers[NEIGHBOUR])
 

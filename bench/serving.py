@@ -1,4 +1,5 @@
-"""What the benchmarks share: a `contentplatform serve` child process on a free loopback port."""
+"""What the benchmarks share: a `contentplatform serve` child process on a free loopback port,
+on a database of its own if asked."""
 
 from __future__ import annotations
 
@@ -7,11 +8,19 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+# The repository root, for the settings and the test suite's throwaway PostgreSQL databases.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from contentplatform.config import Settings
+from tests.support.backends import postgres_databases
 
 # Where this interpreter's scripts are: the venv's `contentplatform`.
 BIN = Path(sys.executable).parent
@@ -115,3 +124,30 @@ def serving(
         except BaseException:
             print(f"the service's log ends:\n{tail()}", file=sys.stderr)
             raise
+
+
+@dataclass(frozen=True)
+class OwnService:
+    """A service on a database of its own: its URL, the environment it runs with, and the URL
+    of its database (for seeding and for the floor's queries)."""
+
+    url: str
+    env: dict[str, str]
+    database_url: str
+
+
+def own_service(
+    stack: ExitStack, directory: Path, postgres: str | None, name: str, *, within: float = 300
+) -> OwnService:
+    """`serving` on a SQLite file in `directory`, or, given the URL of a PostgreSQL server, on
+    databases it makes there (`name` and a random suffix), which `stack` drops once it has
+    stopped the service. `within`: a loaded machine can take a minute to start one."""
+    urls: dict[str, str] = {}
+    if postgres:
+        made = f"{name}_{uuid.uuid4().hex[:6]}"
+        database_url, dbos_url = stack.enter_context(postgres_databases(postgres, made))
+        urls = {"database_url": database_url, "dbos_database_url": dbos_url}
+    env = service_env(directory, **urls)
+    url, _pid = stack.enter_context(serving(directory, env, within=within))
+    settings = Settings(_env_file=None, data_dir=directory / "data", **urls)  # type: ignore[call-arg]
+    return OwnService(url, env, settings.resolved_database_url)

@@ -11,11 +11,13 @@ from collections.abc import Mapping
 
 from sqlalchemy import MetaData
 
+from contentplatform.analytics.manifest import domain as analytics
 from contentplatform.billing.manifest import domain as billing
 from contentplatform.chat.manifest import domain as chat
 from contentplatform.core.manifest import Domain
 from contentplatform.core.procedures import ProcedureRouter
 from contentplatform.credits.manifest import domain as credits
+from contentplatform.dashboard.manifest import domain as dashboard
 from contentplatform.documents.manifest import domain as documents
 from contentplatform.drafts.manifest import domain as drafts
 from contentplatform.events.manifest import domain as events

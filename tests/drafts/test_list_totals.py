@@ -6,20 +6,18 @@ and a first page costs the same statements at 3 drafts as at 30."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, event, func, insert, select
+from sqlalchemy import delete, func, insert, select
 
 from contentplatform.drafts.models import Draft, DraftCount
-from contentplatform.kit import logs
 from contentplatform.kit.db import Database
 from contentplatform.tenants.models import Tenant
 from tests.drafts.review import Review
 from tests.drafts.support import put_status
 from tests.support.orgs import org_fixture
+from tests.support.servers import statements
 
 STATUSES = ("generating", "reviewing", "approved", "rejected", "published", "archived")
 
@@ -154,25 +152,6 @@ def test_a_deleted_tenant_takes_its_counts_along(review, other, run):
             return [(tenant_id, int(live)) for tenant_id, live in rows.tuples()]
 
     assert run(scenario) == [(other.tenant_id, 1)]
-
-
-@contextmanager
-def statements(server: Any) -> Iterator[list[str]]:
-    """The statements the service sends to its database meanwhile for requests (background
-    work, such as the media licence alerts, shares the engine: only what runs under a request's
-    id is counted, as tests/api/test_queries_per_request.py does)."""
-    sent: list[str] = []
-    engine = server.app.state.runtime.db.engine.sync_engine
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        if logs.request_id():
-            sent.append(" ".join(statement.split()).lower())
-
-    server.on_loop(lambda: event.listen(engine, "before_cursor_execute", record))
-    try:
-        yield sent
-    finally:
-        server.on_loop(lambda: event.remove(engine, "before_cursor_execute", record))
 
 
 @pytest.mark.parametrize("query", [{}, {"status": "reviewing"}])

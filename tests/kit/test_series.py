@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from contentplatform.kit.errors import BadRequest
-from contentplatform.kit.series import DateRange, Span, check_range, fill, floor, spans
+from contentplatform.kit.series import DateRange, Slots, Span, check_range, fill, floor, spans
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -165,3 +165,15 @@ def test_filling_tells_nothing_counted_from_not_measured() -> None:
     assert fill(counted, days, since=since, zero=0) == [None, None, 0, 7, 0]
     assert fill(counted, days, since=None, zero=0) == [None] * 5
     assert fill({}, days, since=datetime(2020, 1, 1, tzinfo=UTC), zero=0.0) == [0.0] * 5
+
+
+def test_slots_find_the_span_holding_a_moment_and_none_outside():
+    berlin = ZoneInfo("Europe/Berlin")
+    over = DateRange(date(2026, 3, 28), date(2026, 3, 30)).spans("day", berlin)
+    slots = Slots(over)
+    # 29 March lasts 23 hours in Berlin: its last instant is still its own.
+    assert slots.index(over[1].end - timedelta(microseconds=1)) == 1
+    assert [slots.index(span.start) for span in over] == [0, 1, 2]
+    assert slots.index(over[0].start - timedelta(microseconds=1)) is None
+    assert slots.index(over[-1].end) is None
+    assert Slots([]).index(over[0].start) is None

@@ -15,10 +15,12 @@ from typing import Any, Self
 import httpx
 import uvicorn
 from fastapi import FastAPI
+from sqlalchemy import event
 
 from contentplatform.app import create_app
 from contentplatform.config import Settings
 from contentplatform.core.procedures import ProcedureRouter
+from contentplatform.kit import logs
 
 
 class AppServer:
@@ -223,3 +225,23 @@ def send(
             request.wfile.write(data)
     except (BrokenPipeError, ConnectionResetError):
         pass  # The client gave up waiting (a scripted delay): nothing to answer.
+
+
+@contextlib.contextmanager
+def statements(server: AppServer) -> Iterator[list[str]]:
+    """The statements `server` sends to its database meanwhile for requests, flattened and
+    lowercased. Background work shares the engine: only what runs under a request's id is
+    counted, as tests/api/test_queries_per_request.py does. The listener is added and removed on
+    the server's loop, where the engine's connections run."""
+    sent: list[str] = []
+    engine = server.app.state.runtime.db.engine.sync_engine
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if logs.request_id():
+            sent.append(" ".join(statement.split()).lower())
+
+    server.on_loop(lambda: event.listen(engine, "before_cursor_execute", record))
+    try:
+        yield sent
+    finally:
+        server.on_loop(lambda: event.remove(engine, "before_cursor_execute", record))

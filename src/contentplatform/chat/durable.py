@@ -482,6 +482,7 @@ async def settle(tenant_id: uuid.UUID, message_id: uuid.UUID, outcome: dict[str,
                         outcome["output_tokens"],
                         "conversation",
                         str(message.conversation_id),
+                        model=outcome["model"],
                     )
                     await credits.commit(
                         session, tenant_id, message.reservation_id, charged, spent=spent

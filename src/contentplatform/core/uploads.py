@@ -13,7 +13,8 @@ allows or than `max_upload_bytes`;
 A download answers the object's bytes with a type from its extension (images and MP4 by name,
 anything else `application/octet-stream`), `X-Content-Type-Options: nosniff` and a sandboxing
 Content-Security-Policy, so a stored file never runs as a page of this service's origin; 403
-when the signature is missing, wrong or expired; 404 when the object is gone.
+when the signature is missing, wrong or expired; 410 (code NOT_FOUND) when its object was
+removed since it was signed (deleted, or an analytics export's file expired).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from __future__ import annotations
 import time
 
 from fastapi import APIRouter, Request, Response
+from fastapi.responses import FileResponse
 from starlette.requests import ClientDisconnect
 
 from contentplatform.core.runtime import Runtime
-from contentplatform.kit.errors import BadRequest, NotFound, PayloadTooLarge
+from contentplatform.kit.errors import BadRequest, Gone, NotFound, PayloadTooLarge
 from contentplatform.storage import paths
-from contentplatform.storage.store import ObjectMissing
 
 router = APIRouter()
 # Where uploads arrive: their body is limited by the signed URL, not by the request limit.
@@ -82,7 +83,10 @@ DOWNLOAD_TYPES = {
     "webp": "image/webp",
     "avif": "image/avif",
     "mp4": "video/mp4",
+    "csv": "text/csv; charset=utf-8",
+    "jsonl": "application/x-ndjson",
 }
+ATTACHMENTS = frozenset({"csv", "jsonl"})
 
 
 @router.get("/v1/downloads/{path:path}", include_in_schema=False)
@@ -93,18 +97,25 @@ async def serve_download(request: Request, path: str) -> Response:
         raise NotFound(f"There is nothing at {request.url.path}.")
     store.signer.verify_download(path, request.query_params, now=time.time())
     paths.validate_storage_path(path, paths.organization_of(path))
-    try:
-        data = await store.get(path)
-    except ObjectMissing:
-        raise NotFound("The object of this download URL is gone.") from None
-    extension = path.rsplit("/", 1)[-1].rpartition(".")[2].lower()
-    return Response(
-        data,
+    assert store.root is not None
+    local = store.root / path
+    if not local.is_file():
+        # The URL was signed for an object that was there: it was removed since (deleted, or
+        # expired by retention, as an analytics export's file is after 7 days).
+        raise Gone("The object of this download URL was removed; it is gone for good.")
+    name = path.rsplit("/", 1)[-1]
+    extension = name.rpartition(".")[2].lower()
+    # Read from disk in chunks: an export's file may be hundreds of megabytes.
+    return FileResponse(
+        local,
         media_type=DOWNLOAD_TYPES.get(extension, "application/octet-stream"),
         headers={
             "Cache-Control": "private, max-age=3600",
             "X-Content-Type-Options": "nosniff",
             "Content-Security-Policy": "default-src 'none'; sandbox",
-            "Content-Disposition": "inline",
+            # A report is saved, an image shown.
+            "Content-Disposition": f'attachment; filename="{name}"'
+            if extension in ATTACHMENTS
+            else "inline",
         },
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -508,9 +508,11 @@ async def debit(
     description: str,
     resource: tuple[str | None, str | None],
     tokens: tuple[int, int],
+    about: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Draw `amount` from the earliest-expiring buckets (under the lock) for `hold`: one row per
-    bucket. The tokens go on the first row only, so summing rows counts them once."""
+    bucket. The tokens go on the first row only, so summing rows counts them once; `about`
+    (model, workflow, run, job instance) goes on every row, so credits group by it."""
     if amount <= 0:
         return []
     tokens_left: tuple[int, int] | None = tokens
@@ -537,6 +539,7 @@ async def debit(
                 now=now,
                 tokens=tokens_left,
             )
+            | dict(about or {})
         )
         tokens_left = None
         if left == 0:

@@ -82,7 +82,12 @@ class CreditLedgerEntry(TenantMixin, Base):
     Rows are only ever inserted, never updated or deleted."""
 
     __tablename__ = "credit_ledger"
-    __table_args__ = (Index("ix_credit_ledger_tenant_id_created_at", "tenant_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_credit_ledger_tenant_id_created_at", "tenant_id", "created_at"),
+        # AI usage's line items of one generation run or job instance (analytics.aiUsageEvents).
+        Index("ix_credit_ledger_tenant_id_workflow_run_id", "tenant_id", "workflow_run_id"),
+        Index("ix_credit_ledger_tenant_id_job_instance_id", "tenant_id", "job_instance_id"),
+    )
 
     # No RecordMixin: an append-only row has no updated_at.
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -104,6 +109,14 @@ class CreditLedgerEntry(TenantMixin, Base):
     # The model tokens a metered operation's commit used, on its first debit row (usage).
     input_tokens: Mapped[int | None] = mapped_column(Integer)
     output_tokens: Mapped[int | None] = mapped_column(Integer)
+    # What a metered operation's debit was for, on each of its rows (AI usage, issue 38): the
+    # model its calls used (several: their names joined by "+", sorted), the generation run,
+    # its workflow and job instance. None where not a model's work or not recorded (rows before
+    # 0034, ingests, client-committed holds).
+    model: Mapped[str | None] = mapped_column(String(100))
+    workflow_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    workflow_run_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    job_instance_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)
 
 

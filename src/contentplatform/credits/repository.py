@@ -12,7 +12,15 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, or_, select, text, union_all, update
+from sqlalchemy import (
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    union_all,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.credits.models import (
@@ -370,22 +378,6 @@ async def ledger_page(
         limit=limit,
         offset=offset,
     )
-
-
-async def debits(
-    session: AsyncSession, tenant_id: uuid.UUID, start: datetime, end: datetime, kind: str | None
-) -> list[CreditLedgerEntry]:
-    """The tenant's debit rows written in [start, end), oldest first."""
-    statement = select(CreditLedgerEntry).where(
-        CreditLedgerEntry.tenant_id == tenant_id,
-        CreditLedgerEntry.entry_type == EntryType.debit.value,
-        CreditLedgerEntry.created_at >= start,
-        CreditLedgerEntry.created_at < end,
-    )
-    if kind is not None:
-        statement = statement.where(CreditLedgerEntry.kind == kind)
-    result = await session.execute(statement.order_by(CreditLedgerEntry.created_at))
-    return list(result.scalars())
 
 
 async def entries_of_reservation(

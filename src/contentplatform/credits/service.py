@@ -37,7 +37,7 @@ Decisions callers rely on:
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -45,7 +45,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.core import runtime
-from contentplatform.credits import buckets, pricing, repository
+from contentplatform.credits import buckets, pricing, repository, usage_repository
 from contentplatform.credits.errors import (
     InsufficientCredits,
     ReservationNotFound,
@@ -91,21 +91,47 @@ def words_charge(words: int) -> int:
 @dataclass(frozen=True)
 class Spent:
     """What a metered operation's commit records on its debit: the model tokens it used, and
-    the resource it was for when the hold did not name one (a job's run, a conversation)."""
+    the resource it was for when the hold did not name one (a job's run, a conversation); for
+    AI usage, the model its calls used (`model_name` for calls to several), and the generation
+    run, its workflow and job instance where it ran in one."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     resource_type: str | None = None
     resource_id: str | None = None
+    model: str | None = None
+    workflow_id: uuid.UUID | None = None
+    workflow_run_id: uuid.UUID | None = None
+    job_instance_id: uuid.UUID | None = None
+
+
+MODEL_NAME_LENGTH = 100
+
+
+def model_name(models: Collection[str]) -> str | None:
+    """What a debit records as its model: the one model its calls used; for calls to several
+    (a run whose model was changed between its steps), their names sorted and joined by "+",
+    so its tokens are still counted once, under that one name; None for no model."""
+    names = sorted({name for name in models if name})
+    return "+".join(names)[:MODEL_NAME_LENGTH] or None
 
 
 def _recorded(hold: CreditReservation, spent: Spent) -> dict[str, Any]:
-    """The resource and tokens a hold's debit records: the hold's resource, else the one
-    `spent` names."""
+    """The resource, tokens and model a hold's debit records: the hold's resource, else the
+    one `spent` names."""
     resource = (hold.resource_type, hold.resource_id)
     if resource == (None, None):
         resource = (spent.resource_type, spent.resource_id)
-    return {"resource": resource, "tokens": (spent.input_tokens, spent.output_tokens)}
+    return {
+        "resource": resource,
+        "tokens": (spent.input_tokens, spent.output_tokens),
+        "about": {
+            "model": spent.model[:MODEL_NAME_LENGTH] if spent.model else None,
+            "workflow_id": spent.workflow_id,
+            "workflow_run_id": spent.workflow_run_id,
+            "job_instance_id": spent.job_instance_id,
+        },
+    }
 
 
 # --- the balance --------------------------------------------------------------------------------
@@ -166,6 +192,15 @@ class Creator:
 
 
 OPERATION = Creator()
+
+
+async def debited_between(
+    session: AsyncSession, tenant_id: uuid.UUID, start: datetime, end: datetime
+) -> list[tuple[datetime, int]]:
+    """(when, credits) of each debit written in [start, end), oldest first: reads only (the
+    dashboard cuts them into days of the organization's zone)."""
+    rows = await usage_repository.debits(session, tenant_id, start, end, None)
+    return [(row.created_at, -row.amount) for row in rows]
 
 
 async def reserve(
@@ -537,3 +572,11 @@ def _status(row: CreditReservation, now: datetime) -> ReservationStatus:
 
 def as_reservation(row: CreditReservation, now: datetime) -> Reservation:
     return Reservation.model_validate(row).model_copy(update={"status": _status(row, now)})
+
+
+async def debited_by_resource(
+    session: AsyncSession, tenant_id: uuid.UUID, resource_type: str, start: datetime, end: datetime
+) -> dict[str, int]:
+    """Credits debited in [start, end) for each resource of this type (a job's runs are debited
+    to the job), by its id: positive amounts."""
+    return await usage_repository.debited_by_resource(session, tenant_id, resource_type, start, end)

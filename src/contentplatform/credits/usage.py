@@ -1,18 +1,19 @@
-"""What credits were used: this month's debits (billing.getQuota) and the debits of a window in
-time buckets (billing.getUsage). Reads only."""
+"""What credits were used: this month's debits (billing.getQuota), and the debits of a window in
+time buckets, grouped (`tally`: one aggregate query, for billing.getUsage in UTC and for
+analytics.aiUsage* in the organization's zone). Reads only."""
 
 from __future__ import annotations
 
 import uuid
-from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.credits import buckets, repository
-from contentplatform.credits.models import ActorType, EntryType
+from contentplatform.credits import buckets, repository, usage_repository
+from contentplatform.credits.models import EntryType
 from contentplatform.credits.schemas import Usage, UsageBucket, UsageResult
 from contentplatform.kit import series
 from contentplatform.kit.db import utcnow
@@ -36,6 +37,89 @@ async def month_usage(
     return MonthUsage(start=start, end=end, used=used)
 
 
+# --- debits in buckets, grouped (billing.getUsage, analytics.aiUsage*) ----------------------------
+
+Dimension = Literal["kind", "model", "workflow", "job", "user"]
+
+
+@dataclass
+class Tally:
+    """What one group's debits in one bucket add up to. `operations` counts commits (a commit
+    drawing on several buckets writes several rows; it has one model, kind, workflow, job and
+    member, so groups' counts add up); `tokens_by_model` splits the tokens by the model that
+    used them, for a price per model."""
+
+    credits: int = 0
+    operations: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tokens_by_model: dict[str | None, list[int]] = field(default_factory=dict)
+
+    def add(self, row: Any) -> None:
+        """Count a row of usage_repository.debit_totals (one model's debits)."""
+        tokens = {row.model: [row.input_tokens, row.output_tokens]}
+        self.merge(
+            Tally(
+                credits=row.credits,
+                operations=row.operations,
+                input_tokens=row.input_tokens,
+                output_tokens=row.output_tokens,
+                tokens_by_model=tokens if row.input_tokens or row.output_tokens else {},
+            )
+        )
+
+    def merge(self, other: Tally) -> None:
+        self.credits += other.credits
+        self.operations += other.operations
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        for model, (input_tokens, output_tokens) in other.tokens_by_model.items():
+            tokens = self.tokens_by_model.setdefault(model, [0, 0])
+            tokens[0] += input_tokens
+            tokens[1] += output_tokens
+
+
+GroupKey = tuple[Any, ...]
+
+
+def _uuid_or_none(value: str | None) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(value) if value else None
+    except ValueError:
+        return None
+
+
+def _group_value(value: Any, dimension: Dimension) -> Any:
+    """A debit's value under a dimension (usage_repository.DIMENSIONS), the job's or member's
+    id as a UUID (None: not one, or not recorded)."""
+    return _uuid_or_none(value) if dimension in ("job", "user") else value
+
+
+async def tally(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    start: datetime,
+    end: datetime,
+    spans: Sequence[series.Span],
+    group_by: Sequence[Dimension] = (),
+    kind: str | None = None,
+    model: str | None = None,
+) -> list[dict[GroupKey, Tally]]:
+    """The tenant's committed debits written in [start, end), added up in SQL, each in the span
+    (ascending, contiguous) that holds it and under its group (a tuple of its values under
+    `group_by`, () for none): a dict of groups per span, in the spans' order."""
+    within = [(max(span.start, start), min(span.end, end)) for span in spans]
+    filters = {"kind": kind, "model": model}
+    rows = await usage_repository.debit_totals(session, tenant_id, within, group_by, filters)
+    found: list[dict[GroupKey, Tally]] = [{} for _ in spans]
+    for row in rows:
+        # Ids that read as no UUID fall together under None, hence several rows to one key.
+        key = tuple(_group_value(row[1 + n], d) for n, d in enumerate(group_by))
+        found[row.span].setdefault(key, Tally()).add(row)
+    return found
+
+
 # --- usage (billing.getUsage) -------------------------------------------------------------------
 
 BucketWidth = Literal["1h", "1d", "1mo"]
@@ -44,13 +128,6 @@ GroupBy = Literal["kind", "user", "job"]
 
 # billing.getUsage's widths as the time-series kit's spans (UTC).
 _GRANULARITY: dict[BucketWidth, series.Granularity] = {"1h": "hour", "1d": "day", "1mo": "month"}
-
-
-def _uuid_or_none(value: str | None) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(value) if value else None
-    except ValueError:
-        return None
 
 
 async def usage(
@@ -67,43 +144,63 @@ async def usage(
     (every bucket of the window, empty ones too), one result per group. `operations` counts
     commits (a commit spanning buckets is one); tokens are the model tokens the metered
     operations recorded on their debits (0 for ingests and client-committed holds)."""
-    rows = await repository.debits(session, tenant_id, start, end, kind)
-    granularity = _GRANULARITY[bucket_width]
-    credits: defaultdict[tuple[datetime, Any], int] = defaultdict(int)
-    operations: defaultdict[tuple[datetime, Any], set[uuid.UUID]] = defaultdict(set)
-    input_tokens: defaultdict[tuple[datetime, Any], int] = defaultdict(int)
-    output_tokens: defaultdict[tuple[datetime, Any], int] = defaultdict(int)
-    for row in rows:
-        if group_by == "kind":
-            group: Any = row.kind
-        elif group_by == "user":
-            is_user = row.actor_type == ActorType.user.value
-            group = _uuid_or_none(row.actor_id) if is_user else None
-        elif group_by == "job":
-            group = _uuid_or_none(row.resource_id) if row.resource_type == "job" else None
-        else:
-            group = None
-        slot = (series.floor(row.created_at, granularity), group)
-        credits[slot] -= row.amount
-        operations[slot].add(row.reservation_id or row.id)
-        input_tokens[slot] += row.input_tokens or 0
-        output_tokens[slot] += row.output_tokens or 0
+    spans = series.spans(start, end, _GRANULARITY[bucket_width])
+    tallied = await tally(
+        session,
+        tenant_id,
+        start=start,
+        end=end,
+        spans=spans,
+        group_by=(group_by,) if group_by else (),
+        kind=kind,
+    )
     buckets: list[UsageBucket] = []
-    for span in series.spans(start, end, granularity):
+    for span, groups in zip(spans, tallied, strict=True):
         results = [
             UsageResult(
-                kind=group if group_by == "kind" else None,
-                user_id=group if group_by == "user" else None,
-                job_id=group if group_by == "job" else None,
-                credits=amount,
-                operations=len(operations[slot_start, group]),
-                input_tokens=input_tokens[slot_start, group],
-                output_tokens=output_tokens[slot_start, group],
+                kind=group[0] if group_by == "kind" else None,
+                user_id=group[0] if group_by == "user" else None,
+                job_id=group[0] if group_by == "job" else None,
+                credits=found.credits,
+                operations=found.operations,
+                input_tokens=found.input_tokens,
+                output_tokens=found.output_tokens,
             )
-            for (slot_start, group), amount in sorted(
-                credits.items(), key=lambda item: str(item[0][1])
+            for group, found in sorted(
+                groups.items(), key=lambda item: str(item[0][0] if item[0] else None)
             )
-            if slot_start == span.start
         ]
         buckets.append(UsageBucket(start_time=span.start, end_time=span.end, results=results))
     return Usage(data=buckets, total=len(buckets))
+
+
+# --- commits, one line each (analytics.aiUsageEvents and its export) ----------------------------
+
+
+async def commits_page(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    *,
+    filters: dict[str, Any],
+    limit: int,
+    offset: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """A page of the tenant's commits in [start, end), newest first (see the repository)."""
+    return await usage_repository.commits_page(
+        session, tenant_id, start, end, filters=filters, limit=limit, offset=offset
+    )
+
+
+async def commits_after(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    after: tuple[datetime, uuid.UUID] | None,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """The tenant's next commits in [start, end), oldest first, after `after` (see the
+    repository)."""
+    return await usage_repository.commits_after(session, tenant_id, start, end, after, limit)

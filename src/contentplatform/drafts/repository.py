@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -168,16 +169,56 @@ async def of_job(
 
 
 async def job_figures(
-    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID
-) -> tuple[dict[str, int], float | None]:
-    """The job's live drafts counted by status, and their mean SEO score."""
-    where = (Draft.tenant_id == tenant_id, Draft.deleted_at.is_(None), Draft.job_id == job_id)
-    counts = await session.execute(
-        select(Draft.status, func.count()).where(*where).group_by(Draft.status)
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    job_ids: list[uuid.UUID] | None,
+    start: datetime | None,
+    end: datetime | None,
+) -> dict[uuid.UUID, tuple[dict[str, int], float | None]]:
+    """Per job (these, or every job when None), its live drafts made in [start, end) (unbounded
+    sides when None) counted by status, and their mean SEO score: one grouped query."""
+    where = [Draft.tenant_id == tenant_id, Draft.deleted_at.is_(None), Draft.job_id.is_not(None)]
+    if job_ids is not None:
+        where.append(Draft.job_id.in_(job_ids))
+    if start is not None:
+        where.append(Draft.created_at >= start)
+    if end is not None:
+        where.append(Draft.created_at < end)
+    rows = await session.execute(
+        select(Draft.job_id, Draft.status, func.count(), func.sum(Draft.seo_score))
+        .add_columns(func.count(Draft.seo_score))
+        .where(*where)
+        .group_by(Draft.job_id, Draft.status)
     )
-    mean = await session.scalar(select(func.avg(Draft.seo_score)).where(*where))
-    by_status = {status: count for status, count in counts.tuples()}
-    return by_status, None if mean is None else float(mean)
+    counts: dict[uuid.UUID, dict[str, int]] = {}
+    scores: dict[uuid.UUID, tuple[float, int]] = {}
+    for job_id, status, count, score_sum, scored in rows.tuples():
+        counts.setdefault(job_id, {})[status] = int(count)
+        total, n = scores.get(job_id, (0.0, 0))
+        scores[job_id] = (total + float(score_sum or 0), n + int(scored))
+    return {
+        job_id: (by_status, scores[job_id][0] / scores[job_id][1] if scores[job_id][1] else None)
+        for job_id, by_status in counts.items()
+    }
+
+
+async def job_drafts_made(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    job_ids: list[uuid.UUID] | None,
+    start: datetime,
+    end: datetime,
+) -> list[tuple[datetime, str]]:
+    """(created_at, status) of the live drafts of these jobs (any job when None) made in
+    [start, end)."""
+    statement = select(Draft.created_at, Draft.status).where(
+        Draft.tenant_id == tenant_id,
+        Draft.deleted_at.is_(None),
+        Draft.job_id.is_not(None) if job_ids is None else Draft.job_id.in_(job_ids),
+        Draft.created_at >= start,
+        Draft.created_at < end,
+    )
+    return list((await session.execute(statement)).tuples())
 
 
 async def unclaimed_approved(
@@ -362,3 +403,30 @@ async def reply_count(session: AsyncSession, tenant_id: uuid.UUID, parent_id: uu
         )
     )
     return int(count or 0)
+
+
+async def published_between(
+    session: AsyncSession, tenant_id: uuid.UUID, start: datetime, end: datetime
+) -> list[tuple[datetime, int | None]]:
+    """(published_at, seo_score) of the live drafts first published in [start, end)."""
+    result = await session.execute(
+        select(Draft.published_at, Draft.seo_score).where(
+            Draft.tenant_id == tenant_id,
+            Draft.deleted_at.is_(None),
+            Draft.status == "published",
+            Draft.published_at >= start,
+            Draft.published_at < end,
+        )
+    )
+    return [(published_at, score) for published_at, score in result.tuples() if published_at]
+
+
+async def in_review(session: AsyncSession, tenant_id: uuid.UUID, limit: int) -> list[Draft]:
+    """The live drafts in review, least recently changed first."""
+    result = await session.execute(
+        _live(tenant_id)
+        .where(Draft.status == "reviewing")
+        .order_by(Draft.updated_at, Draft.id)
+        .limit(limit)
+    )
+    return list(result.scalars())

@@ -18,6 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_object_session
@@ -98,6 +99,19 @@ async def stats(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.DraftSta
     )
 
 
+async def published_between(
+    session: AsyncSession, tenant_id: uuid.UUID, start: datetime, end: datetime
+) -> list[tuple[datetime, int | None]]:
+    """When each live draft published in [start, end) was first published, and its SEO score
+    (the dashboard's published posts, their mean score and sparkline)."""
+    return await repository.published_between(session, tenant_id, start, end)
+
+
+async def in_review(session: AsyncSession, tenant_id: uuid.UUID, limit: int) -> list[Draft]:
+    """The live drafts in review, least recently changed first (the dashboard's queue)."""
+    return await repository.in_review(session, tenant_id, limit)
+
+
 async def publishable(session: AsyncSession, tenant_id: uuid.UUID) -> list[schemas.Draft]:
     rows = await repository.publishable(session, tenant_id)
     return [schemas.Draft.model_validate(row) for row in rows]
@@ -112,10 +126,30 @@ async def of_job(
 
 
 async def job_figures(
-    session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid.UUID
-) -> tuple[dict[str, int], float | None]:
-    """A job's drafts counted by status, and their mean SEO score (None: none scored)."""
-    return await repository.job_figures(session, tenant_id, job_id)
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    job_ids: list[uuid.UUID] | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> dict[uuid.UUID, tuple[dict[str, int], float | None]]:
+    """Per job (these, or every job of the organization), its drafts made in [start, end)
+    (all of them when unbounded) counted by status, and their mean SEO score (None: none
+    scored). A job with no such draft is absent."""
+    return await repository.job_figures(session, tenant_id, job_ids, start, end)
+
+
+async def job_drafts_made(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    job_ids: list[uuid.UUID] | None,
+    start: datetime,
+    end: datetime,
+) -> list[tuple[datetime, str]]:
+    """When each draft of these jobs (of any job when None) made in [start, end) was made, and
+    its status now (job_figures' drafts, one by one, for a series)."""
+    return await repository.job_drafts_made(session, tenant_id, job_ids, start, end)
 
 
 async def take_approved(

@@ -72,8 +72,11 @@ async def list_events(
     end: datetime | None,
     limit: int,
     offset: int,
+    types: Sequence[str] | None = None,
 ) -> tuple[list[Event], int]:
     criteria: list[Any] = [Event.tenant_id == tenant_id, Event.scope.in_(scopes)]
+    if types is not None:
+        criteria.append(Event.type.in_(types))
     if resource_type is not None:
         criteria.append(Event.resource_type == resource_type)
     if resource_id is not None:

@@ -15,7 +15,7 @@ import logging
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -201,6 +201,33 @@ async def list_activity(
         total=total,
         page=data.page,
         limit=data.limit,
+    )
+
+
+async def activity_events(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    types: Sequence[str] | None,
+    since: datetime | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[Event], int]:
+    """The rows `activity.list` answers (scope activity, newest first), from its one query,
+    for the dashboard's feed; `types` keeps only those event types."""
+    return await repository.list_events(
+        session,
+        tenant_id,
+        scopes=("activity",),
+        resource_type=None,
+        resource_id=None,
+        actor_id=None,
+        action=None,
+        start=since,
+        end=None,
+        limit=limit,
+        offset=offset,
+        types=types,
     )
 
 

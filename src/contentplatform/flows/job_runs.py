@@ -122,7 +122,7 @@ async def start_many(
         except PlatformError as error:
             if by_hand:
                 raise
-            _fail(session, job, instance, attempt, error.detail, now)
+            _fail(session, job, instance, attempt, error, now)
             continue
         generations.append(_Generation(job, instance, topic, rotated, attempt))
     starts: dict[uuid.UUID, list[generation.BlogStart]] = {}
@@ -145,7 +145,7 @@ async def start_many(
         if isinstance(outcome, PlatformError):
             if by_hand:
                 raise outcome
-            _fail(session, job, instance, each.attempt, outcome.detail, now)
+            _fail(session, job, instance, each.attempt, outcome, now)
             continue
         if each.rotated:
             job.topic_cursor += 1
@@ -168,14 +168,15 @@ def _fail(
     job: Job,
     instance: JobInstance,
     attempt: int,
-    reason: str,
+    error: PlatformError,
     now: datetime,
 ) -> None:
     """The run could not start: the instance fails with the reason, and the job with it."""
     instance.attempts = attempt
-    instances.run_ended(session, instance, reason, now, drafts_created=0)
+    problem = instances.problem_of_error(error)
+    instances.run_ended(session, instance, error.detail, now, drafts_created=0, problem=problem)
     job.last_run_at = now
-    jobs.settle(job, failure=reason)
+    jobs.settle(job, failure=error.detail)
 
 
 def _brief_of(job: Job, instance: JobInstance, topic: str, attempt: int) -> BlogInput:
@@ -256,7 +257,14 @@ async def _select_existing(
     instance.attempts = attempt
     job.last_run_at = now
     if draft is None:
-        instances.run_ended(session, instance, instances.NOTHING_TO_SELECT, now, drafts_created=0)
+        instances.run_ended(
+            session,
+            instance,
+            instances.NOTHING_TO_SELECT,
+            now,
+            drafts_created=0,
+            problem="validation_error",
+        )
         jobs.settle(job, failure=instances.NOTHING_TO_SELECT)
         return
     instance.draft_id = draft.id
@@ -300,11 +308,17 @@ async def follow_run(session: AsyncSession, run: GenerationRun) -> None:
     if status not in ("completed", "failed"):
         instance.status = status
         return
-    failure = None
+    failure = problem = None
     if status == "failed":
         failure = (run.error or {}).get("message") or "Generation failed."
+        problem = instances.problem_of_run((run.error or {}).get("code"))
     instances.run_ended(
-        session, instance, failure, now, drafts_created=1 if status == "completed" else 0
+        session,
+        instance,
+        failure,
+        now,
+        drafts_created=1 if status == "completed" else 0,
+        problem=problem,
     )
     # Locked: a pause committed meanwhile must not be overwritten.
     job = await jobs.find(session, run.tenant_id, instance.job_id, for_update=True)

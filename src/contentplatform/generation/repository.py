@@ -175,3 +175,16 @@ async def workflow_runs(
         limit=query.limit,
         offset=offset_of(query.page, query.limit),
     )
+
+
+async def waiting_review(
+    session: AsyncSession, tenant_id: uuid.UUID, limit: int
+) -> list[GenerationRun]:
+    """The tenant's runs waiting at a review gate, the soonest to time out first."""
+    result = await session.execute(
+        select(GenerationRun)
+        .where(GenerationRun.tenant_id == tenant_id, GenerationRun.status == "waiting_review")
+        .order_by(GenerationRun.waiting_until, GenerationRun.id)
+        .limit(limit)
+    )
+    return list(result.scalars())

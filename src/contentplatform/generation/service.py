@@ -288,6 +288,14 @@ CANCELLED = "Generation was cancelled."
 RETRYABLE = ("failed", "cancelled")
 
 
+async def waiting_review(
+    session: AsyncSession, tenant_id: uuid.UUID, limit: int
+) -> list[GenerationRun]:
+    """The runs waiting at a review gate, the soonest to time out first (the dashboard's
+    queue: each waits on its draft's reviewer until `waiting_until`)."""
+    return await repository.waiting_review(session, tenant_id, limit)
+
+
 async def list_runs(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListRunsInput
 ) -> schemas.RunPage:

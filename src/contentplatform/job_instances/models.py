@@ -20,6 +20,12 @@ class JobInstance(RecordMixin, TenantMixin, Base):
         # One instance per occurrence, however many schedulers tick or retry.
         UniqueConstraint("job_id", "scheduled_date"),
         Index("ix_job_instances_tenant_id_scheduled_date", "tenant_id", "scheduled_date"),
+        # Automation analytics count from this index alone (job_instances.repository): finished
+        # runs by when they finished, runs in flight (finished_at NULL) by their start.
+        Index(
+            "ix_job_instances_runs", "tenant_id", "finished_at", "started_at", "status", "job_id"
+        ),
+        Index("ix_job_instances_tenant_id_started_at", "tenant_id", "started_at"),
         Index(
             "ix_job_instances_waiting",
             "scheduled_date",
@@ -46,6 +52,8 @@ class JobInstance(RecordMixin, TenantMixin, Base):
     run_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
     # Why it failed or was skipped.
     error: Mapped[str | None] = mapped_column(Text)
+    # A failed instance's reason code (job_instances.service.PROBLEMS); None unless failed.
+    problem: Mapped[str | None] = mapped_column(String(40))
     attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -4,16 +4,23 @@ look across tenants for instances whose date has come."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import ColumnElement, and_, case, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.selectable import CTE
 
 from contentplatform.job_instances.models import JobInstance
 from contentplatform.kit.db import Owned, claim, cross_tenant, insert_ignoring_conflicts, owned_by
+from contentplatform.kit.sql_time import milliseconds_between, plan_for_the_spans, spans_table
 
 IN_FLIGHT = ("pending", "running")
+# The statuses of a run that ran to its end: a duration is theirs.
+TIMED = ("completed", "failed")
+# [start, end) instants, ascending (kit/series' spans).
+Spans = Sequence[tuple[datetime, datetime]]
 # A pending instance no run took yet (planned by hand, or its tick crashed before the start).
 WAITING = (JobInstance.status == "pending", JobInstance.run_id.is_(None))
 
@@ -131,6 +138,230 @@ async def listed(
         statement = statement.where(JobInstance.status == status)
     statement = statement.order_by(JobInstance.scheduled_date, JobInstance.id)
     return list((await session.execute(statement.limit(limit).offset(offset))).scalars())
+
+
+async def started_between(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    *,
+    after: tuple[datetime, uuid.UUID] | None,
+    limit: int,
+    job_id: uuid.UUID | None = None,
+    status: str | None = None,
+) -> list[JobInstance]:
+    """One batch of a keyset walk over the tenant's instances that started in [start, end), by
+    (started_at, id): those after the key `after` (None: from the first), at most `limit`."""
+    # After a key, the index range starts at the key's time, not the period's start: with both
+    # bounds SQLite read each batch from the period's start (an export of a million runs slowed
+    # down as it went, 17x the time of writing its rows).
+    since = start if after is None else max(start, after[0])
+    statement = select(JobInstance).where(
+        JobInstance.tenant_id == tenant_id,
+        JobInstance.started_at >= since,
+        JobInstance.started_at < end,
+    )
+    if job_id is not None:
+        statement = statement.where(JobInstance.job_id == job_id)
+    if status is not None:
+        statement = statement.where(JobInstance.status == status)
+    if after is not None:
+        # Spelled out rather than a row value: each side binds with its column's type.
+        moment, last_id = after
+        statement = statement.where(
+            or_(
+                JobInstance.started_at > moment,
+                and_(JobInstance.started_at == moment, JobInstance.id > last_id),
+            )
+        )
+    statement = statement.order_by(JobInstance.started_at, JobInstance.id).limit(limit)
+    return list((await session.execute(statement)).scalars())
+
+
+def _placed_by(
+    at: Any, spans: Spans, tenant_id: uuid.UUID, job_ids: Collection[uuid.UUID] | None
+) -> tuple[CTE, Any]:
+    """The spans as a table, and the join of each to the tenant's instances whose `at` it holds
+    (one range of the (tenant_id, at) index per span)."""
+    table = spans_table(spans)
+    placed = [JobInstance.tenant_id == tenant_id, at >= table.c.start, at < table.c.end]
+    if job_ids is not None:
+        placed.append(JobInstance.job_id.in_(set(job_ids)))
+    return table, and_(*placed)
+
+
+def _timed() -> ColumnElement[bool]:
+    """A run with a duration: it started, and completed or failed."""
+    return and_(JobInstance.status.in_(TIMED), JobInstance.started_at.is_not(None))
+
+
+async def finished_counts(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    spans: Spans,
+    *,
+    job_ids: Collection[uuid.UUID] | None,
+    by_job: bool,
+) -> list[Any]:
+    """Per span (`idx`) and, `by_job`, per job (`job_id`): the instances that finished in it,
+    counted (`total`, `succeeded`, `failed`), their durations (`timed`, `duration_total` in ms)
+    and their first and last finish (`first_at`, `last_at`)."""
+    await plan_for_the_spans(session)
+    table, placed = _placed_by(JobInstance.finished_at, spans, tenant_id, job_ids)
+    duration = case(
+        (_timed(), milliseconds_between(JobInstance.finished_at, JobInstance.started_at))
+    )
+    keys = [table.c.idx, *([JobInstance.job_id] if by_job else [])]
+    statement = (
+        select(
+            *keys,
+            func.count().label("total"),
+            func.count(case((JobInstance.status == "completed", 1))).label("succeeded"),
+            func.count(case((JobInstance.status == "failed", 1))).label("failed"),
+            func.count(case((_timed(), 1))).label("timed"),
+            func.coalesce(func.sum(duration), 0).label("duration_total"),
+            func.min(JobInstance.finished_at).label("first_at"),
+            func.max(JobInstance.finished_at).label("last_at"),
+        )
+        .select_from(table)
+        .join(JobInstance, placed)
+        .group_by(*keys)
+    )
+    return list((await session.execute(statement)).all())
+
+
+async def in_flight_counts(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    spans: Spans,
+    *,
+    job_ids: Collection[uuid.UUID] | None,
+    by_job: bool,
+    stalled_before: datetime,
+) -> list[Any]:
+    """Per span and, `by_job`, per job: the instances in flight that started in it (`total`),
+    those started before `stalled_before` (`stalled`), the first and last start."""
+    await plan_for_the_spans(session)
+    table, placed = _placed_by(JobInstance.started_at, spans, tenant_id, job_ids)
+    keys = [table.c.idx, *([JobInstance.job_id] if by_job else [])]
+    statement = (
+        select(
+            *keys,
+            func.count().label("total"),
+            func.count(case((JobInstance.started_at < stalled_before, 1))).label("stalled"),
+            func.min(JobInstance.started_at).label("first_at"),
+            func.max(JobInstance.started_at).label("last_at"),
+        )
+        .select_from(table)
+        .join(JobInstance, and_(placed, JobInstance.finished_at.is_(None)))
+        .group_by(*keys)
+    )
+    return list((await session.execute(statement)).all())
+
+
+async def duration_at_rank(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    *,
+    job_ids: Collection[uuid.UUID] | None,
+    rank: int,
+    count: int,
+) -> float | None:
+    """The duration (ms) at `rank` (1-based, ascending) among the `count` timed runs that
+    finished in [start, end), read from whichever end is nearer: the sort keeps only the rows
+    up to it. None if the runs changed since they were counted and there is no such rank."""
+    duration = milliseconds_between(JobInstance.finished_at, JobInstance.started_at)
+    where = [
+        JobInstance.tenant_id == tenant_id,
+        JobInstance.finished_at >= start,
+        JobInstance.finished_at < end,
+        _timed(),
+    ]
+    if job_ids is not None:
+        where.append(JobInstance.job_id.in_(set(job_ids)))
+    statement = select(duration).where(*where).limit(1)
+    if rank <= count - rank + 1:
+        statement = statement.order_by(duration).offset(rank - 1)
+    else:
+        statement = statement.order_by(duration.desc()).offset(count - rank)
+    found = (await session.execute(statement)).scalar()
+    return None if found is None else float(found)
+
+
+async def duration_percentiles(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    spans: Spans,
+    *,
+    job_ids: Collection[uuid.UUID] | None,
+    percents: Sequence[int],
+) -> list[tuple[int, int, int, float]]:
+    """(span idx, rank, count, duration ms) of the durations at the nearest ranks of `percents`
+    (whole percents) among each span's timed runs, ranked in the database: the smallest duration
+    with at least that share at or below it, rank max(1, ceil(percent x count / 100))."""
+    await plan_for_the_spans(session)
+    table, placed = _placed_by(JobInstance.finished_at, spans, tenant_id, job_ids)
+    duration = milliseconds_between(JobInstance.finished_at, JobInstance.started_at)
+    ranked = (
+        select(
+            table.c.idx,
+            duration.label("duration"),
+            func.row_number().over(partition_by=table.c.idx, order_by=duration).label("rank"),
+            func.count().over(partition_by=table.c.idx).label("n"),
+        )
+        .select_from(table)
+        .join(JobInstance, and_(placed, _timed()))
+        .subquery()
+    )
+    statement = select(ranked.c.idx, ranked.c.rank, ranked.c.n, ranked.c.duration).where(
+        or_(*(ranked.c.rank == (percent * ranked.c.n + 99) // 100 for percent in percents))
+    )
+    return list((await session.execute(statement)).tuples())
+
+
+async def failure_groups(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    *,
+    job_ids: Collection[uuid.UUID] | None,
+) -> list[Any]:
+    """The runs that failed in [start, end) per (job_id, problem, step): their `count`, and the
+    last one's `finished_at` and `error`."""
+    group = (JobInstance.job_id, JobInstance.problem, JobInstance.step)
+    where = [
+        JobInstance.tenant_id == tenant_id,
+        JobInstance.status == "failed",
+        JobInstance.finished_at >= start,
+        JobInstance.finished_at < end,
+    ]
+    if job_ids is not None:
+        where.append(JobInstance.job_id.in_(set(job_ids)))
+    latest_first = (JobInstance.finished_at.desc(), JobInstance.id.desc())
+    ranked = (
+        select(
+            *group,
+            JobInstance.finished_at,
+            JobInstance.error,
+            func.row_number().over(partition_by=group, order_by=latest_first).label("rank"),
+            func.count().over(partition_by=group).label("count"),
+        )
+        .where(*where)
+        .subquery()
+    )
+    statement = select(
+        ranked.c.job_id,
+        ranked.c.problem,
+        ranked.c.step,
+        ranked.c.count,
+        ranked.c.finished_at,
+        ranked.c.error,
+    ).where(ranked.c.rank == 1)
+    return list((await session.execute(statement)).all())
 
 
 # --- the scheduler: across tenants --------------------------------------------------------------

@@ -11,8 +11,10 @@ ends is told as `job.run_completed` or `job.run_failed` (`run_ended`); a skip te
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,6 +23,13 @@ from contentplatform.job_instances import repository, schemas
 from contentplatform.job_instances.errors import InstanceNotWaiting, JobInstanceNotFound
 from contentplatform.job_instances.models import JobInstance
 from contentplatform.kit.db import Required, utcnow
+from contentplatform.kit.errors import (
+    BadRequest,
+    Conflict,
+    NotFound,
+    PaymentRequired,
+    PlatformError,
+)
 from contentplatform.kit.schemas import window_of
 from contentplatform.tenants import service as tenants
 
@@ -31,6 +40,38 @@ SKIPPED_BY_HAND = "Skipped by hand."
 MISSED_FOR_LATER = "Missed while the scheduler was not running; a later instance ran instead."
 NOTHING_TO_SELECT = "No approved draft is left to select; approve one, or generate instead."
 MAX_LISTED = 1000
+
+# Why an instance failed, as its `problem` records it (analytics.failureBreakdown's reasons):
+# the model or pipeline failed (generation_error), the model did not answer in time or the run
+# outlasted generation_stall_seconds (provider_timeout), no credits to hold or the hold expired
+# (insufficient_credits), the job or instance could not run as set (no topic, nothing to select,
+# a document gone: validation_error), a person rejected it at a review gate or let the gate time
+# out (review_rejected), the run was cancelled (cancelled), anything else (unknown).
+PROBLEMS = (
+    "generation_error",
+    "provider_timeout",
+    "insufficient_credits",
+    "validation_error",
+    "review_rejected",
+    "publisher_auth",
+    "publisher_rejected",
+    "cancelled",
+    "unknown",
+)
+# A generation run's error code (generation/pipeline/errors.py) as a problem.
+_RUN_PROBLEMS = {
+    "CANCELLED": "cancelled",
+    "PROVIDER_UNAVAILABLE": "provider_timeout",
+    "STALLED": "provider_timeout",
+    "PROVIDER_ERROR": "generation_error",
+    "MODEL_OUTPUT_INVALID": "generation_error",
+    "UNSUPPORTED_CLAIMS": "generation_error",
+    "NO_SOURCES": "generation_error",
+    "INTERNAL_ERROR": "generation_error",
+    "CREDITS_EXPIRED": "insufficient_credits",
+    "REJECTED_AT_REVIEW": "review_rejected",
+    "REVIEW_TIMED_OUT": "review_rejected",
+}
 
 
 require = Required(repository.get, JobInstanceNotFound)
@@ -147,6 +188,21 @@ def finish(instance: JobInstance, status: str, error: str | None, now: datetime)
     instance.updated_at = now
 
 
+def problem_of_run(code: str | None) -> str:
+    """The problem a generation run's error code stands for (`unknown` for a code not known)."""
+    return _RUN_PROBLEMS.get(code or "", "unknown")
+
+
+def problem_of_error(error: PlatformError) -> str:
+    """The problem of what kept a run from starting: no credits (402), the job or instance not
+    runnable as set (a 400, 404 or 409: no topic, a document gone), else unknown."""
+    if isinstance(error, PaymentRequired):
+        return "insufficient_credits"
+    if isinstance(error, BadRequest | NotFound | Conflict):
+        return "validation_error"
+    return "unknown"
+
+
 def run_ended(
     session: AsyncSession,
     instance: JobInstance,
@@ -154,11 +210,14 @@ def run_ended(
     now: datetime,
     *,
     drafts_created: int,
+    problem: str | None = None,
 ) -> None:
-    """The instance's run ended: completed (`error` None) or failed with the reason, and told
-    as `job.run_completed` or `job.run_failed` about its job. `drafts_created` is what the run
-    wrote (0 when it failed, or took an approved draft instead)."""
+    """The instance's run ended: completed (`error` None) or failed with the reason and its
+    `problem` (one of PROBLEMS; `unknown` when not given), and told as `job.run_completed` or
+    `job.run_failed` about its job. `drafts_created` is what the run wrote (0 when it failed,
+    or took an approved draft instead)."""
     finish(instance, "failed" if error is not None else "completed", error, now)
+    instance.problem = (problem or "unknown") if error is not None else None
     events.emit(
         session,
         instance.tenant_id,
@@ -178,6 +237,143 @@ def clean_keywords(keywords: list[str] | None) -> list[str] | None:
     if keywords is None:
         return None
     return [keyword.strip() for keyword in keywords if keyword.strip()]
+
+
+# --- runs, as analytics reads them --------------------------------------------------------------
+
+
+@dataclass
+class RunCounts:
+    """Instances counted as automation analytics reads them.
+
+    An instance is in a span by when it finished (completed, failed, skipped), else, while in
+    flight (running, or queued after it started), by when it started; one never started and not
+    finished (planned, or queued) is in no span. `succeeded` ones completed; `skipped` ones
+    never ran (no run that succeeded or failed); one in flight that started before the stall
+    time is `stalled` too (neither a success nor a failure). A completed or failed run that
+    started is `timed`: its duration is finished - started, in whole milliseconds;
+    `percentiles` holds the nearest-rank ones asked for (percent -> ms). `first_at`/`last_at`:
+    the earliest and latest instants that placed one."""
+
+    total: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    skipped: int = 0
+    in_flight: int = 0
+    stalled: int = 0
+    timed: int = 0
+    duration_total_ms: float = 0.0
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+    percentiles: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> int:
+        """Runs that succeeded or failed: what a success rate is a share of."""
+        return self.succeeded + self.failed
+
+    def _seen(self, first_at: datetime, last_at: datetime) -> None:
+        self.first_at = first_at if self.first_at is None else min(self.first_at, first_at)
+        self.last_at = last_at if self.last_at is None else max(self.last_at, last_at)
+
+
+# Runs counted per (span index, job id), the job None unless counted per job.
+CountKey = tuple[int, uuid.UUID | None]
+
+
+async def run_counts(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    spans: repository.Spans,
+    *,
+    stalled_before: datetime,
+    job_ids: Collection[uuid.UUID] | None = None,
+    by_job: bool = False,
+    percents: Sequence[int] = (),
+) -> dict[CountKey, RunCounts]:
+    """The runs (of these jobs, or every job) each [start, end) span holds, counted in the
+    database (RunCounts says how); a span (and job) without a run has no entry. `percents`:
+    the duration percentiles to rank too (whole percents; never per job)."""
+    found: dict[CountKey, RunCounts] = {}
+
+    def counts(row: Any) -> RunCounts:
+        key = (row.idx, row.job_id if by_job else None)
+        return found.setdefault(key, RunCounts())
+
+    for row in await repository.finished_counts(
+        session, tenant_id, spans, job_ids=job_ids, by_job=by_job
+    ):
+        each = counts(row)
+        each.total += row.total
+        each.succeeded, each.failed = row.succeeded, row.failed
+        each.skipped = row.total - row.succeeded - row.failed
+        each.timed, each.duration_total_ms = row.timed, float(row.duration_total)
+        each._seen(row.first_at, row.last_at)
+    for row in await repository.in_flight_counts(
+        session, tenant_id, spans, job_ids=job_ids, by_job=by_job, stalled_before=stalled_before
+    ):
+        each = counts(row)
+        each.total += row.total
+        each.in_flight, each.stalled = row.total, row.stalled
+        each._seen(row.first_at, row.last_at)
+    if percents and not by_job:
+        await _rank_durations(session, tenant_id, spans, job_ids, percents, found)
+    return found
+
+
+def nearest_rank(percent: int, count: int) -> int:
+    """The nearest rank (1-based) of a whole percent among `count` values: ceil(p x n / 100)."""
+    return max(1, (percent * count + 99) // 100)
+
+
+async def _rank_durations(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    spans: repository.Spans,
+    job_ids: Collection[uuid.UUID] | None,
+    percents: Sequence[int],
+    found: dict[CountKey, RunCounts],
+) -> None:
+    """Each span's duration percentiles. One span (an overview): the duration at each rank,
+    sorted from the nearer end with a limit, so the database sorts no more than it must (SQLite's
+    window functions took five times as long over 100,000 runs); several (a series): one
+    ranking by window function over them all."""
+    if len(spans) == 1:
+        runs = found.get((0, None))
+        if runs is None or not runs.timed:
+            return
+        for percent in percents:
+            duration = await repository.duration_at_rank(
+                session,
+                tenant_id,
+                *spans[0],
+                job_ids=job_ids,
+                rank=nearest_rank(percent, runs.timed),
+                count=runs.timed,
+            )
+            if duration is not None:
+                runs.percentiles[percent] = duration
+        return
+    ranked = await repository.duration_percentiles(
+        session, tenant_id, spans, job_ids=job_ids, percents=percents
+    )
+    for index, rank, count, duration in ranked:
+        for percent in percents:
+            if rank == nearest_rank(percent, count):
+                found[(index, None)].percentiles[percent] = float(duration)
+
+
+async def failed_runs(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    *,
+    job_ids: Collection[uuid.UUID] | None = None,
+) -> list[Any]:
+    """The runs that failed in [start, end) counted per (job_id, problem, step), each row with
+    its `count` and the last one's `finished_at` and `error`."""
+    return await repository.failure_groups(session, tenant_id, start, end, job_ids=job_ids)
 
 
 # --- by hand ------------------------------------------------------------------------------------
@@ -238,6 +434,25 @@ async def of_job(
     """The job's instances, latest scheduled first (at most MAX_LISTED)."""
     rows = await repository.of_job(session, tenant_id, job_id, MAX_LISTED)
     return [schemas.JobInstance.model_validate(row) for row in rows]
+
+
+async def started_between(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    *,
+    after: tuple[datetime, uuid.UUID] | None,
+    limit: int,
+    job_id: uuid.UUID | None = None,
+    status: str | None = None,
+) -> list[JobInstance]:
+    """The instances that started in [start, end) (of one job, in one status), by (started_at,
+    id), `limit` at a time after the key `after` (the last one's (started_at, id)): an export
+    streams them batch by batch."""
+    return await repository.started_between(
+        session, tenant_id, start, end, after=after, limit=limit, job_id=job_id, status=status
+    )
 
 
 # --- the scheduler: instances planned ahead whose date has come ---------------------------------

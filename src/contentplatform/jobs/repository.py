@@ -73,6 +73,20 @@ async def many(session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.U
     return list((await session.execute(_live(tenant_id).where(Job.id.in_(job_ids)))).scalars())
 
 
+async def every(session: AsyncSession, tenant_id: uuid.UUID, status: str | None) -> list[Job]:
+    """The live jobs (of this status), oldest first."""
+    statement = _live(tenant_id, status).order_by(Job.created_at, Job.id)
+    return list((await session.execute(statement)).scalars())
+
+
+async def with_ids(
+    session: AsyncSession, tenant_id: uuid.UUID, job_ids: list[uuid.UUID]
+) -> list[Job]:
+    """These jobs, deleted ones too (their runs stay counted)."""
+    statement = select(Job).where(Job.tenant_id == tenant_id, Job.id.in_(job_ids))
+    return list((await session.execute(statement)).scalars())
+
+
 async def naming_workflow(
     session: AsyncSession, tenant_id: uuid.UUID, workflow_id: uuid.UUID
 ) -> list[uuid.UUID]:

@@ -16,7 +16,8 @@ billing.getUsage cuts its window (UTC instants) into spans here too (credits/usa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Literal, TypeVar
@@ -98,6 +99,22 @@ def spans(
     return found
 
 
+class Slots:
+    """Which of `spans` (ascending and contiguous, as `spans()` cuts them) holds a moment: a
+    bisect over their starts, since a report places every row of its period."""
+
+    def __init__(self, over: Sequence[Span]) -> None:
+        self._starts = [span.start for span in over]
+        self._end = over[-1].end if over else None
+
+    def index(self, moment: datetime) -> int | None:
+        """The index of the span holding `moment`, None when none does."""
+        if self._end is None or moment >= self._end:
+            return None
+        found = bisect_right(self._starts, moment) - 1
+        return found if found >= 0 else None
+
+
 def add_months(day: date, months: int) -> date:
     """`day` moved by whole months, on the month's last day where it has no such day."""
     index = day.year * 12 + day.month - 1 + months
@@ -146,6 +163,8 @@ def check_range(
     a range's granularity)."""
     if last < first:
         problem = f"The range ends ({last}) before it starts ({first})."
+    elif first.year > date.max.year - MAX_MONTHS // 12 - 1:
+        problem = f"A range must start before the year {date.max.year - MAX_MONTHS // 12}."
     elif last >= add_months(first, MAX_MONTHS):
         problem = f"A range covers at most {MAX_MONTHS} months; {first} to {last} is longer."
     elif granularity == "hour":

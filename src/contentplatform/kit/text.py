@@ -28,7 +28,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date
 from typing import Annotated, Any
 
 import nh3
@@ -209,7 +209,7 @@ def checked(value: Any, rule: TextRule, *, has_max: bool, has_min: bool) -> Any:
     """`value` (one field's, after its own validation) with every string in it held to `rule`
     (dict keys to one line, kept as given), every integer within MIN_INT..MAX_INT where the
     field declares no bound of its own on that side (`has_max`, `has_min`), every float finite,
-    every instant in the years MIN_YEAR..MAX_YEAR, nesting at most MAX_JSON_DEPTH deep.
+    every instant and date in the years MIN_YEAR..MAX_YEAR, nesting at most MAX_JSON_DEPTH deep.
     Lists and dicts come back rebuilt (plain text may change a string in them); models are left
     alone: an `Input` checks its own fields. A refusal inside a list or dict says where
     (`seo_title: must not contain U+0000 ...`)."""
@@ -247,7 +247,8 @@ def _leaf(node: Any, rule: TextRule, has_max: bool, has_min: bool) -> Any:
             raise PydanticCustomError("int_bound", "must be at least {limit}", {"limit": MIN_INT})
     elif isinstance(node, float) and not math.isfinite(node):
         raise PydanticCustomError("float_finite", "must be a finite number")
-    elif isinstance(node, datetime) and not MIN_YEAR <= node.year <= MAX_YEAR:
+    elif isinstance(node, date) and not MIN_YEAR <= node.year <= MAX_YEAR:
+        # A date too: a range's previous period or its day after would leave Python's years.
         raise PydanticCustomError(
             "datetime_bound",
             "must be in the years {first} to {last}",

@@ -358,3 +358,36 @@ async def usage_page(
         limit=limit,
         offset=offset,
     )
+
+
+async def licence_figures(
+    session: AsyncSession, tenant_id: uuid.UUID, now: datetime, limit: int
+) -> tuple[int, int, list[MediaAsset]]:
+    """The tenant's live assets: how many, how many need attention (licence unverified,
+    expiring or expired), and up to `limit` of those a live draft uses whose licence has ended
+    or ends within EXPIRING_WITHIN (the ones `media.license_*` alerts are told of)."""
+    live = (MediaAsset.tenant_id == tenant_id, MediaAsset.deleted_at.is_(None))
+    attention = or_(
+        license_status_is("unverified", now),
+        license_status_is("expiring", now),
+        license_status_is("expired", now),
+    )
+    total, flagged = (
+        await session.execute(
+            select(func.count(), func.count().filter(attention))
+            .select_from(MediaAsset)
+            .where(*live)
+        )
+    ).one()
+    ending = await session.scalars(
+        select(MediaAsset)
+        .where(
+            *live,
+            MediaAsset.license_expires_at.is_not(None),
+            MediaAsset.license_expires_at <= now + EXPIRING_WITHIN,
+            _in_use(tenant_id),
+        )
+        .order_by(MediaAsset.license_expires_at, MediaAsset.id)
+        .limit(limit)
+    )
+    return int(total), int(flagged), list(ending.all())

@@ -115,6 +115,14 @@ def license_status(verified: bool, expires_at: datetime | None, now: datetime) -
     return "valid"
 
 
+async def licence_figures(
+    session: AsyncSession, tenant_id: uuid.UUID, now: datetime, limit: int
+) -> tuple[int, int, list[MediaAsset]]:
+    """(live assets, those whose licence needs attention, up to `limit` assets in use whose
+    licence has ended or ends within 30 days): the dashboard's media figures and alerts."""
+    return await repository.licence_figures(session, tenant_id, now, limit)
+
+
 def _verified(license: schemas.MediaLicense) -> bool:
     attribution = license.attribution
     return license.type is not None and (not attribution.required or bool(attribution.text))

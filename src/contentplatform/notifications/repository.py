@@ -213,3 +213,26 @@ async def forget_older_than(session: AsyncSession, moment: datetime) -> int:
         return 0
     result = await session.execute(delete(Notification).where(old))
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def about(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    subject: str,
+    types: Collection[str],
+    resource_ids: Collection[uuid.UUID],
+    since: datetime,
+) -> list[Notification]:
+    """The subject's notifications of these event types about these resources, oldest first."""
+    if not types or not resource_ids:
+        return []
+    result = await session.execute(
+        select(Notification)
+        .where(
+            *_mine(tenant_id, subject, since),
+            Notification.type.in_(types),
+            Notification.resource_id.in_(resource_ids),
+        )
+        .order_by(Notification.created_at, Notification.id)
+    )
+    return list(result.scalars())

@@ -11,7 +11,7 @@ the tenant watch again.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -85,6 +85,30 @@ async def mark_read(
     )
     unread = await repository.unread_count(session, tenant_id, subject, _since())
     return schemas.MarkReadResult(updated=updated, unread_count=unread)
+
+
+async def latest_about(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    subject: str,
+    keys: Collection[tuple[str, uuid.UUID]],
+) -> dict[tuple[str, uuid.UUID], schemas.Notification]:
+    """The subject's latest notification of each (event type, resource id), where one was made
+    (the dashboard's alerts carry the one that raised them; reading it acknowledges them)."""
+    rows = await repository.about(
+        session,
+        tenant_id,
+        subject,
+        {kind for kind, _ in keys},
+        {resource_id for _, resource_id in keys},
+        _since(),
+    )
+    wanted = set(keys)
+    found: dict[tuple[str, uuid.UUID], schemas.Notification] = {}
+    for row in rows:  # oldest first: the latest of each key is written last
+        if row.resource_id is not None and (row.type, row.resource_id) in wanted:
+            found[row.type, row.resource_id] = schemas.Notification.model_validate(row)
+    return found
 
 
 async def forget_old(session: AsyncSession) -> int:

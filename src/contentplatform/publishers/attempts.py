@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -78,6 +79,19 @@ async def success_rate(session: AsyncSession, tenant_id: uuid.UUID, job_id: uuid
     """Of a job's drafts' finished publish attempts, the share that succeeded (0 with none)."""
     succeeded, finished = await repository.job_attempt_outcomes(session, tenant_id, job_id)
     return round(succeeded / finished, 4) if finished else 0.0
+
+
+async def jobs_outcomes(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    job_ids: list[uuid.UUID] | None,
+    start: datetime,
+    end: datetime,
+) -> tuple[int, int]:
+    """(succeeded, finished) publish attempts of job drafts (these jobs', or any job's when
+    None) that finished in [start, end)."""
+    return await repository.jobs_attempt_outcomes(session, tenant_id, job_ids, start, end)
 
 
 async def begin_try(

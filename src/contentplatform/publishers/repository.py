@@ -166,3 +166,51 @@ async def job_attempt_outcomes(
     )
     counts = {status: int(count) for status, count in rows.tuples()}
     return counts.get("succeeded", 0), sum(counts.values())
+
+
+async def jobs_attempt_outcomes(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    job_ids: list[uuid.UUID] | None,
+    start: datetime,
+    end: datetime,
+) -> tuple[int, int]:
+    """(succeeded, finished) publish attempts, finished in [start, end), of the drafts of these
+    jobs (of any job when None)."""
+    where = [
+        PublishAttempt.tenant_id == tenant_id,
+        Draft.tenant_id == tenant_id,
+        Draft.job_id.is_not(None) if job_ids is None else Draft.job_id.in_(job_ids),
+        PublishAttempt.mode != "unpublish",
+        PublishAttempt.status.in_(("succeeded", "failed")),
+        PublishAttempt.finished_at >= start,
+        PublishAttempt.finished_at < end,
+    ]
+    rows = await session.execute(
+        select(PublishAttempt.status, func.count())
+        .join(Draft, Draft.id == PublishAttempt.draft_id)
+        .where(*where)
+        .group_by(PublishAttempt.status)
+    )
+    counts = {status: int(count) for status, count in rows.tuples()}
+    return counts.get("succeeded", 0), sum(counts.values())
+
+
+async def scheduled_between(
+    session: AsyncSession, tenant_id: uuid.UUID, start: datetime, end: datetime, limit: int
+) -> list[tuple[PublishAttempt, str]]:
+    """The tenant's publishes scheduled in [start, end), soonest first, with their draft's
+    title."""
+    rows = await session.execute(
+        select(PublishAttempt, Draft.title)
+        .join(Draft, (Draft.id == PublishAttempt.draft_id) & (Draft.tenant_id == tenant_id))
+        .where(
+            PublishAttempt.tenant_id == tenant_id,
+            PublishAttempt.status == "scheduled",
+            PublishAttempt.scheduled_at >= start,
+            PublishAttempt.scheduled_at < end,
+        )
+        .order_by(PublishAttempt.scheduled_at, PublishAttempt.id)
+        .limit(limit)
+    )
+    return [(attempt, title) for attempt, title in rows.tuples()]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -28,7 +28,7 @@ from contentplatform.publishers.errors import (
     TargetRefused,
     TargetUnavailable,
 )
-from contentplatform.publishers.models import PublisherConnection
+from contentplatform.publishers.models import PublishAttempt, PublisherConnection
 from contentplatform.publishers.strategies import webhook
 from contentplatform.publishers.strategies.base import (
     AuthFailed,
@@ -73,6 +73,14 @@ async def list_connections(
 ) -> schemas.ConnectionPage:
     rows = await repository.connections(session, tenant_id, data.type, data.status)
     return schemas.ConnectionPage(data=rows, total=len(rows))
+
+
+async def scheduled_between(
+    session: AsyncSession, tenant_id: uuid.UUID, start: datetime, end: datetime, limit: int
+) -> list[tuple[PublishAttempt, str]]:
+    """Publishes scheduled in [start, end), soonest first, with their draft's title (the
+    dashboard's upcoming work)."""
+    return await repository.scheduled_between(session, tenant_id, start, end, limit)
 
 
 async def connection_count(session: AsyncSession, tenant_id: uuid.UUID) -> int:

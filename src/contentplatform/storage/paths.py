@@ -84,3 +84,8 @@ def organization_of(path: str) -> str:
 def derived_text_path(org_id: str, document_id: uuid.UUID, version: int) -> str:
     """Where the text extracted from a document's version is kept."""
     return f"{org_id}/derived/documents/{document_id}/v{version}.txt"
+
+
+def export_path(org_id: str, export_id: uuid.UUID, extension: str) -> str:
+    """Where the file an analytics export writes is kept (deleted when the export expires)."""
+    return f"{org_id}/exports/{export_id}.{extension}"

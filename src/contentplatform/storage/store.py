@@ -120,6 +120,13 @@ class ObjectStore:
         with _failures("write", path, missing=False):
             await obstore.put_async(self.backend, path, data, attributes=attributes)
 
+    async def put_file(self, path: str, file: Path, content_type: str | None = None) -> None:
+        """Write the object from a local file, read in parts (a multipart upload to S3): memory
+        holds one part, never the whole object (an export of a million rows)."""
+        attributes = {"Content-Type": content_type} if content_type and not self.is_local else None
+        with _failures("write", path, missing=False):
+            await obstore.put_async(self.backend, path, file, attributes=attributes)
+
     async def get(self, path: str) -> bytes:
         with _failures("read", path):
             result = await obstore.get_async(self.backend, path)

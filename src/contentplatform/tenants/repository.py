@@ -202,6 +202,20 @@ def _escaped_like(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+async def members_named(
+    session: AsyncSession, tenant_id: uuid.UUID, user_ids: Collection[uuid.UUID]
+) -> list[Any]:
+    """(user_id, name, email) of these users who are or were members of the organization."""
+    if not user_ids:
+        return []
+    statement = (
+        select(Membership.user_id, User.name, User.email)
+        .join(User, User.id == Membership.user_id)
+        .where(Membership.tenant_id == tenant_id, Membership.user_id.in_(set(user_ids)))
+    )
+    return list((await session.execute(statement)).all())
+
+
 async def member(session: AsyncSession, tenant_id: uuid.UUID, user_id: uuid.UUID) -> Any:
     """One member's row (the columns of MEMBER_COLUMNS), or None."""
     result = await session.execute(_members(tenant_id).where(Membership.user_id == user_id))

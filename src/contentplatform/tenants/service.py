@@ -300,6 +300,15 @@ async def team_member(
     return None if row is None else TeamMember.model_validate(dict(row))
 
 
+async def member_names(
+    session: AsyncSession, tenant_id: uuid.UUID, user_ids: Collection[uuid.UUID]
+) -> dict[uuid.UUID, str]:
+    """What to call these users, members of the organization now or before: their name, else
+    their email; a user who never was one is absent."""
+    rows = await repository.members_named(session, tenant_id, user_ids)
+    return {user_id: name or email or str(user_id) for user_id, name, email in rows}
+
+
 async def active_members(session: AsyncSession, tenant_id: uuid.UUID) -> int:
     return await repository.active_members(session, tenant_id)
 

@@ -166,6 +166,16 @@ async def get(
     return await _record(session, await require(session, tenant_id, workflow_id))
 
 
+async def names(
+    session: AsyncSession, tenant_id: uuid.UUID, workflow_ids: Collection[uuid.UUID]
+) -> dict[uuid.UUID, str]:
+    """The names of these workflows of the organization, deleted ones too (by id)."""
+    found = await repository.workflows_of(
+        session, {(tenant_id, workflow_id) for workflow_id in workflow_ids}, live=False
+    )
+    return {workflow_id: row.name for (_, workflow_id), row in found.items()}
+
+
 async def page(
     session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListWorkflowsInput
 ) -> schemas.WorkflowPage:
@@ -499,6 +509,12 @@ async def definitions_for_jobs(
         name = names.get((key[0], at[0]), "")
         definitions[key] = Definition(at[0], at[1], name, tuple(copy.deepcopy(steps.steps)))
     return definitions
+
+
+async def default_id(session: AsyncSession, tenant_id: uuid.UUID) -> uuid.UUID | None:
+    """The organization's default workflow, if it chose one (the built-in one otherwise)."""
+    default = await repository.default_of(session, tenant_id)
+    return default.id if default is not None else None
 
 
 async def default_definition(session: AsyncSession, tenant_id: uuid.UUID) -> Definition:

@@ -16,10 +16,21 @@ def charge_of(run: GenerationRun) -> int:
 
 
 def spent_of(run: GenerationRun) -> credits.Spent:
-    """What the run's debit records: its tokens, and the job it ran for, else its draft."""
+    """What the run's debit records: its tokens and the model(s) its calls used, the run, its
+    workflow and job instance, and the job it ran for, else its draft."""
     input_tokens, output_tokens = tokens_of(run)
     resource = ("job", run.job_id) if run.job_id is not None else ("draft", run.draft_id)
-    return credits.Spent(input_tokens, output_tokens, resource[0], str(resource[1]))
+    calls = [call for call in (run.usage or {}).values() if isinstance(call, dict)]
+    return credits.Spent(
+        input_tokens,
+        output_tokens,
+        resource[0],
+        str(resource[1]),
+        model=credits.model_name([str(call.get("model") or "") for call in calls]),
+        workflow_id=run.workflow_id,
+        workflow_run_id=run.id,
+        job_instance_id=run.instance_id,
+    )
 
 
 def tokens_of(run: GenerationRun) -> list[int]:

@@ -164,6 +164,7 @@ async def finish(
                     int(found["output_tokens"]),
                     "crawl_config",
                     str(profile.config_id),
+                    model=found.get("model"),
                 )
                 await credits.commit(
                     session,

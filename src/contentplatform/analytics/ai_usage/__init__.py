@@ -1,0 +1,1 @@
+"""AI usage analytics: model calls, their tokens, credits and cost (analytics.aiUsage*)."""

@@ -1,0 +1,2 @@
+"""Automation analytics: how the organization's job runs fared (analytics.automation*,
+analytics.failureBreakdown, analytics.jobPerformance)."""
