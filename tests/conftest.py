@@ -26,6 +26,7 @@ from contentplatform.kit import migrations
 from contentplatform.kit.db import Database
 from tests.support.backends import Backends, test_backends
 from tests.support.database import run_on
+from tests.support.google import GoogleStandIn
 from tests.support.idp import AUDIENCE, ISSUER, IdentityProvider
 from tests.support.orgs import Org, new_org
 from tests.support.servers import AppServer
@@ -73,6 +74,21 @@ def idp() -> Iterator[IdentityProvider]:
         yield provider
 
 
+# The Google stand-in's URLs and OAuth client, which every service of the session is given
+# (SEO's Search Console connections: tests/support/google).
+_google = GoogleStandIn()
+# Where the suite's SEO OAuth flows say the front end receives Google's redirect.
+SEO_REDIRECT_URI = "https://app.example.test/seo/callback"
+
+
+@pytest.fixture(scope="session")
+def google() -> Iterator[GoogleStandIn]:
+    """The Google stand-in the session's services are pointed at (started on first use)."""
+    if not _google.thread.is_alive():
+        _google.thread.start()
+    yield _google
+
+
 def make_settings(
     data_dir: Path, backends: Backends, idp: IdentityProvider, **overrides: Any
 ) -> Settings:
@@ -116,6 +132,12 @@ def make_settings(
         # is a read: at 0.1 s an idle service spent 10 ms of CPU a second on it).
         "events_poll_seconds": 0.5,
         "webhook_timeout_seconds": 2,
+        # SEO: Google is the stand-in (serving once a test asks for the `google` fixture).
+        **_google.settings(),
+        "seo_oauth_redirect_uris": [SEO_REDIRECT_URI],
+        # Search Console syncs retry quota answers at once (Retry-After capped too).
+        "seo_sync_backoff_seconds": 0.01,
+        "seo_sync_max_wait_seconds": 0.05,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

@@ -396,6 +396,43 @@ class Settings(BaseSettings):
     -> a number, or null for unlimited. A key left out is unlimited, e.g.
     {"members": 3, "active_jobs": 2}."""
 
+    # SEO: Search Console over OAuth 2.0, and the key providers (seo/connections/).
+    google_client_id: str | None = None
+    """The OAuth 2.0 client id (a Google Cloud "Web application" client) Search Console is
+    connected with. Unset: seo.connect for google_search_console answers 400 (not configured)."""
+    google_client_secret: SecretStr | None = None
+    """The OAuth 2.0 client's secret, sent only to the token and revoke endpoints."""
+    seo_oauth_redirect_uris: list[str] = Field(default_factory=list)
+    """The redirect URIs seo.connect accepts (exact match; each also registered with the OAuth
+    client at Google): the front end's page that receives `code` and `state` and posts them to
+    seo.completeConnect. Empty: no OAuth connection can start."""
+    google_oauth_authorize_url: str = "https://accounts.google.com/o/oauth2/v2/auth"
+    """Google's authorization endpoint (the tests and local runs point these at the stand-in)."""
+    google_oauth_token_url: str = "https://oauth2.googleapis.com/token"
+    """Google's token endpoint: code exchange and refresh."""
+    google_oauth_revoke_url: str = "https://oauth2.googleapis.com/revoke"
+    """Google's revocation endpoint (seo.disconnect)."""
+    google_webmasters_api_base: str = "https://www.googleapis.com/webmasters/v3"
+    """The Search Console API base: sites, searchAnalytics/query, sitemaps."""
+    google_url_inspection_api_base: str = "https://searchconsole.googleapis.com/v1"
+    """The URL Inspection API base (urlInspection/index:inspect)."""
+    dataforseo_api_base: str = "https://api.dataforseo.com"
+    """DataForSEO's API base (a connection's key is checked with GET /v3/appendix/user_data)."""
+    openai_api_base: str = "https://api.openai.com/v1"
+    """OpenAI's API base for the SEO `openai` provider (a key is checked with GET /models)."""
+    perplexity_api_base: str = "https://api.perplexity.ai"
+    """Perplexity's API base for the SEO `perplexity` provider (OpenAI-compatible)."""
+    gemini_api_base: str = "https://generativelanguage.googleapis.com/v1beta/openai"
+    """Gemini's OpenAI-compatible API base for the SEO `gemini` provider."""
+    seo_sync_retries: int = Field(5, ge=0, le=20)
+    """Retries of one Search Console request answered with a quota error (429, 403
+    quotaExceeded/rateLimitExceeded) or a 5xx before its day is left out of the sync (the run
+    ends `partial`, naming it)."""
+    seo_sync_backoff_seconds: float = Field(2.0, ge=0, le=60)
+    """The first wait before such a retry when Google sends no Retry-After; doubled each time."""
+    seo_sync_max_wait_seconds: float = Field(120.0, ge=0, le=900)
+    """The longest one wait before a retry, Retry-After included."""
+
     # Stock photos (media/), from Unsplash.
     stock_unsplash_base_url: str = "https://api.unsplash.com"
     """Unsplash's API (or a server speaking it: the tests' stand-in). Requests go through the

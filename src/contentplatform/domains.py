@@ -31,6 +31,7 @@ from contentplatform.media.manifest import domain as media
 from contentplatform.notifications.manifest import domain as notifications
 from contentplatform.public.manifest import domain as public
 from contentplatform.publishers.manifest import domain as publishers
+from contentplatform.seo.manifest import domain as seo
 from contentplatform.settings.manifest import domain as settings
 from contentplatform.system.manifest import domain as system
 from contentplatform.team.manifest import domain as team
@@ -61,6 +62,9 @@ DOMAINS: tuple[Domain, ...] = (
     workflows,
     media,
     public,
+    analytics,
+    seo,
+    dashboard,
     flows,
 )
 

@@ -97,6 +97,10 @@ PROVEN_BY = {
     "crawl.failed": f"{CRAWLS}::test_a_site_whose_robots_txt_fails_is_not_crawled_and_is_told",
     "media.license_expiring": f"{LICENCES}::{LICENCES_TOLD}",
     "media.license_expired": f"{LICENCES}::{LICENCES_TOLD}",
+    "seo.connection_needs_reauth": (
+        "tests/seo/connections/test_connections.py::"
+        "test_a_revoked_grant_turns_needs_reauth_and_tells_the_admins"
+    ),
 }
 
 

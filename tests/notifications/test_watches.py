@@ -35,6 +35,7 @@ ADMIN_DEFAULTS = [
     "media.license_expiring",
     "media.license_expired",
     "webhook_endpoint.disabled",
+    "seo.connection_needs_reauth",
 ]
 DRAFT_EVENTS = [*MEMBER_DEFAULTS[:8], "generation.run_failed"]
 

@@ -119,6 +119,14 @@ _TYPES = (
         "webhook_endpoint",
         subscribable=False,
     ),
+    EventType(
+        "seo.connection_needs_reauth",
+        "An SEO provider's grant stopped working (revoked or expired, `provider`, `reason`): "
+        "an admin must connect it again.",
+        "system",
+        "seo_connection",
+        subscribable=False,
+    ),
     # The audit trail: security and settings changes, for admins.
     EventType("member.role_changed", "A member's role changed.", "team", "member", False, "audit"),
     EventType("invitation.created", "Someone was invited.", "team", "invitation", False, "audit"),

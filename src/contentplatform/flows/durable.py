@@ -1,5 +1,5 @@
 """The scheduler as a DBOS scheduled workflow: every `scheduler_interval_seconds`, one tick
-starting the jobs and the website crawls that are due.
+starting the jobs, the website crawls and the daily Search Console syncs that are due.
 
 DBOS names each firing's workflow after its scheduled time, so however many processes run,
 each firing runs once; and the tick itself is idempotent (scheduler.py), so one recovered
@@ -19,6 +19,7 @@ from contentplatform.core import runtime
 from contentplatform.flows import scheduler
 from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
+from contentplatform.seo.search_console import sync as search_console
 from contentplatform.website_scan.crawls import service as crawls
 
 log = logging.getLogger(__name__)
@@ -42,4 +43,12 @@ async def tick_step() -> dict[str, int]:
     scans = await crawls.tick(runtime.current().db, now)
     if any(scans.values()):
         log.info("scheduled crawls: %s", scans)
-    return {**asdict(report), **{f"crawls_{key}": value for key, value in scans.items()}}
+    # And the daily Search Console syncs, each at its hour of its organization's zone.
+    syncs = await search_console.tick(runtime.current().db, now)
+    if any(syncs.values()):
+        log.info("scheduled Search Console syncs: %s", syncs)
+    return {
+        **asdict(report),
+        **{f"crawls_{key}": value for key, value in scans.items()},
+        **{f"seo_syncs_{key}": value for key, value in syncs.items()},
+    }

@@ -86,6 +86,7 @@ _FOR_ADMINS = {
     "webhook_endpoint.disabled",
     "media.license_expiring",
     "media.license_expired",
+    "seo.connection_needs_reauth",
 }
 
 TENANT_RULES: dict[str, frozenset[Rule]] = {

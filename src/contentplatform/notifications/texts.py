@@ -223,6 +223,11 @@ SENTENCES: dict[str, Callable[[Said], tuple[str, str]]] = {
     "subscription.updated": _subscription,
     "member.added": _member("joined"),
     "member.removed": _member("left"),
+    "seo.connection_needs_reauth": lambda s: (
+        "SEO connection needs reauthorization",
+        f"{s.value('provider') or 'An SEO provider'} no longer accepts our access"
+        f"{s.because('reason')} Connect it again to resume syncing.",
+    ),
     "webhook_endpoint.disabled": lambda s: (
         "Webhook endpoint disabled",
         f"{s.value('url') or 'An endpoint'} was disabled: "
@@ -247,6 +252,8 @@ def url_of(resource_type: str, resource_id: uuid.UUID | None, payload: Mapping[s
         "crawl_run": "website-scan/crawls",
         "media": "media",
     }
+    if resource_type == "seo_connection":
+        return "/seo/connections"
     if resource_type in pages:
         return _path(pages[resource_type], resource_id) or "/activity"
     if resource_type == "tenant":

@@ -1,0 +1,1 @@
+"""SEO: search_console."""

@@ -1,0 +1,274 @@
+"""The rules of the SEO profile (settings) and competitors. Never commits.
+
+The profile is one row per tenant, made with defaults on its first read (two first reads at
+once make one row). Its blocks (search_console, rank, ai_visibility, audit, actions, planning)
+are stored as JSON and read over their defaults (schemas.DEFAULT_BLOCKS), so a key added later
+reads as its default; an update merges what is sent into them.
+
+Competitors: at most MAX_COMPETITORS per tenant, one per domain, never the tenant's own site;
+the tenant is locked while one is added, so two adds at once cannot pass the limit together.
+
+The other parts read the profile through brand_terms(), site_url() and
+search_console_block(), which never write.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.jobs import service as jobs
+from contentplatform.jobs.errors import JobNotFound
+from contentplatform.kit.db import Required, utcnow
+from contentplatform.kit.schemas import Input
+from contentplatform.publishers import service as publishers
+from contentplatform.publishers.errors import ConnectionNotFound
+from contentplatform.seo import repository, schemas
+from contentplatform.seo.errors import CompetitorExists, CompetitorNotFound, TooManyCompetitors
+from contentplatform.seo.models import SeoCompetitor, SeoSettings
+from contentplatform.tenants import service as tenants
+
+require_competitor = Required(repository.competitor, CompetitorNotFound)
+
+# The input's field names that differ from the stored block's keys.
+_STORED_AS = {"page_speed_top_pages": "pagespeed_top_pages"}
+# Block fields that null clears (on any other, null changes nothing).
+_NULLABLE_IN_BLOCKS = {"auto_generate_day", "default_job_id", "default_publisher_connection_id"}
+_NULLABLE = ("site_url", "brand_name", "country", "language", "location_code")
+_BLOCKS = ("search_console", "rank", "ai_visibility", "audit", "actions", "planning")
+
+
+# --- settings ---------------------------------------------------------------------------------
+
+
+def blocks_of(row: SeoSettings | None) -> dict[str, dict[str, Any]]:
+    """Every block as stored, over its defaults."""
+    stored = row.blocks if row is not None else {}
+    merged = copy.deepcopy(schemas.DEFAULT_BLOCKS)
+    for name, block in stored.items():
+        if name in merged and isinstance(block, dict):
+            merged[name].update(block)
+    return merged
+
+
+def record(row: SeoSettings) -> schemas.SeoSettings:
+    return schemas.SeoSettings(
+        site_url=row.site_url,
+        brand_name=row.brand_name,
+        brand_terms=row.brand_terms,
+        country=row.country,
+        language=row.language,
+        location_code=row.location_code,
+        devices=row.devices or list(schemas.DEFAULT_DEVICES),
+        **blocks_of(row),
+        updated_at=row.updated_at,
+        updated_by=row.updated_by,
+    )
+
+
+async def get(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.SeoSettings:
+    """The tenant's profile, made with defaults on the first read."""
+    return record(await repository.settings(session, tenant_id))
+
+
+async def update(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    subject: str,
+    data: schemas.UpdateSeoSettingsInput,
+) -> schemas.UpdatedSettings:
+    """What was sent merged into the profile (locked while it is), with the warnings of what
+    it now says."""
+    row = await repository.settings(session, tenant_id, for_update=True)
+    given = data.model_fields_set
+    for name in _NULLABLE:
+        if name in given:
+            setattr(row, name, getattr(data, name))
+    if data.brand_terms is not None:
+        row.brand_terms = data.brand_terms
+    if data.devices is not None:
+        row.devices = list(data.devices)
+    blocks = blocks_of(row)
+    for name in _BLOCKS:
+        patch = getattr(data, name)
+        if patch is not None:
+            blocks[name].update(_changes(patch))
+    await _check_planning(session, tenant_id, data.planning)
+    row.blocks = blocks
+    row.updated_at = utcnow()
+    row.updated_by = subject
+    await session.flush()
+    warnings = await _warnings(session, tenant_id, row)
+    return schemas.UpdatedSettings(**record(row).model_dump(), warnings=warnings)
+
+
+def _changes(patch: Input) -> dict[str, Any]:
+    """A block's sent fields as stored: null only where it clears."""
+    changes: dict[str, Any] = {}
+    dumped = patch.model_dump(mode="json")
+    for name in patch.model_fields_set:
+        value = dumped[name]
+        if value is None and name not in _NULLABLE_IN_BLOCKS:
+            continue
+        changes[_STORED_AS.get(name, name)] = value
+    return changes
+
+
+async def _check_planning(
+    session: AsyncSession, tenant_id: uuid.UUID, planning: schemas.PlanningPatch | None
+) -> None:
+    """The job and publisher connection planning names are this tenant's (404 otherwise)."""
+    if planning is None:
+        return
+    job_id = planning.default_job_id
+    if job_id is not None and await jobs.find(session, tenant_id, job_id) is None:
+        raise JobNotFound(job_id)
+    connection_id = planning.default_publisher_connection_id
+    if (
+        connection_id is not None
+        and await publishers.find(session, tenant_id, connection_id) is None
+    ):
+        raise ConnectionNotFound(connection_id)
+
+
+async def _warnings(session: AsyncSession, tenant_id: uuid.UUID, row: SeoSettings) -> list[str]:
+    selected = await repository.selected_property(session, tenant_id)
+    if row.site_url is None or selected is None or property_matches(row.site_url, selected):
+        return []
+    return [
+        f"site_url {row.site_url} is not within the selected Search Console property "
+        f"{selected}: its data describes another site. Select the matching property "
+        "(seo.updateConnection) or correct site_url."
+    ]
+
+
+def property_matches(site_url: str, property_url: str) -> bool:
+    """Whether a Search Console property covers the site at `site_url`: a domain property
+    (`sc-domain:example.com`) covers the domain and its subdomains; a URL-prefix property
+    (`https://www.example.com/`) the same scheme, host and port."""
+    site = urlsplit(site_url)
+    host = (site.hostname or "").lower()
+    if property_url.startswith("sc-domain:"):
+        domain = property_url.removeprefix("sc-domain:").strip().rstrip(".").lower()
+        try:
+            domain = schemas.ascii_host(domain)
+        except ValueError:
+            return False
+        return host == domain or host.endswith("." + domain)
+    prefix = urlsplit(property_url)
+    try:
+        same_port = (prefix.port or 443) == (site.port or 443)
+    except ValueError:
+        return False
+    return (
+        prefix.scheme.lower() == site.scheme.lower()
+        and (prefix.hostname or "").lower() == host
+        and same_port
+    )
+
+
+async def brand_terms(session: AsyncSession, tenant_id: uuid.UUID) -> list[str]:
+    """The brand name and the brand terms (no repeats, compared case-insensitively); empty
+    when none is set."""
+    row = await repository.stored_settings(session, tenant_id)
+    if row is None:
+        return []
+    terms = [row.brand_name] if row.brand_name else []
+    seen = {term.casefold() for term in terms}
+    for term in row.brand_terms:
+        if term.casefold() not in seen:
+            seen.add(term.casefold())
+            terms.append(term)
+    return terms
+
+
+async def site_url(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
+    """The tenant's site (`https://host[:port]/`), None until set."""
+    row = await repository.stored_settings(session, tenant_id)
+    return row.site_url if row is not None else None
+
+
+async def search_console_block(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, Any]:
+    """The search_console block over its defaults: {sync_enabled, search_types,
+    backfill_months}."""
+    row = await repository.stored_settings(session, tenant_id)
+    return blocks_of(row)["search_console"]
+
+
+# --- competitors ------------------------------------------------------------------------------
+
+
+def competitor_record(row: SeoCompetitor) -> schemas.SeoCompetitor:
+    return schemas.SeoCompetitor.model_validate(row)
+
+
+async def list_competitors(
+    session: AsyncSession, tenant_id: uuid.UUID
+) -> schemas.SeoCompetitorListing:
+    rows = await repository.competitors(session, tenant_id)
+    return schemas.SeoCompetitorListing(data=[competitor_record(r) for r in rows], total=len(rows))
+
+
+async def create_competitor(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.CreateCompetitorInput
+) -> schemas.SeoCompetitor:
+    await tenants.lock_tenant(session, tenant_id)
+    own = await site_url(session, tenant_id)
+    if own is not None:
+        own_host = schemas.competitor_domain(urlsplit(own).hostname or "")
+        if own_host == data.domain:
+            raise CompetitorExists(
+                f"{data.domain} is the organization's own site (settings.site_url {own})."
+            )
+    if await repository.competitor_by_domain(session, tenant_id, data.domain) is not None:
+        raise CompetitorExists(f"{data.domain} is already a competitor.")
+    count = await repository.competitor_count(session, tenant_id)
+    if count >= schemas.MAX_COMPETITORS:
+        raise TooManyCompetitors(
+            f"The organization already tracks {count} competitors, the most it may "
+            f"({schemas.MAX_COMPETITORS}); delete one to add another."
+        )
+    now = utcnow()
+    row = SeoCompetitor(
+        id=uuid.uuid4(),
+        tenant_id=tenant_id,
+        name=data.name,
+        domain=data.domain,
+        aliases=data.aliases or [],
+        track_rank=True if data.track_rank is None else data.track_rank,
+        track_ai=True if data.track_ai is None else data.track_ai,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(row)
+    await session.flush()
+    return competitor_record(row)
+
+
+async def update_competitor(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.UpdateCompetitorInput
+) -> schemas.SeoCompetitor:
+    row = await require_competitor(session, tenant_id, data.id, for_update=True)
+    if data.name is not None:
+        row.name = data.name
+    if data.aliases is not None:
+        row.aliases = data.aliases
+    if data.track_rank is not None:
+        row.track_rank = data.track_rank
+    if data.track_ai is not None:
+        row.track_ai = data.track_ai
+    row.updated_at = utcnow()
+    await session.flush()
+    return competitor_record(row)
+
+
+async def delete_competitor(
+    session: AsyncSession, tenant_id: uuid.UUID, competitor_id: uuid.UUID
+) -> None:
+    row = await require_competitor(session, tenant_id, competitor_id, for_update=True)
+    await session.delete(row)
+    await session.flush()

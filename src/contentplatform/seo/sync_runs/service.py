@@ -1,0 +1,218 @@
+"""The sync runs: the API's reads, and the service every part runs its provider calls inside.
+Never commits.
+
+A run is queued -> running -> succeeded | partial | failed. Its `run_key` (kind:window, made by
+the part that opens it) is unique per tenant, so opening the same run twice, even at once,
+finds the first (`open_run`), and a crashed run is resumed rather than paid for twice. Once a
+run has ended it stays as it ended: a late `mark_running` or `finish` (a workflow's step
+replayed after a disconnect cancelled its run) changes nothing and returns it as it is.
+
+How a part uses it:
+
+    run, created = await sync_runs.open_run(session, tenant_id, kind="search_console",
+        provider="google_search_console", run_key=f"search_console:{start}:{end}",
+        trigger="manual", params={...}, property_id=..., created_by=subject)
+    ... (its workflow) await sync_runs.mark_running(session, tenant_id, run.id)
+    ... await sync_runs.record_progress(session, tenant_id, run.id, done=3, total=90, rows=2500)
+    ... await sync_runs.finish(session, tenant_id, run.id, status="partial",
+        error={"code": "quota_exceeded", "message": "...", "retryable": True, "items": [...]})
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.kit.db import Required, utcnow
+from contentplatform.kit.schemas import window_of
+from contentplatform.seo.models import SeoSyncRun
+from contentplatform.seo.sync_runs import repository, schemas
+from contentplatform.seo.sync_runs.errors import SyncRunNotFound
+
+require = Required(repository.get, SyncRunNotFound)
+
+MAX_RUN_KEY = 200
+# The message a run cancelled by a disconnect ends with.
+CANCELLED = "The provider was disconnected before the run started."
+
+
+def record(run: SeoSyncRun) -> schemas.SyncRun:
+    """The run as the API shows it (for the trigger operations' answers too)."""
+    return schemas.SyncRun(
+        id=run.id,
+        kind=run.kind,
+        provider=run.provider,
+        status=run.status,
+        trigger=run.trigger,
+        params=run.params,
+        progress=schemas.SyncRunProgress(done=run.progress_done, total=run.progress_total),
+        rows_written=run.rows_written,
+        credits_reserved=run.credits_reserved,
+        credits_used=run.credits_used,
+        error=schemas.SyncRunError.model_validate(run.error) if run.error else None,
+        created_by=run.created_by,
+        created_at=run.created_at,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+    )
+
+
+# --- the API's reads ------------------------------------------------------------------------
+
+
+async def page(
+    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.ListSyncRunsInput
+) -> schemas.SyncRunPage:
+    rows, total = await repository.page(
+        session,
+        tenant_id,
+        kind=data.kind,
+        provider=data.provider,
+        status=data.status,
+        **window_of(data),
+    )
+    return schemas.SyncRunPage(
+        data=[record(row) for row in rows], total=total, page=data.page, limit=data.limit
+    )
+
+
+async def get(session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID) -> schemas.SyncRun:
+    return record(await require(session, tenant_id, run_id))
+
+
+# --- the service the parts run their provider calls inside -----------------------------------
+
+
+def _one_of(value: str, allowed: frozenset[str], what: str) -> None:
+    if value not in allowed:
+        raise ValueError(f"{value!r} is no sync-run {what} ({', '.join(sorted(allowed))})")
+
+
+async def open_run(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    kind: str,
+    provider: str,
+    run_key: str,
+    trigger: str,
+    params: dict[str, Any],
+    property_id: uuid.UUID | None = None,
+    created_by: str | None = None,
+) -> tuple[SeoSyncRun, bool]:
+    """The tenant's run with `run_key` and False when there is one (whatever its status), else
+    a new `queued` run and True. Safe under a concurrent second open: the unique index on
+    (tenant, run_key) lets one insert through and the other finds its run."""
+    _one_of(kind, schemas.KINDS, "kind")
+    _one_of(provider, schemas.PROVIDERS, "provider")
+    _one_of(trigger, schemas.TRIGGERS, "trigger")
+    if not run_key or len(run_key) > MAX_RUN_KEY:
+        raise ValueError(f"a run_key is 1 to {MAX_RUN_KEY} characters")
+    now = utcnow()
+    created = await repository.insert_new(
+        session,
+        tenant_id,
+        id=uuid.uuid4(),
+        kind=kind,
+        provider=provider,
+        status="queued",
+        trigger=trigger,
+        run_key=run_key,
+        params=params,
+        property_id=property_id,
+        progress_done=0,
+        progress_total=0,
+        rows_written=0,
+        credits_reserved=0,
+        credits_used=0,
+        created_by=created_by,
+        created_at=now,
+        updated_at=now,
+    )
+    return await repository.by_run_key(session, tenant_id, run_key), created
+
+
+async def active_run(session: AsyncSession, tenant_id: uuid.UUID, kind: str) -> SeoSyncRun | None:
+    """The tenant's newest run of `kind` still queued or running, None when there is none."""
+    return await repository.active(session, tenant_id, kind)
+
+
+async def mark_running(
+    session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID
+) -> SeoSyncRun:
+    """The run made `running` (locked while it is); `started_at` is set the first time only, so
+    a resumed run keeps when it first started. A run that has ended is returned as it is."""
+    run = await require(session, tenant_id, run_id, for_update=True)
+    if run.status in schemas.ACTIVE:
+        run.status = "running"
+        if run.started_at is None:
+            run.started_at = utcnow()
+        await session.flush()
+    return run
+
+
+async def record_progress(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    run_id: uuid.UUID,
+    *,
+    done: int,
+    total: int | None = None,
+    rows: int = 0,
+) -> None:
+    """`done` and `total` are absolute (total None: unchanged); `rows` is ADDED to
+    rows_written, in the database, so concurrent steps of one run never lose a count."""
+    if done < 0 or rows < 0 or (total is not None and total < 0):
+        raise ValueError("progress and rows are never negative")
+    changed = await repository.add_progress(
+        session, tenant_id, run_id, done=done, total=total, rows=rows
+    )
+    if not changed:
+        raise SyncRunNotFound(run_id)
+
+
+def _error(error: dict[str, Any]) -> dict[str, Any]:
+    """An error as stored: {code, message, retryable, items[<= MAX_ERROR_ITEMS]}; an item that
+    is not an object is kept as {item: its text}."""
+    items = [
+        item if isinstance(item, dict) else {"item": str(item)}
+        for item in list(error.get("items") or [])[: schemas.MAX_ERROR_ITEMS]
+    ]
+    return schemas.SyncRunError(
+        code=str(error.get("code") or "failed"),
+        message=str(error.get("message") or ""),
+        retryable=bool(error.get("retryable", False)),
+        items=items,
+    ).model_dump(mode="json")
+
+
+async def finish(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    run_id: uuid.UUID,
+    *,
+    status: str,
+    error: dict[str, Any] | None = None,
+) -> SeoSyncRun:
+    """The run ended `status` (succeeded, partial or failed) with `error` ({code, message,
+    retryable, items}; items cut to the first 100). A run that has ended already is returned
+    as it is."""
+    _one_of(status, schemas.ENDINGS, "ending")
+    run = await require(session, tenant_id, run_id, for_update=True)
+    if run.status not in schemas.ACTIVE:
+        return run
+    run.status = status
+    run.error = _error(error) if error is not None else None
+    run.finished_at = utcnow()
+    await session.flush()
+    return run
+
+
+async def cancel_queued(session: AsyncSession, tenant_id: uuid.UUID, provider: str) -> int:
+    """The provider's queued runs ended `failed` with error code `cancelled` (a disconnect):
+    how many. Running ones are left to end by themselves."""
+    _one_of(provider, schemas.PROVIDERS, "provider")
+    error = _error({"code": "cancelled", "message": CANCELLED, "retryable": False})
+    return await repository.fail_queued(session, tenant_id, provider, error)
