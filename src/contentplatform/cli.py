@@ -47,6 +47,7 @@ def serve(args: argparse.Namespace) -> None:
 
         from contentplatform.app import create_app
         from contentplatform.kit import logs, migrations
+        from contentplatform.mail import local_server as local_mail_server
 
         settings = _settings()
         logs.configure(settings.log_level, settings.logs_as_json)
@@ -63,14 +64,21 @@ def serve(args: argparse.Namespace) -> None:
         sys.exit(f"contentplatform: invalid configuration: {error}")
     if settings.is_local:
         print(banner(settings, host, port), flush=True)
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_config=None,
-        timeout_graceful_shutdown=20,
-        proxy_headers=False,
-    )
+    mail_server = local_mail_server.for_serve(settings)
+    if mail_server is not None and mail_server.start():
+        print(mail_server.describe(), flush=True)
+    try:
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_config=None,
+            timeout_graceful_shutdown=20,
+            proxy_headers=False,
+        )
+    finally:
+        if mail_server is not None:
+            mail_server.stop()
 
 
 def banner(settings: Settings, host: str, port: int) -> str:

@@ -10,6 +10,9 @@ the tenant watch again.
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import re
 import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -27,12 +30,16 @@ from contentplatform.jobs import service as jobs
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import BadRequest, FieldError, require
 from contentplatform.kit.schemas import window_of
+from contentplatform.mail import service as mail
+from contentplatform.mail.errors import MailRefused
 from contentplatform.notifications import repository, routing, schemas, texts
 from contentplatform.notifications.errors import TooManyWatches, WatchNotFound
 from contentplatform.notifications.models import Watch
-from contentplatform.notifications.routing import IN_APP, TENANT
+from contentplatform.notifications.routing import EMAIL, IN_APP, TENANT
 from contentplatform.publishers import service as publishers
 from contentplatform.tenants import service as tenants
+
+log = logging.getLogger(__name__)
 
 # Notifications are kept this long (the retention deletes older ones; no list shows them).
 RETENTION_DAYS = 90
@@ -378,10 +385,10 @@ async def _tell(
             ],
             tenant_watches=tenant_watches,
         )
-        # Only in_app is delivered here; email is recorded on the watches for a mailer.
-        for subject in sorted(
-            subject for subject, channels in chosen.items() if IN_APP in channels
-        ):
+        emails = await tenants.active_member_emails(
+            session, tenant_id, [subject for subject, ways in chosen.items() if EMAIL in ways]
+        )
+        for subject, channels in sorted(chosen.items()):
             told = texts.tell(
                 event.type,
                 recipient=subject,
@@ -391,6 +398,10 @@ async def _tell(
                 resource_id=event.resource_id,
                 payload=seen.payload,
             )
+            if subject in emails:
+                await _mail(session, tenant_id, event, subject, emails[subject], told)
+            if IN_APP not in channels:
+                continue
             rows.append(
                 {
                     "id": uuid.uuid4(),
@@ -410,3 +421,39 @@ async def _tell(
                 }
             )
     return rows
+
+
+# Whitespace and control characters in a title become one space: a mail's subject is one line.
+_NOT_ONE_LINE = re.compile(r"[\s\x00-\x1f\x7f]+")
+
+
+async def _mail(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    event: Event,
+    subject: str,
+    address: str,
+    told: texts.Told,
+) -> None:
+    """The email of one notification, queued in the dispatcher's transaction: once per event
+    and recipient (the message id names both), however often the batch is handled."""
+    recipient = hashlib.sha256(subject.encode()).hexdigest()[:24]
+    title = _NOT_ONE_LINE.sub(" ", told.title).strip()[: mail.MAX_SUBJECT] or event.type
+    text = (
+        f"{told.body}\n\nIn the app: {told.url}\n\n"
+        "You get this email because of your notification watches; change them in the app."
+    )
+    try:
+        await mail.send(
+            session,
+            message_id=f"notification:{event.id}:{recipient}:email",
+            to=address,
+            subject=title,
+            text=text[: mail.MAX_TEXT],
+            kind="notification",
+            tenant_id=tenant_id,
+        )
+    except MailRefused as refused:
+        # An address the identity provider holds but no mail server takes: the in-app
+        # notification still goes; the batch is never held up by one recipient.
+        log.warning("notification mail not sent: %s", refused.detail)
