@@ -23,6 +23,7 @@ class Embeddings(OpenAIClient):
     """`embed(texts)`: one vector per text, in order, asked in batches of `batch_size`."""
 
     what = "embeddings server"
+    component = "search"
     settings = "CONTENTPLATFORM_EMBEDDINGS"
 
     def __init__(
@@ -55,6 +56,7 @@ class Embeddings(OpenAIClient):
             )
         except openai.APIError as error:
             raise self._error(error) from error
+        self._answered()
         # `index` says which input a vector is of; servers may answer out of order.
         data = sorted(response.data, key=lambda item: item.index)
         if [item.index for item in data] != list(range(len(texts))):

@@ -18,6 +18,7 @@ import httpx
 import openai
 
 from contentplatform.ai.base import ProviderError, ProviderRejected, ProviderUnavailable
+from contentplatform.kit import health
 from contentplatform.kit.outbound import USER_AGENT
 
 # Local servers (Ollama, llama.cpp, vLLM without --api-key) want no key, but the client needs one.
@@ -32,6 +33,8 @@ class OpenAIClient:
     # configure it (`settings`_API_KEY, _MODEL, _BASE_URL), for the messages to name.
     what: ClassVar[str]
     settings: ClassVar[str]
+    # Its name in system.status (kit/health.py), where its calls' outcomes are recorded.
+    component: ClassVar[str]
 
     def __init__(
         self,
@@ -63,9 +66,17 @@ class OpenAIClient:
         """`text` without the API key."""
         return text.replace(self._api_key, "[redacted]") if self._api_key else text
 
+    def _answered(self) -> None:
+        health.record(self.component, True)
+
     def _error(self, error: openai.APIError) -> ProviderError:
         """What the server's failure means to us: unavailable (worth retrying later) or rejected
         (our request or configuration is wrong), with the settings to check and never the key."""
+        failure = self._failure(error)
+        health.record(self.component, not isinstance(failure, ProviderUnavailable))
+        return failure
+
+    def _failure(self, error: openai.APIError) -> ProviderError:
         who = f"The {self.what} at {self._where}"
         retries = f"after {self._max_retries} retries" if self._max_retries else "without retries"
         if isinstance(error, openai.APITimeoutError):

@@ -45,6 +45,7 @@ from contentplatform.ai.tokens import count_tokens
 class OpenAICompatible(OpenAIClient):
     provider = "openai"
     what = "language model"
+    component = "llm"
     settings = "CONTENTPLATFORM_LLM"
 
     def __init__(
@@ -72,6 +73,7 @@ class OpenAICompatible(OpenAIClient):
             response = await self._client.chat.completions.create(**self._arguments(request))
         except openai.APIError as error:
             raise self._error(error) from error
+        self._answered()
         if not response.choices:
             raise ProviderError(
                 f"The language model at {self._where} sent an answer with no choice"
@@ -99,6 +101,7 @@ class OpenAICompatible(OpenAIClient):
                 stream=True,
                 stream_options={"include_usage": True},
             )
+            self._answered()
             # The context closes the HTTP response even when our caller stops reading early.
             async with chunks:
                 async for chunk in chunks:

@@ -33,6 +33,7 @@ import stripe
 from contentplatform.billing.errors import BillingUnavailable
 from contentplatform.billing.schemas import LIMIT_KEYS
 from contentplatform.config import Settings
+from contentplatform.kit import health
 from contentplatform.kit.errors import TooManyRequests
 
 log = logging.getLogger(__name__)
@@ -197,9 +198,15 @@ class _failures:
         return None
 
     async def __aexit__(self, kind: type[BaseException] | None, error: Any, tb: Any) -> bool:
+        status = getattr(error, "http_status", None)
+        # For system.status (kit/health.py): unreachable or a 5xx is Stripe failing.
+        failing = isinstance(error, stripe.APIConnectionError) or (
+            isinstance(error, stripe.StripeError) and isinstance(status, int) and status >= 500
+        )
+        if error is None or isinstance(error, stripe.StripeError):
+            health.record("payments", not failing)
         if error is None or not isinstance(error, stripe.StripeError):
             return False
-        status = getattr(error, "http_status", None)
         said = str(getattr(error, "user_message", None) or error)[:300]
         if isinstance(error, stripe.RateLimitError):
             raise TooManyRequests(f"Stripe is rate limiting us: {said}", retry_after=10) from None

@@ -23,6 +23,7 @@ import obstore
 from obstore.store import LocalStore, S3Store
 
 from contentplatform.config import Settings
+from contentplatform.kit import health
 from contentplatform.kit.errors import InternalError
 from contentplatform.storage.signing import UploadSigner
 
@@ -64,12 +65,16 @@ def _failures(operation: str, path: str, *, missing: bool = True) -> Iterator[No
         yield
     except FileNotFoundError as error:
         if not missing:
+            health.record("storage", False)
             log.warning("storage %s %s failed: %s", operation, path, error)
             raise StorageError(f"Object storage could not {operation} {path}.") from error
+        health.record("storage", True)  # it answered: the object is not there
         raise ObjectMissing(f"There is no object at {path}.") from error
     except Exception as error:  # every failure of one backend call, whatever obstore raised
+        health.record("storage", False)
         log.warning("storage %s %s failed: %s", operation, path, error)
         raise StorageError(f"Object storage could not {operation} {path}.") from error
+    health.record("storage", True)  # for system.status (kit/health.py)
 
 
 class ObjectStore:

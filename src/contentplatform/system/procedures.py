@@ -2,11 +2,14 @@ from __future__ import annotations
 
 from contentplatform import API_VERSION, __version__
 from contentplatform.auth.context import Access
+from contentplatform.core import actors
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.kit.schemas import Empty
+from contentplatform.system import service
 from contentplatform.system.schemas import (
     Health,
     ServiceVersion,
+    SystemStatus,
     WhoAmI,
     WhoAmIOrganization,
     WhoAmIUser,
@@ -23,6 +26,22 @@ async def health(ctx: Context, _: Empty) -> Health:
     Answers `{status: ok}` while the process serves requests; it reads nothing else (use
     `/readyz` to know the database and workers are up)."""
     return Health(status="ok")
+
+
+@router.get("status", "/v1/system/status", access=Access.public)
+async def status(ctx: Context, _: Empty) -> SystemStatus:
+    """Component status for a status page (no authentication).
+
+    The overall status (`operational`, `degraded`, `outage`) and each component's: `api`,
+    `database`, `workers` (the durable queues' lag), `search` (the embeddings server, when
+    configured), `storage`, `llm`, `identity_provider`, `payments`, `mail`. Judged from passive
+    signals only: the last outcomes of the service's real calls, the queues' lag and one
+    database read; never a probe that costs money. `checked_at` is when that signal was seen;
+    null for a component not used yet (reported operational). Cached 15 s; never a host name,
+    version or error text. An outage of a provider degrades the whole; an outage of the
+    database or the workers is one. `/readyz` stays the orchestrator's probe."""
+    workers_here = bool(getattr(ctx.request.app.state, "durable_workers", False))
+    return await service.status(ctx.runtime, workers_here=workers_here)
 
 
 @router.get("version", "/v1/system/version", access=Access.user)
@@ -57,5 +76,6 @@ async def whoami(ctx: Context, _: Empty) -> WhoAmI:
         role=tenant.role.value,
         superadmin=ctx.identity.superadmin,
         auth=ctx.identity.auth,
-        impersonated_by=None,
+        # The superadmin acting through an impersonation session (admin.startImpersonation).
+        impersonated_by=actors.current().impersonated_by,
     )

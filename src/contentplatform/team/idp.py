@@ -24,6 +24,7 @@ import httpx
 
 from contentplatform.auth.context import Role
 from contentplatform.config import Settings
+from contentplatform.kit import health
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import Conflict, NotFound, TooManyRequests
 from contentplatform.kit.outbound import USER_AGENT
@@ -287,11 +288,14 @@ class Directory:
             ) as client:
                 response = await client.request(method, path, json=json, params=params)
         except httpx.HTTPError as error:
+            health.record("identity_provider", False)
             log.warning("identity provider unreachable: %s %s: %r", method, path, error)
             raise ProviderUnavailable(
                 "The identity provider could not be reached; nothing was changed. Try again.",
                 extensions={"retryable": True},
             ) from None
+        # For system.status (kit/health.py): a 5xx is the provider failing, a 4xx is an answer.
+        health.record("identity_provider", response.status_code < 500)
         return _answer(response)
 
 
