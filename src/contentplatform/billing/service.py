@@ -106,7 +106,11 @@ def _plan_view(plan: Plan, is_current: bool) -> schemas.Plan:
 
 
 async def _current_plan(session: AsyncSession, tenant_id: uuid.UUID) -> Plan | None:
-    """The subscribed plan when it applies (see the module's docstring); None: the free plan."""
+    """The subscribed plan when it applies (see the module's docstring); None: the free plan.
+    The operator's plan override (admin.updateTenant) wins until its `until`."""
+    override = (await tenants.overrides_of(session, tenant_id)).plan_id
+    if override is not None and (plan := await repository.plan_by_id(session, override)):
+        return plan
     if not _settings().billing_configured:
         return None  # billing not configured: every tenant is on the free plan
     row = await repository.subscription_of(session, tenant_id)
@@ -115,23 +119,30 @@ async def _current_plan(session: AsyncSession, tenant_id: uuid.UUID) -> Plan | N
     return await repository.plan_by_id(session, row.plan_id)
 
 
+async def plan_exists(session: AsyncSession, plan_id: uuid.UUID) -> bool:
+    """Whether the catalogue has the plan (an operator's override names one: admin.updateTenant)."""
+    return await repository.plan_by_id(session, plan_id) is not None
+
+
 async def plan_limits(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.PlanLimits:
-    """What the tenant's plan allows (None: unlimited), for quota and the guarded writes."""
+    """What the tenant's plan allows (None: unlimited), for quota and the guarded writes; each
+    limit the operator overrides for the tenant (admin.updateTenant) wins over the plan's."""
     plan = await _current_plan(session, tenant_id)
+    overridden = (await tenants.overrides_of(session, tenant_id)).limits or {}
     if plan is None:
         settings = _settings()
         return schemas.PlanLimits(
             plan_key=FREE_KEY,
             plan_name=FREE_NAME,
             monthly_credits=settings.monthly_credit_grant,
-            **settings.free_plan_limits,
+            **(dict(settings.free_plan_limits) | overridden),
         )
     limits = schemas.Limits.model_validate(plan.limits)
     return schemas.PlanLimits(
         plan_key=plan.key,
         plan_name=plan.name,
         monthly_credits=plan.monthly_credits,
-        **limits.model_dump(),
+        **(limits.model_dump() | overridden),
     )
 
 

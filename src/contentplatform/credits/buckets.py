@@ -467,6 +467,43 @@ async def revoke_grant(
     return removed
 
 
+async def claw_back(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    amount: int,
+    *,
+    description: str,
+    actor: tuple[ActorType, str | None],
+    now: datetime,
+) -> dict[str, Any] | None:
+    """Remove `amount` credits (an operator's adjustment, admin.grantCredits) from the
+    earliest-expiring buckets with one `adjustment` row, which it returns; None, removing
+    nothing, when the tenant's available credits (open holds kept) are fewer: a clawback never
+    takes the balance below zero. The caller settled the tenant (credits.balance) first."""
+    await repository.lock_ledger(session, tenant_id)
+    if (await repository.available(session, [tenant_id], now))[tenant_id] < amount:
+        return None
+    balance = await repository.total_remaining(session, tenant_id) - amount
+    left = amount
+    for bucket in await repository.spendable_buckets(session, tenant_id, now):
+        take = min(left, bucket.remaining)
+        await repository.set_remaining(session, tenant_id, bucket.id, bucket.remaining - take, now)
+        left -= take
+        if left == 0:
+            break
+    entry = _entry(
+        tenant_id,
+        EntryType.adjustment,
+        -amount,
+        balance,
+        actor=actor,
+        description=description,
+        now=now,
+    )
+    await repository.add_entries(session, tenant_id, [entry])
+    return entry
+
+
 async def low_line(session: AsyncSession, tenant_id: uuid.UUID, monthly_grant: int | None) -> int:
     """The tenant's low-balance line (`_low_line`) from its stored policy, remembered for its
     debits."""

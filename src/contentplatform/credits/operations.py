@@ -4,13 +4,20 @@ commit, release), and the pages of reservations and of the ledger. Never commits
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Role, TenantAccess
 from contentplatform.credits import buckets, pricing, repository, service
 from contentplatform.credits.errors import KindNeedsEditor, NotHoldCreator, ReservationAdopted
-from contentplatform.credits.models import ActorType, CreditLedgerEntry, EntryType, Owner
+from contentplatform.credits.models import (
+    ActorType,
+    BucketSource,
+    CreditLedgerEntry,
+    EntryType,
+    Owner,
+)
 from contentplatform.credits.schemas import (
     Actor,
     Committed,
@@ -170,6 +177,58 @@ async def list_ledger(
     return LedgerPage(
         data=[_ledger_entry(row) for row in rows], total=total, page=data.page, limit=data.limit
     )
+
+
+# --- an operator's grants and clawbacks (admin.grantCredits) ------------------------------------
+
+
+async def grant_by_operator(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    amount: int,
+    expires_at: datetime | None,
+    reference: str,
+    description: str,
+    operator: str,
+) -> LedgerEntry:
+    """An `admin_grant` bucket of `amount` credits (once per `reference`): its `grant` row."""
+    bucket = await buckets.grant(
+        session,
+        tenant_id,
+        source=BucketSource.admin_grant.value,
+        amount=amount,
+        expires_at=expires_at,
+        reference=reference,
+        description=description,
+        actor_type=ActorType.admin.value,
+        actor_id=operator,
+    )
+    row = await repository.grant_entry(session, tenant_id, bucket.id)
+    assert row is not None, "a bucket is granted with its row"
+    return _ledger_entry(row)
+
+
+async def claw_back_by_operator(
+    session: AsyncSession, tenant_id: uuid.UUID, *, amount: int, description: str, operator: str
+) -> LedgerEntry | None:
+    """Remove `amount` credits with one `adjustment` row (None: fewer are available)."""
+    entry = await buckets.claw_back(
+        session,
+        tenant_id,
+        amount,
+        description=description,
+        actor=(ActorType.admin, operator),
+        now=utcnow(),
+    )
+    return None if entry is None else _ledger_entry(CreditLedgerEntry(**entry))
+
+
+async def ledger_entry(
+    session: AsyncSession, tenant_id: uuid.UUID, entry_id: uuid.UUID
+) -> LedgerEntry | None:
+    row = await repository.ledger_entry(session, tenant_id, entry_id)
+    return None if row is None else _ledger_entry(row)
 
 
 def _ledger_entry(row: CreditLedgerEntry) -> LedgerEntry:

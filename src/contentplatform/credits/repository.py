@@ -135,6 +135,29 @@ async def bucket_by_reference(
     )
 
 
+async def ledger_entry(
+    session: AsyncSession, tenant_id: uuid.UUID, entry_id: uuid.UUID
+) -> CreditLedgerEntry | None:
+    return await session.scalar(
+        select(CreditLedgerEntry).where(
+            CreditLedgerEntry.tenant_id == tenant_id, CreditLedgerEntry.id == entry_id
+        )
+    )
+
+
+async def grant_entry(
+    session: AsyncSession, tenant_id: uuid.UUID, bucket_id: uuid.UUID
+) -> CreditLedgerEntry | None:
+    """The `grant` row that added the bucket."""
+    return await session.scalar(
+        select(CreditLedgerEntry).where(
+            CreditLedgerEntry.tenant_id == tenant_id,
+            CreditLedgerEntry.bucket_id == bucket_id,
+            CreditLedgerEntry.entry_type == EntryType.grant.value,
+        )
+    )
+
+
 async def latest_bucket(session: AsyncSession, tenant_id: uuid.UUID) -> CreditBucket | None:
     """The bucket added last (a grant without a reference reads back its own)."""
     return await session.scalar(

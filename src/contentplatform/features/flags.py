@@ -3,14 +3,19 @@
 A flag is decided by the first of these that speaks for it (`evaluate`):
 
 1. the tenant's override (`feature_overrides`, source `override`): set by the operator for one
-   tenant (no operation sets one yet; the table carries it);
+   tenant (admin.updateFeatureFlag's `tenantOverrides`);
 2. the tenant's own opt-in or opt-out (source `opt_in`), for flags that allow one;
-3. the operator's global config (`CONTENTPLATFORM_FEATURES`): true/false for every tenant
+3. the operator's stored setting of the flag (`feature_flag_settings`, admin.updateFeatureFlag),
+   which also replaces its stage, default and opt-in: on for every tenant when
+   `default_enabled` (source `default`), else on for `rollout_percent` % of tenants (source
+   `rollout`), else off;
+4. else the operator's global config (`CONTENTPLATFORM_FEATURES`): true/false for every tenant
    (source `default`), or a percentage of tenants, chosen by a stable hash of the flag and the
    tenant (source `rollout`);
-4. the flag's default here (source `default`).
+5. the flag's default here (source `default`).
 
-Plans (source `plan`) come with billing.
+Plans (source `plan`) come with billing: a setting's `plans` are stored and shown, not yet
+applied (features sits below billing and cannot read a tenant's plan).
 """
 
 from __future__ import annotations
@@ -67,6 +72,31 @@ class Stored:
 
 
 @dataclass(frozen=True)
+class Setting:
+    """The operator's stored settings of a flag (admin.updateFeatureFlag), which replace its
+    declared stage, default and opt-in, and the global config's word on it."""
+
+    stage: Stage
+    default_enabled: bool
+    rollout_percent: int | None
+    plans: tuple[str, ...]
+    opt_in_allowed: bool
+
+
+def effective(flag: Flag, setting: Setting | None) -> Flag:
+    """The flag as the operator's setting makes it (stage, default, opt-in)."""
+    if setting is None:
+        return flag
+    return Flag(
+        key=flag.key,
+        stage=setting.stage,
+        default=setting.default_enabled,
+        opt_in_allowed=setting.opt_in_allowed,
+        description=flag.description,
+    )
+
+
+@dataclass(frozen=True)
 class Evaluation:
     enabled: bool
     source: Source
@@ -106,12 +136,22 @@ def evaluate(
     tenant_id: uuid.UUID,
     config: Mapping[str, bool | int],
     stored: Stored | None,
+    setting: Setting | None = None,
 ) -> Evaluation:
     """The flag for this tenant, and what decided it (see the module's docstring)."""
+    flag = effective(flag, setting)
     if stored is not None and stored.source == "override":
         return Evaluation(stored.enabled, "override")
     if stored is not None and stored.source == "opt_in" and flag.opt_in_allowed:
         return Evaluation(stored.enabled, "opt_in")
+    if setting is not None:
+        # The operator's setting replaces the global config: on for everyone, else the
+        # percentage of tenants (by the same stable hash), else off.
+        if setting.default_enabled:
+            return Evaluation(True, "default")
+        if setting.rollout_percent is not None:
+            return Evaluation(in_rollout(flag.key, tenant_id, setting.rollout_percent), "rollout")
+        return Evaluation(False, "default")
     configured = config.get(flag.key)
     if isinstance(configured, bool):
         return Evaluation(configured, "default")

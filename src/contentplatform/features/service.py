@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -24,7 +26,7 @@ from contentplatform.features.errors import (
     FeatureNotOptional,
     FeatureOverridden,
 )
-from contentplatform.features.flags import FLAGS, Evaluation, Flag
+from contentplatform.features.flags import FLAGS, Evaluation, Flag, Setting
 from contentplatform.kit.db import after_commit, utcnow
 
 CACHE_SECONDS = 30.0
@@ -33,6 +35,24 @@ CACHE_SECONDS = 30.0
 def cache_scope(tenant_id: uuid.UUID) -> str:
     """What a change of the tenant's flags retires from the cache at once."""
     return f"features:{tenant_id}"
+
+
+# What a change of a flag's settings (every tenant's evaluation) retires at once: every
+# tenant's cached evaluation is keyed by this scope's current token.
+SETTINGS_SCOPE = "features"
+SETTINGS_TOKEN_SECONDS = 86_400.0
+
+
+async def _settings_token(runtime: Runtime) -> str:
+    async def produce() -> str:
+        return uuid.uuid4().hex
+
+    return await runtime.cache.get_or_set(SETTINGS_SCOPE, "token", SETTINGS_TOKEN_SECONDS, produce)
+
+
+async def retire_all(runtime: Runtime) -> None:
+    """Retire every tenant's cached evaluation (a flag's settings changed)."""
+    await runtime.cache.invalidate(SETTINGS_SCOPE)
 
 
 def _cache_key(config: Mapping[str, bool | int]) -> str:
@@ -48,8 +68,15 @@ async def evaluate(
 ) -> dict[str, Evaluation]:
     """Every declared flag for the tenant, from the database (no cache)."""
     stored = await repository.stored(session, tenant_id)
+    operator = await repository.settings(session)
     return {
-        key: flags.evaluate(flag, tenant_id, settings.features, stored.get(key))
+        key: flags.evaluate(
+            flag,
+            tenant_id,
+            settings.features,
+            stored.get(key),
+            operator[key][0] if key in operator else None,
+        )
         for key, flag in FLAGS.items()
     }
 
@@ -68,9 +95,8 @@ async def _evaluation(
                 found = await evaluate(own, runtime.settings, tenant_id)
         return json.dumps({key: [value.enabled, value.source] for key, value in found.items()})
 
-    text = await runtime.cache.get_or_set(
-        cache_scope(tenant_id), _cache_key(runtime.settings.features), CACHE_SECONDS, produce
-    )
+    key = f"{_cache_key(runtime.settings.features)}:{await _settings_token(runtime)}"
+    text = await runtime.cache.get_or_set(cache_scope(tenant_id), key, CACHE_SECONDS, produce)
     evaluation: dict[str, list[object]] = json.loads(text)
     return evaluation
 
@@ -103,7 +129,13 @@ async def list_features(
 ) -> schemas.FeatureList:
     """Every declared flag as evaluated for the tenant (cached), in the registry's order."""
     evaluation = await _evaluation(runtime, tenant_id, session)
-    data = [_feature(flag, *evaluation[key]) for key, flag in FLAGS.items()]
+    operator = await repository.settings(session)
+    data = [
+        _feature(
+            flags.effective(flag, operator[key][0] if key in operator else None), *evaluation[key]
+        )
+        for key, flag in FLAGS.items()
+    ]
     return schemas.FeatureList(data=data, total=len(data))
 
 
@@ -121,6 +153,8 @@ async def set_opt_in(
     flag = FLAGS.get(key)
     if flag is None:
         raise FeatureNotFound(key)
+    operator = (await repository.settings(session)).get(key)
+    flag = flags.effective(flag, operator[0] if operator else None)
     if not flag.opt_in_allowed:
         raise FeatureNotOptional(key)
     before = (await evaluate(session, runtime.settings, tenant_id))[key]
@@ -150,3 +184,93 @@ async def set_opt_in(
             changes=changes,
         )
     return _feature(flag, evaluation.enabled, evaluation.source)
+
+
+async def stored_overrides(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, flags.Stored]:
+    """The tenant's stored choices (the operator's overrides and its opt-ins), by flag key."""
+    return await repository.stored(session, tenant_id)
+
+
+# --- the operator's settings (admin.listFeatureFlags, admin.updateFeatureFlag) -----------------
+
+
+@dataclass(frozen=True)
+class FlagState:
+    """A declared flag as the operator set it: its settings, how many tenants it is set for,
+    and when its settings last changed (None: never, the declaration applies)."""
+
+    flag: Flag
+    rollout_percent: int | None
+    plans: tuple[str, ...]
+    tenant_overrides: int
+    updated_at: datetime | None
+
+
+async def flag_states(session: AsyncSession, settings: Settings) -> list[FlagState]:
+    """Every declared flag, in the registry's order."""
+    operator = await repository.settings(session)
+    counts = await repository.override_counts(session)
+    found = []
+    for key, flag in FLAGS.items():
+        setting, updated_at = operator.get(key, (None, None))
+        configured = settings.features.get(key)
+        percent = (
+            setting.rollout_percent
+            if setting is not None
+            else configured
+            if isinstance(configured, int) and not isinstance(configured, bool)
+            else None
+        )
+        found.append(
+            FlagState(
+                flag=flags.effective(flag, setting),
+                rollout_percent=percent,
+                plans=setting.plans if setting is not None else (),
+                tenant_overrides=counts.get(key, 0),
+                updated_at=updated_at,
+            )
+        )
+    return found
+
+
+async def save_setting(
+    session: AsyncSession, runtime: Runtime, key: str, setting: Setting, *, by: str
+) -> None:
+    """Store the operator's setting of declared flag `key` (404 unknown); every tenant's cached
+    evaluation is retired once this commits."""
+    if key not in FLAGS:
+        raise FeatureNotFound(key)
+    await repository.save_setting(session, key, setting, by=by, at=utcnow())
+    retire_all_after_commit(session, runtime)
+
+
+def retire_all_after_commit(session: AsyncSession, runtime: Runtime) -> None:
+    """Retire every tenant's cached evaluation once this transaction commits."""
+
+    async def invalidate() -> None:
+        await retire_all(runtime)
+
+    after_commit(session, invalidate)
+
+
+async def set_override(
+    session: AsyncSession,
+    runtime: Runtime,
+    tenant_id: uuid.UUID,
+    key: str,
+    *,
+    enabled: bool | None,
+    by: str,
+) -> None:
+    """The operator's override of declared flag `key` for the tenant (None removes it, and any
+    opt-in); the tenant's cached evaluation is retired once this commits."""
+    if key not in FLAGS:
+        raise FeatureNotFound(key)
+    await repository.set_override(
+        session, tenant_id, key, enabled=enabled, set_by=by, set_at=utcnow()
+    )
+
+    async def invalidate() -> None:
+        await runtime.cache.invalidate(cache_scope(tenant_id))
+
+    after_commit(session, invalidate)

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ForeignKey, String, UniqueConstraint, Uuid
+from sqlalchemy import JSON, ForeignKey, String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from contentplatform.kit.db import Base, RecordMixin, UTCDateTime
@@ -21,6 +22,16 @@ class Tenant(RecordMixin, Base):
     )
     # The provider's `updated_at` of the last organization event applied: an older one is stale.
     idp_updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Why, when and by whom (a superadmin's subject) the tenant was last suspended
+    # (admin.setTenantStatus); cleared on reactivation.
+    suspended_reason: Mapped[str | None] = mapped_column(String(500))
+    suspended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    suspended_by: Mapped[str | None] = mapped_column(String(255))
+    # The operator's overrides (admin.updateTenant): a plan that wins over the subscription
+    # until `plan_override_until`, and limits that win over the plan's (each key given).
+    plan_override_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    plan_override_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    limits_override: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class User(RecordMixin, Base):

@@ -34,6 +34,7 @@ from contentplatform.events import service as events
 from contentplatform.events.models import Event
 from contentplatform.kit import durable
 from contentplatform.kit.db import Database, utcnow
+from contentplatform.tenants import service as tenants
 from contentplatform.webhooks import deliveries, sending
 
 QUEUE = durable.declare_queue("webhooks.deliveries", worker_concurrency=100)
@@ -42,6 +43,9 @@ RECONCILE_AFTER = timedelta(seconds=15)
 RECONCILE_BATCH = 500
 # The delivery log is kept this long.
 RETENTION_DAYS = 30
+# How often a delivery of a suspended tenant looks again whether it may go (admin.setTenantStatus):
+# it waits, durably, rather than fail.
+SUSPENDED_RECHECK_SECONDS = 60.0
 
 
 @events.listener("webhooks")
@@ -58,11 +62,27 @@ async def deliver_event(tenant_id: str, event_id: str) -> None:
     first = runtime.current().settings.webhook_retry_seconds[0]
     if first > 0:
         await DBOS.sleep_async(first)
+    await _while_suspended(tenant_id)
     sent = await send_first(tenant_id, event_id)
     if not sent:
         return
     for delivery_id, delay in await record_first(tenant_id, sent):
         await _enqueue_attempt(tenant_id, delivery_id, 0, 2, delay)
+
+
+async def _while_suspended(tenant_id: str) -> None:
+    """Wait while the tenant is suspended: its deliveries are paused, not failed (each check a
+    step, each wait a durable sleep, so a restart resumes the wait)."""
+    while not await tenant_active(tenant_id):
+        await DBOS.sleep_async(SUSPENDED_RECHECK_SECONDS)
+
+
+@DBOS.step(name="webhooks.tenant_active")
+async def tenant_active(tenant_id: str) -> bool:
+    """False while the tenant is suspended (a deleted one's deliveries go on as before)."""
+    async with runtime.current().db.unit_of_work() as session:
+        tenant = await tenants.tenant_by_id(session, uuid.UUID(tenant_id))
+        return tenant is None or tenant.status != "suspended"
 
 
 @DBOS.step(name="webhooks.send_first")
@@ -128,6 +148,7 @@ async def deliver(tenant_id: str, delivery_id: str, round_: int, attempt: int) -
         first = runtime.current().settings.webhook_retry_seconds[0]
         if first > 0:
             await DBOS.sleep_async(first)
+    await _while_suspended(tenant_id)
     outcome = await send(tenant_id, delivery_id, round_, attempt)
     if outcome is None:
         return
