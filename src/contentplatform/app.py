@@ -17,6 +17,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.routing import BaseRoute
 
 from contentplatform import API_VERSION, domains
+from contentplatform.admin.impersonations import service as impersonations
 from contentplatform.ai.base import ProviderError
 from contentplatform.auth import devkeys
 from contentplatform.config import Settings
@@ -103,7 +104,12 @@ def create_app(
             await current.close()
             raise
         app.state.runtime = current
-        app.state.guard = Guard(current, resolve_key=keys.resolve)
+        app.state.guard = Guard(
+            current,
+            resolve_key=keys.resolve,
+            resolve_impersonation=impersonations.resolve,
+            record_superadmin=impersonations.record_superadmin,
+        )
         reconciler: asyncio.Task[None] | None = None
         if durable_workers:
             # Workflows reach the database through the process runtime, as DBOS is process-wide.

@@ -66,8 +66,9 @@ class Identity:
     # Organizations the token itself vouches for, with the role it states there.
     organizations: dict[str, Role]
     organization_names: dict[str, str]
-    # How it was proven: a JWT, an API key, or a stream token (auth/stream_tokens.py).
-    auth: Literal["jwt", "api_key", "stream_token"] = "jwt"
+    # How it was proven: a JWT, an API key, a stream token (auth/stream_tokens.py), or an
+    # impersonation token this service minted (auth/impersonation_tokens.py).
+    auth: Literal["jwt", "api_key", "stream_token", "impersonation"] = "jwt"
     claims: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -89,6 +90,21 @@ class KeyAccess:
     identity: Identity
     tenant: TenantAccess
     expires_at: datetime | None
+
+
+ImpersonationMode = Literal["read_only", "read_write"]
+
+
+@dataclass(frozen=True)
+class ImpersonationAccess:
+    """What an open impersonation session gives its token: the tenant access of the member it
+    acts as (`tenant`), in `mode`, until `expires_at`, for the superadmin `actor`."""
+
+    session_id: uuid.UUID
+    actor: str
+    tenant: TenantAccess
+    mode: ImpersonationMode
+    expires_at: datetime
 
 
 @dataclass(frozen=True)

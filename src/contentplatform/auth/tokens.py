@@ -1,4 +1,10 @@
-"""Bearer token verification: the identity provider's JWKS (always) and the dev key (local only)."""
+"""Bearer token verification: the identity provider's JWKS (always), the dev key (local only),
+and this service's own impersonation tokens (auth/impersonation_tokens.py).
+
+An actor claim (`act`) is honoured only in a token this service minted for an impersonation
+session: the identity provider's own actor tokens (Clerk's impersonation) would act inside a
+tenant outside every guardrail (no reason, no session to end, no read-only mode), so a token of
+the provider, or a development token, that carries `act` is refused (401)."""
 
 from __future__ import annotations
 
@@ -11,9 +17,10 @@ import httpx
 import jwt
 from cachetools import TLRUCache
 
-from contentplatform.auth import devkeys
+from contentplatform.auth import devkeys, impersonation_tokens
 from contentplatform.auth.context import Identity, Role
 from contentplatform.config import Settings
+from contentplatform.kit import health
 from contentplatform.kit.errors import InternalError, Unauthorized
 from contentplatform.kit.outbound import USER_AGENT
 
@@ -65,12 +72,14 @@ class JwksCache:
             if not isinstance(entries, list):
                 raise ValueError("the JWKS document has no list of keys")
         except (httpx.HTTPError, ValueError) as error:
+            health.record("identity_provider", False)  # for system.status (kit/health.py)
             log.error("could not fetch the identity provider's JWKS: %s", error)
             if not self._keys:
                 raise InternalError(
                     "The identity provider's signing keys are unavailable."
                 ) from None
             return
+        health.record("identity_provider", True)
         self._keys = dict(filter(None, map(_signing_key, entries)))
         self._fetched_at = time.monotonic()
 
@@ -120,6 +129,7 @@ class TokenVerifier:
             if settings.jwks_url
             else None
         )
+        self.impersonation = impersonation_tokens.ImpersonationTokens.from_settings(settings)
         self.dev_key: jwt.PyJWK | None = None
         if settings.is_local:
             self.dev_key = jwt.PyJWK(
@@ -130,7 +140,11 @@ class TokenVerifier:
         if self.verified is not None and (known := self.verified.get(token)) is not None:
             return known[0]
         claims = await self._verified_claims(token)
-        identity = identity_from_claims(claims)
+        # Only our own key verifies a token of our issuer (`_verified_claims`).
+        if claims.get("iss") == impersonation_tokens.ISSUER:
+            identity = impersonated_identity(claims)
+        else:
+            identity = identity_from_claims(claims)
         if self.verified is not None:
             # `exp` is required and numeric once verified; the key cache bounds it too.
             good_until = min(
@@ -147,6 +161,8 @@ class TokenVerifier:
         except jwt.PyJWTError:
             raise Unauthorized("The bearer token is malformed.") from None
         header, unverified = parts["header"], parts["payload"]
+        if unverified.get("iss") == impersonation_tokens.ISSUER:
+            return self.impersonation.verify(token, leeway=self.settings.jwt_leeway_seconds)
         algorithm = header.get("alg")
         if not isinstance(algorithm, str) or algorithm not in self.allowed_algorithms:
             raise Unauthorized(f"Tokens signed with {algorithm!r} are not accepted.")
@@ -188,7 +204,27 @@ class TokenVerifier:
             raise Unauthorized("The token is meant for another audience.") from None
         except jwt.PyJWTError:
             raise Unauthorized("The token could not be verified.") from None
+        if "act" in claims:
+            raise Unauthorized(
+                "Actor tokens of the identity provider are not accepted: a superadmin acts in a "
+                "tenant through admin.startImpersonation."
+            )
         return claims
+
+
+def impersonated_identity(claims: dict[str, Any]) -> Identity:
+    """The member an impersonation token acts as (checked by ImpersonationTokens.verify): never
+    a superadmin, vouching for no organization (the guard reads the session's)."""
+    return Identity(
+        subject=str(claims["sub"]),
+        email=None,
+        name=None,
+        superadmin=False,
+        organizations={},
+        organization_names={},
+        auth="impersonation",
+        claims=claims,
+    )
 
 
 def identity_from_claims(claims: dict[str, Any]) -> Identity:
