@@ -28,6 +28,7 @@ from tests.support.backends import Backends, test_backends
 from tests.support.database import run_on
 from tests.support.google import GoogleStandIn
 from tests.support.idp import AUDIENCE, ISSUER, IdentityProvider
+from tests.support.mailbox import Mailbox
 from tests.support.orgs import Org, new_org
 from tests.support.servers import AppServer
 
@@ -89,6 +90,17 @@ def google() -> Iterator[GoogleStandIn]:
     yield _google
 
 
+# The SMTP server on loopback every service of the session sends its mail to (mail/).
+_mailbox = Mailbox()
+
+
+@pytest.fixture(scope="session")
+def mailbox() -> Iterator[Mailbox]:
+    """What the session's services send: `mailbox.wait_for(to=..., subject_contains=...)`."""
+    with _mailbox.start():
+        yield _mailbox
+
+
 def make_settings(
     data_dir: Path, backends: Backends, idp: IdentityProvider, **overrides: Any
 ) -> Settings:
@@ -138,13 +150,18 @@ def make_settings(
         # Search Console syncs retry quota answers at once (Retry-After capped too).
         "seo_sync_backoff_seconds": 0.01,
         "seo_sync_max_wait_seconds": 0.05,
+        # Mail goes to the session's loopback SMTP server; a failed attempt is retried soon.
+        **_mailbox.settings(),
+        "mail_retry_first_seconds": 0.1,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
 @pytest.fixture(scope="session")
-def settings(data_dir: Path, backends: Backends, idp: IdentityProvider) -> Settings:
+def settings(
+    data_dir: Path, backends: Backends, idp: IdentityProvider, mailbox: Mailbox
+) -> Settings:
     return make_settings(data_dir, backends, idp)
 
 

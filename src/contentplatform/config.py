@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 import platformdirs
 from cryptography.fernet import Fernet
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
@@ -352,6 +352,11 @@ class Settings(BaseSettings):
     each: the first signs, all verify, so they rotate). Unset: derived from
     PUBLISHER_CREDENTIALS_KEYS when set (every process has those), else a key file in the data
     directory."""
+    impersonation_token_keys: SecretStr | None = None
+    """The secrets admin.startImpersonation's tokens are signed with (comma-separated, at least
+    32 characters each: the first signs, all verify, so they rotate). Unset: derived from
+    PUBLISHER_CREDENTIALS_KEYS when set (required outside `local`), else, in `local`, a key file
+    in the data directory."""
 
     access_cache_seconds: float = 30
     """How long a resolved tenant membership is reused by a process before it is read again (a
@@ -449,6 +454,48 @@ class Settings(BaseSettings):
     stock_search_cache_seconds: float = Field(600, ge=0, le=86_400)
     """How long a stock search is kept (in the shared cache) for everyone asking the same."""
 
+    # Mail (mail/): the outbox's messages leave over SMTP.
+    smtp_host: str | None = Field(None, min_length=1, max_length=253)
+    """The SMTP server mail is handed to. Unset in `local`: `serve` runs a loopback server that
+    stores each message as an .eml file under `<data_dir>/mail/`. Unset elsewhere: mail is not
+    configured; messages are kept `queued` (system.status reports `mail` as an outage) and leave
+    once a host is set."""
+    smtp_port: int = Field(587, ge=1, le=65_535)
+    """The SMTP server's port (587 for STARTTLS, 465 for implicit TLS, 25 between servers)."""
+    smtp_tls: Literal["none", "starttls", "tls"] = "starttls"
+    """How the connection is encrypted: `starttls` (upgrade a plain connection, required),
+    `tls` (implicit TLS from the first byte), `none` (plain text: loopback and tests only)."""
+    smtp_username: str | None = Field(None, min_length=1, max_length=254)
+    """The SMTP login, if the server wants one (with `smtp_password`)."""
+    smtp_password: SecretStr | None = None
+    """The SMTP password."""
+    smtp_timeout_seconds: float = Field(30, gt=0, le=300)
+    """How long one SMTP conversation may take."""
+    mail_from: str = Field(
+        "Content Platform <noreply@localhost>", min_length=3, max_length=254, pattern=r"@"
+    )
+    """The sender of every message (`Name <address>` or an address)."""
+    mail_retry_attempts: int = Field(8, ge=1, le=30)
+    """How many times a message is tried on connection errors and 4xx answers before it is
+    marked `failed`."""
+    mail_retry_first_seconds: float = Field(30, ge=0, le=3600)
+    """The wait after a message's first failed attempt; each next wait doubles (at most an
+    hour)."""
+    mail_local_port: int = Field(8025, ge=1, le=65_535)
+    """In `local` without `smtp_host`: the loopback port of `serve`'s own SMTP server."""
+
+    # Support (support/): tickets and the public contact form.
+    contact_rate_limit: str = "5/hour"
+    """Messages the public contact form (public.contact) takes per client address, as
+    `<count>/<period>`; past it, 429 with Retry-After."""
+    altcha_hmac_key: SecretStr | None = None
+    """The HMAC key of the contact form's proof-of-work captcha (ALTCHA, self-hosted). Set: a
+    contact message must carry a solved challenge (`captchaToken`), issued with this same key by
+    the site that shows the form. Unset: no captcha is asked for."""
+    support_staff_email: str | None = Field(None, pattern=r"^[^\s@]+@[^\s@]+$", max_length=254)
+    """Where platform staff hear of each new ticket, contact message and customer reply (one
+    mail each). Unset: staff see them in admin.listSupportTickets only."""
+
     features: dict[str, bool | Annotated[int, Field(ge=0, le=100)]] = Field(default_factory=dict)
     """Feature flags (features/flags.py) as the operator sets them for every organization, as
     JSON: a flag's key -> true/false (on/off for all) or a percentage 0-100 (on for that share
@@ -483,14 +530,15 @@ class Settings(BaseSettings):
             found.append(origin)
         return list(dict.fromkeys(found))
 
-    @field_validator("stream_token_keys")
+    @field_validator("stream_token_keys", "impersonation_token_keys")
     @classmethod
-    def _stream_token_keys(cls, keys: SecretStr | None) -> SecretStr | None:
+    def _token_keys(cls, keys: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
         if keys is not None:
             names = [key.strip() for key in keys.get_secret_value().split(",") if key.strip()]
             if not names or any(len(key) < 32 for key in names):
+                setting = f"CONTENTPLATFORM_{str(info.field_name).upper()}"
                 raise ValueError(
-                    "CONTENTPLATFORM_STREAM_TOKEN_KEYS: each comma-separated key needs at least "
+                    f"{setting}: each comma-separated key needs at least "
                     "32 characters (e.g. `openssl rand -hex 32`)"
                 )
         return keys

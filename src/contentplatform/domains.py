@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from sqlalchemy import MetaData
 
+from contentplatform.admin.manifest import domain as admin
 from contentplatform.analytics.manifest import domain as analytics
 from contentplatform.billing.manifest import domain as billing
 from contentplatform.chat.manifest import domain as chat
@@ -27,12 +28,14 @@ from contentplatform.generation.manifest import domain as generation
 from contentplatform.job_instances.manifest import domain as job_instances
 from contentplatform.jobs.manifest import domain as jobs
 from contentplatform.kit.db import Base
+from contentplatform.mail.manifest import domain as mail
 from contentplatform.media.manifest import domain as media
 from contentplatform.notifications.manifest import domain as notifications
 from contentplatform.public.manifest import domain as public
 from contentplatform.publishers.manifest import domain as publishers
 from contentplatform.seo.manifest import domain as seo
 from contentplatform.settings.manifest import domain as settings
+from contentplatform.support.manifest import domain as support
 from contentplatform.system.manifest import domain as system
 from contentplatform.team.manifest import domain as team
 from contentplatform.tenants.manifest import domain as tenants
@@ -62,9 +65,12 @@ DOMAINS: tuple[Domain, ...] = (
     workflows,
     media,
     public,
+    mail,
+    support,
     analytics,
     seo,
     dashboard,
+    admin,
     flows,
 )
 

@@ -81,6 +81,26 @@ PROVEN_BY = {
     "feature.opt_in_changed": (
         "tests/events/test_settings.py::test_opting_out_of_a_beta_and_back_in_is_audited"
     ),
+    "tenant.suspended": (
+        "tests/admin/test_tenants.py::"
+        "test_a_suspended_tenant_is_refused_at_once_and_admitted_again_when_reactivated"
+    ),
+    "tenant.reactivated": (
+        "tests/admin/test_tenants.py::"
+        "test_a_suspended_tenant_is_refused_at_once_and_admitted_again_when_reactivated"
+    ),
+    "tenant.overridden": (
+        "tests/admin/test_tenants.py::test_a_limits_override_wins_over_the_plan_and_is_audited"
+    ),
+    "credits.adjusted": (
+        "tests/admin/test_credits.py::test_a_grant_adds_an_admin_bucket_once_per_key"
+    ),
+    "feature.overridden": (
+        "tests/admin/test_flags.py::test_tenant_overrides_win_and_are_removed_by_null"
+    ),
+    "inbound_event.replayed": (
+        "tests/admin/test_inbound.py::test_a_failed_event_replayed_is_applied"
+    ),
     "publisher.secret_rotated": (
         "tests/publishers/test_rotate_secret.py::"
         "test_a_rotation_is_in_the_audit_trail_without_the_secret"
@@ -97,9 +117,19 @@ PROVEN_BY = {
     "crawl.failed": f"{CRAWLS}::test_a_site_whose_robots_txt_fails_is_not_crawled_and_is_told",
     "media.license_expiring": f"{LICENCES}::{LICENCES_TOLD}",
     "media.license_expired": f"{LICENCES}::{LICENCES_TOLD}",
+    "support_ticket.replied": (
+        "tests/support_tickets/test_tickets.py::"
+        "test_staff_answers_notes_and_the_customer_sees_only_the_answer"
+    ),
     "seo.connection_needs_reauth": (
         "tests/seo/connections/test_connections.py::"
         "test_a_revoked_grant_turns_needs_reauth_and_tells_the_admins"
+    ),
+    "impersonation.started": (
+        "tests/admin_impersonation/test_operations.py::test_the_tenants_admins_are_notified"
+    ),
+    "impersonation.ended": (
+        "tests/admin_impersonation/test_operations.py::test_ending_is_at_once_and_idempotent"
     ),
 }
 

@@ -85,7 +85,7 @@ def test_spec_coverage_reads_the_document(tmp_path):
     assert coverage.returncode in (0, 1), coverage.stderr
     assert "detailed operations:" in coverage.stdout
     system = [line.split() for line in coverage.stdout.splitlines() if line.startswith("System ")]
-    assert system and system[0][1] == "3", coverage.stdout
+    assert system and system[0][1] == "4", coverage.stdout
 
 
 def test_dev_token_prints_only_a_jwt(tmp_path):

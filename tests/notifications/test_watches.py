@@ -25,6 +25,8 @@ MEMBER_DEFAULTS = [
     "publish_attempt.failed",
     "job.run_failed",
     "generation.run_failed",
+    # Support's answers reach the member who opened the ticket (support/, issue 40).
+    "support_ticket.replied",
 ]
 ADMIN_DEFAULTS = [
     "document.failed",
@@ -36,6 +38,11 @@ ADMIN_DEFAULTS = [
     "media.license_expired",
     "webhook_endpoint.disabled",
     "seo.connection_needs_reauth",
+    # The platform's operators suspended or reactivated the organization (admin/, issue 40).
+    "tenant.suspended",
+    "tenant.reactivated",
+    # A platform operator opened a support session inside the organization (issue 40).
+    "impersonation.started",
 ]
 DRAFT_EVENTS = [*MEMBER_DEFAULTS[:8], "generation.run_failed"]
 

@@ -151,6 +151,70 @@ _TYPES = (
         False,
         "audit",
     ),
+    # The platform's operators (admin.*, superadmins): the actor is the superadmin.
+    EventType(
+        "tenant.suspended",
+        "The platform's operators suspended the organization (`reason`): nobody may act in it, "
+        "its schedules and outbound webhooks wait.",
+        "system",
+        "tenant",
+        subscribable=False,
+    ),
+    EventType(
+        "tenant.reactivated",
+        "The platform's operators reactivated the organization (`reason`).",
+        "system",
+        "tenant",
+        subscribable=False,
+    ),
+    EventType(
+        "impersonation.started",
+        "A platform superadmin opened a support session acting in the organization "
+        "(`superadmin`, `mode`, `reason`, `user_id`, `ticket_id`, `expires_at`).",
+        "system",
+        "impersonation",
+        subscribable=False,
+    ),
+    EventType(
+        "impersonation.ended",
+        "A support session in the organization was ended (`superadmin`, `ended_by`).",
+        "system",
+        "impersonation",
+        False,
+        "audit",
+    ),
+    EventType(
+        "tenant.overridden",
+        "An operator overrode the organization's plan or limits (`note`, `changes`).",
+        "billing",
+        "tenant",
+        False,
+        "audit",
+    ),
+    EventType(
+        "credits.adjusted",
+        "An operator granted or clawed back credits (`amount`, `reason`).",
+        "billing",
+        "credit_ledger_entry",
+        False,
+        "audit",
+    ),
+    EventType(
+        "feature.overridden",
+        "An operator set or cleared a feature flag for the organization (`key`, `enabled`).",
+        "system",
+        "feature",
+        False,
+        "audit",
+    ),
+    EventType(
+        "inbound_event.replayed",
+        "An operator had a provider's event about the organization processed again.",
+        "system",
+        "inbound_event",
+        False,
+        "audit",
+    ),
     EventType(
         "publisher.secret_rotated",
         "A connection's signing secret was rotated.",
@@ -190,6 +254,13 @@ _TYPES = (
         "webhook_endpoint",
         False,
         "audit",
+    ),
+    EventType(
+        "support_ticket.replied",
+        "Platform support answered a ticket (told to the member who opened it).",
+        "system",
+        "support_ticket",
+        False,
     ),
 )
 

@@ -69,6 +69,7 @@ class Rule(StrEnum):
     assignee = "assignee"  # the draft's assignee (payload `assignee_id`)
     mentioned = "mentioned"  # the members a comment mentions (payload `mentions`)
     job_owner = "job_owner"  # who created the job (payload `job_id`)
+    creator = "creator"  # who opened it (payload `created_by`: a support ticket's)
     admins = "admins"
     everyone = "everyone"  # every member whose tenant watch lists the type
 
@@ -87,6 +88,10 @@ _FOR_ADMINS = {
     "media.license_expiring",
     "media.license_expired",
     "seo.connection_needs_reauth",
+    "tenant.suspended",
+    "tenant.reactivated",
+    # A superadmin acting in the organization: its admins are told (impersonation guardrails).
+    "impersonation.started",
 }
 
 TENANT_RULES: dict[str, frozenset[Rule]] = {
@@ -98,12 +103,15 @@ TENANT_RULES: dict[str, frozenset[Rule]] = {
     "generation.run_failed": frozenset({Rule.job_owner, Rule.admins}),
     "document.failed": frozenset({Rule.admins}),
     "crawl.failed": frozenset({Rule.admins}),
+    "support_ticket.replied": frozenset({Rule.creator}),
     **{name: frozenset({Rule.admins}) for name in _FOR_ADMINS},
 }
 
 # The tenant watch every membership starts with: its drafts (assigned to me), mentions, my
-# jobs' failures; admins also every failure and billing.
-_MEMBER_DEFAULTS = frozenset({*_DRAFT_TYPES, "job.run_failed", "generation.run_failed"})
+# jobs' failures, support's answers to my tickets; admins also every failure and billing.
+_MEMBER_DEFAULTS = frozenset(
+    {*_DRAFT_TYPES, "job.run_failed", "generation.run_failed", "support_ticket.replied"}
+)
 _ADMIN_DEFAULTS = _MEMBER_DEFAULTS | _FAILURES | _FOR_ADMINS
 
 
@@ -188,6 +196,9 @@ def _named(event: EventView, rule: Rule, members: Mapping[str, str]) -> Iterable
         return [subject for subject in mentions if isinstance(subject, str)]
     if rule is Rule.job_owner:
         return [event.job_owner] if event.job_owner else []
+    if rule is Rule.creator:
+        creator = event.payload.get("created_by")
+        return [creator] if isinstance(creator, str) else []
     if rule is Rule.admins:
         return [subject for subject, role in members.items() if role == ADMIN]
     return members.keys()

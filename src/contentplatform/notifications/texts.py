@@ -7,7 +7,8 @@ one line, bounded), so nothing in a notification is markup: a client shows it as
 Links are paths of the app, relative to wherever it is served: `/drafts/<id>`, `/jobs/<id>`,
 `/documents/<id>`, `/publishers/<id>`, `/generation-runs/<id>`, `/media/<id>`,
 `/settings/billing` (credits and the subscription), `/team` (members),
-`/settings/webhooks/<id>` (an endpoint); `/activity` for anything else.
+`/settings/webhooks/<id>` (an endpoint), `/support/tickets/<id>` (a support ticket); `/activity`
+for anything else.
 """
 
 from __future__ import annotations
@@ -220,6 +221,23 @@ SENTENCES: dict[str, Callable[[Said], tuple[str, str]]] = {
         "published with it until the licence is renewed or the image replaced.",
     ),
     "credits.low_balance": _low_balance,
+    "tenant.suspended": lambda s: (
+        "Organization suspended",
+        f"The platform's operators suspended this organization{s.because('reason')}. Nobody can "
+        "act in it, and its schedules and webhooks wait, until it is reactivated.",
+    ),
+    "tenant.reactivated": lambda s: (
+        "Organization reactivated",
+        "The platform's operators reactivated this organization: its schedules and webhooks "
+        "resume.",
+    ),
+    "impersonation.started": lambda s: (
+        "Support session started",
+        f"{s.value('superadmin') or 'A platform operator'} opened a "
+        f"{'read-write' if s.value('mode') == 'read_write' else 'read-only'} support session "
+        f"in this organization until {s.value('expires_at') or 'within the hour'}"
+        f"{s.because('reason')}",
+    ),
     "subscription.updated": _subscription,
     "member.added": _member("joined"),
     "member.removed": _member("left"),
@@ -227,6 +245,10 @@ SENTENCES: dict[str, Callable[[Said], tuple[str, str]]] = {
         "SEO connection needs reauthorization",
         f"{s.value('provider') or 'An SEO provider'} no longer accepts our access"
         f"{s.because('reason')} Connect it again to resume syncing.",
+    ),
+    "support_ticket.replied": lambda s: (
+        "Support replied",
+        f"Support answered your ticket #{s.value('number') or '?'}{s.because('subject')}.",
     ),
     "webhook_endpoint.disabled": lambda s: (
         "Webhook endpoint disabled",
@@ -262,6 +284,8 @@ def url_of(resource_type: str, resource_id: uuid.UUID | None, payload: Mapping[s
         return "/team"
     if resource_type == "webhook_endpoint":
         return _path("settings/webhooks", resource_id) or "/settings/webhooks"
+    if resource_type == "support_ticket":
+        return _path("support/tickets", resource_id) or "/support/tickets"
     draft = uuid_in(payload, "draft_id")
     return _path("drafts", draft) or "/activity"
 

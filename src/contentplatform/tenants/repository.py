@@ -300,6 +300,26 @@ async def active_member_roles(session: AsyncSession, tenant_id: uuid.UUID) -> di
     return dict(result.tuples().all())
 
 
+async def active_member_emails(
+    session: AsyncSession, tenant_id: uuid.UUID, subjects: Collection[str]
+) -> dict[str, str]:
+    """The provider's user id -> email of those of `subjects` who are active members and have
+    an email (issue 40: notification mail)."""
+    if not subjects:
+        return {}
+    result = await session.execute(
+        select(User.idp_user_id, User.email)
+        .join(Membership, User.id == Membership.user_id)
+        .where(
+            Membership.tenant_id == tenant_id,
+            Membership.status == "active",
+            User.idp_user_id.in_(list(subjects)),
+            User.email.is_not(None),
+        )
+    )
+    return {subject: email for subject, email in result.tuples().all() if email}
+
+
 @cross_tenant("tenants and users are the platform's; a user belongs to several tenants")
 async def active_tenants(session: AsyncSession) -> list[Tenant]:
     result = await session.execute(select(Tenant).where(Tenant.status == "active"))

@@ -368,6 +368,55 @@ async def tenant_of_org(session: AsyncSession, org_id: str) -> Tenant | None:
     return await repository.tenant_by_org(session, org_id)
 
 
+# --- the operator's word on a tenant (admin.*) ------------------------------------------------
+
+
+async def tenant_by_id(session: AsyncSession, tenant_id: uuid.UUID) -> Tenant | None:
+    """The tenant's row, suspended or not (the operators' views read it whole)."""
+    return await repository.tenant_by_id(session, tenant_id)
+
+
+async def set_status(
+    session: AsyncSession, tenant: Tenant, status: str, *, reason: str, by: str, at: datetime
+) -> bool:
+    """Suspend (`suspended`) or reactivate (`active`) the tenant; whether that changed it. A
+    suspension keeps its reason, time and author; a reactivation clears them."""
+    if tenant.status == status:
+        return False
+    tenant.status = status
+    if status == "suspended":
+        tenant.suspended_reason, tenant.suspended_at, tenant.suspended_by = reason, at, by
+    else:
+        tenant.suspended_reason = tenant.suspended_at = tenant.suspended_by = None
+    return True
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """The operator's overrides of a tenant's plan (until a time) and limits
+    (admin.updateTenant)."""
+
+    plan_id: uuid.UUID | None
+    plan_until: datetime | None
+    limits: dict[str, int | None] | None
+
+
+async def overrides_of(
+    session: AsyncSession, tenant_id: uuid.UUID, now: datetime | None = None
+) -> Overrides:
+    """What the operator overrides for the tenant, as it applies `now`: a plan override past
+    its `until` no longer applies (None)."""
+    tenant = await repository.tenant_by_id(session, tenant_id)
+    if tenant is None:
+        return Overrides(None, None, None)
+    now = now or utcnow()
+    current = tenant.plan_override_until is None or tenant.plan_override_until > now
+    plan = tenant.plan_override_id if current else None
+    return Overrides(
+        plan, tenant.plan_override_until if plan else None, tenant.limits_override or None
+    )
+
+
 async def org_of(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
     tenant = await repository.tenant_by_id(session, tenant_id)
     return tenant.idp_org_id if tenant is not None else None
@@ -381,6 +430,14 @@ async def active_orgs(session: AsyncSession) -> list[tuple[uuid.UUID, str]]:
 async def active_member_subjects(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, str]:
     """The provider's user id -> role of every active member."""
     return await repository.active_member_roles(session, tenant_id)
+
+
+async def active_member_emails(
+    session: AsyncSession, tenant_id: uuid.UUID, subjects: Collection[str]
+) -> dict[str, str]:
+    """The provider's user id -> email of those of `subjects` who are active members with an
+    email (whom notification mail can reach)."""
+    return await repository.active_member_emails(session, tenant_id, subjects)
 
 
 @dataclass(frozen=True)
