@@ -20,18 +20,15 @@ directory. The first key signs, every one verifies, so a key rotates as those do
 from __future__ import annotations
 
 import hashlib
-import secrets
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import jwt
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from contentplatform.auth import service_keys
 from contentplatform.config import Settings
-from contentplatform.kit import secretfiles
 from contentplatform.kit.errors import Unauthorized
 
 ISSUER = "contentplatform:impersonation"
@@ -140,20 +137,8 @@ def session_id(claims: dict[str, Any]) -> uuid.UUID:
 
 
 def signing_keys(settings: Settings) -> list[bytes]:
-    """The keys impersonation tokens are signed (the first) and verified (all) with."""
-    if settings.impersonation_token_keys is not None:
-        keys = settings.impersonation_token_keys.get_secret_value().split(",")
-        return [key.strip().encode() for key in keys if key.strip()]
-    if settings.publisher_credentials_keys is not None:
-        keys = settings.publisher_credentials_keys.get_secret_value().split(",")
-        return [_derived(key.strip().encode()) for key in keys if key.strip()]
-    stored = secretfiles.read_or_create(
-        settings.data_dir / KEY_FILE, lambda: secrets.token_hex(32).encode()
+    """The keys impersonation tokens are signed (the first) and verified (all) with
+    (auth/service_keys.py)."""
+    return service_keys.keys_of(
+        settings, settings.impersonation_token_keys, label=_DERIVED, key_file=KEY_FILE
     )
-    return [stored.strip()]
-
-
-def _derived(key: bytes) -> bytes:
-    """A key of its own from a publisher credentials key: knowing one tells nothing of the
-    other (nor of the stream tokens' key, derived with another label)."""
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_DERIVED).derive(key)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import secrets
 import time
 import uuid
 from collections.abc import Sequence
@@ -27,11 +26,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import jwt
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from contentplatform.auth import service_keys
 from contentplatform.config import Settings
-from contentplatform.kit import secretfiles
 from contentplatform.kit.errors import Unauthorized
 
 MARKER = "cpst_"
@@ -161,20 +158,8 @@ def _text(value: Any) -> str:
 
 
 def signing_keys(settings: Settings) -> list[bytes]:
-    """The keys stream tokens are signed (the first) and verified (all) with; see the module."""
-    if settings.stream_token_keys is not None:
-        keys = settings.stream_token_keys.get_secret_value().split(",")
-        return [key.strip().encode() for key in keys if key.strip()]
-    if settings.publisher_credentials_keys is not None:
-        keys = settings.publisher_credentials_keys.get_secret_value().split(",")
-        return [_derived(key.strip().encode()) for key in keys if key.strip()]
-    stored = secretfiles.read_or_create(
-        settings.data_dir / KEY_FILE, lambda: secrets.token_hex(32).encode()
+    """The keys stream tokens are signed (the first) and verified (all) with
+    (auth/service_keys.py)."""
+    return service_keys.keys_of(
+        settings, settings.stream_token_keys, label=_DERIVED, key_file=KEY_FILE
     )
-    return [stored.strip()]
-
-
-def _derived(key: bytes) -> bytes:
-    """A key of its own for stream tokens from a publisher credentials key: knowing one tells
-    nothing of the other."""
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_DERIVED).derive(key)
