@@ -193,7 +193,7 @@ def test_a_ticket_cites_a_resource_of_its_own_organization(tenant: Org, other_te
         404,
         "NOT_FOUND",
     )
-    for kind in ("generation_run", "job_instance", "document"):
+    for kind in ("generation_run", "job_instance", "publish_attempt", "document"):
         data = {**TICKET, "resource": {"type": kind, "id": str(uuid.uuid4())}}
         problem(tenant.request("support.createTicket", data), 404, "NOT_FOUND")
     body = problem(

@@ -59,6 +59,13 @@ async def find(
     return await repository.connection(session, tenant_id, connection_id)
 
 
+async def attempt_exists(
+    session: AsyncSession, tenant_id: uuid.UUID, attempt_id: uuid.UUID
+) -> bool:
+    """Whether the organization has this publish attempt (a support ticket may cite it)."""
+    return await repository.attempt(session, tenant_id, attempt_id) is not None
+
+
 async def default_connection(
     session: AsyncSession, tenant_id: uuid.UUID
 ) -> PublisherConnection | None:

@@ -19,7 +19,7 @@ Source = Literal["app", "contact"]
 AuthorType = Literal["customer", "staff", "system"]
 Topic = Literal["sales", "support", "partnership", "other"]
 # What a ticket may be opened from: each is looked up in the caller's tenant.
-ResourceType = Literal["generation_run", "job_instance", "draft", "document"]
+ResourceType = Literal["generation_run", "job_instance", "publish_attempt", "draft", "document"]
 
 MAX_BODY = 20_000
 MAX_REQUEST_IDS = 10

@@ -34,6 +34,7 @@ from contentplatform.kit.schemas import offset_of
 from contentplatform.mail import service as mail
 from contentplatform.mail.errors import MailRefused
 from contentplatform.media import service as media
+from contentplatform.publishers import service as publishers
 from contentplatform.support import repository, schemas
 from contentplatform.support.errors import (
     AttachmentNotFound,
@@ -157,6 +158,9 @@ async def _check_resource(
             await documents.require(session, tenant, resource.id)
         elif resource.type == "generation_run":
             await generation.get_run(session, tenant.tenant_id, resource.id)
+        elif resource.type == "publish_attempt":
+            if not await publishers.attempt_exists(session, tenant.tenant_id, resource.id):
+                raise NotFound()
         elif await job_instances.find(session, tenant.tenant_id, resource.id) is None:
             raise NotFound()
     except NotFound:
