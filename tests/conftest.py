@@ -101,6 +101,18 @@ def mailbox() -> Iterator[Mailbox]:
         yield _mailbox
 
 
+def _pools(database_url: str) -> dict[str, int]:
+    """Every xdist worker of the PostgreSQL suite runs a service (and some tests a second one,
+    or `serve` processes), all within the server's 100 connections. A pool keeps `pool_size`
+    connections once opened and closes its overflow when returned: few kept, the same ten at a
+    burst. DBOS keeps all of its own (no overflow), and each of its queues' pollers takes one at
+    a time: six, which they share. SQLite has no such limit, and a connection opened again
+    loads its extensions again: the pools stay as they were."""
+    if database_url.startswith("postgresql"):
+        return {"database_pool_size": 2, "database_max_overflow": 8, "dbos_pool_size": 6}
+    return {"database_pool_size": 5, "database_max_overflow": 5, "dbos_pool_size": 10}
+
+
 def make_settings(
     data_dir: Path, backends: Backends, idp: IdentityProvider, **overrides: Any
 ) -> Settings:
@@ -117,14 +129,7 @@ def make_settings(
         "jwks_min_refetch_seconds": 0,
         "rate_limit": "100000/minute",
         "rate_limit_public": "100000/minute",
-        # Every xdist worker of the PostgreSQL suite runs a service (and some tests a second
-        # one, or `serve` processes), all within the server's 100 connections. A pool keeps
-        # `pool_size` connections once opened and closes its overflow when returned: few kept,
-        # the same ten at a burst. DBOS keeps all of its own (no overflow), and each of its
-        # queues' pollers takes one at a time: six, which they share.
-        "database_pool_size": 2,
-        "database_max_overflow": 8,
-        "dbos_pool_size": 6,
+        **_pools(backends.database_url),
         # Each pass reads every domain's unfinished work (about 12 ms of CPU on SQLite): every
         # 3 s rather than every second, as six services share CI's two cores.
         "reconcile_interval_seconds": 3,

@@ -79,11 +79,10 @@ class Stack:
             "CONTENTPLATFORM_RATE_LIMIT": "100000/minute",
             "CONTENTPLATFORM_RATE_LIMIT_PUBLIC": "100000/minute",
             "CONTENTPLATFORM_LOG_LEVEL": "INFO",
-            # Small pools, as the suite's own service (tests/conftest.py make_settings), smaller
-            # still: a test starts two or three of these beside every worker's own service.
-            "CONTENTPLATFORM_DATABASE_POOL_SIZE": "2",
-            "CONTENTPLATFORM_DATABASE_MAX_OVERFLOW": "6",
-            "CONTENTPLATFORM_DBOS_POOL_SIZE": "4",
+            # Small pools, as the suite's own service (tests/conftest.py `_pools`), smaller
+            # still on PostgreSQL: a test starts two or three of these beside every worker's
+            # own service.
+            **_pools(self.database_url),
             "CONTENTPLATFORM_REDIS_PREFIX": self.redis_prefix,
         }
         if self.redis_url:
@@ -151,6 +150,14 @@ def _databases(tmp_path: Path, run: str) -> Iterator[tuple[str, str]]:
         return
     with postgres_databases(server_url, f"cp_test_proc_{run}") as urls:
         yield urls
+
+
+def _pools(database_url: str) -> dict[str, str]:
+    if database_url.startswith("postgresql"):
+        sizes = {"DATABASE_POOL_SIZE": 2, "DATABASE_MAX_OVERFLOW": 6, "DBOS_POOL_SIZE": 4}
+    else:
+        sizes = {"DATABASE_POOL_SIZE": 5, "DATABASE_MAX_OVERFLOW": 5, "DBOS_POOL_SIZE": 10}
+    return {f"CONTENTPLATFORM_{name}": str(size) for name, size in sizes.items()}
 
 
 # --- the service's processes --------------------------------------------------------------------

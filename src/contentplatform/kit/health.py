@@ -35,8 +35,18 @@ class Outcomes:
             self.failing_since = self.failing_since or at
 
 
+@dataclass(frozen=True)
+class _Shared:
+    client: aioredis.Redis
+    prefix: str
+    # The loop the client's connections belong to. An outcome recorded on another thread's
+    # loop (a worker's, a test's) is handed to it: a connection used from two loops at once
+    # is undefined behaviour, and under uvloop it crashed the process.
+    loop: asyncio.AbstractEventLoop
+
+
 _local: dict[str, Outcomes] = {}
-_shared: tuple[aioredis.Redis, str] | None = None
+_shared: _Shared | None = None
 _pending: set[asyncio.Task[None]] = set()
 # Each component's last outcome written to Redis, and when (monotonic): the same outcome again
 # is written at most every SHARE_EVERY_SECONDS, so a busy call site (every storage read) costs
@@ -46,10 +56,12 @@ SHARE_EVERY_SECONDS = 5.0
 
 
 def share(redis_url: str | None, prefix: str) -> None:
-    """Write outcomes to Redis too, and read every process's from there (once per process)."""
+    """Write outcomes to Redis too, and read every process's from there (once per process,
+    from the event loop that serves it)."""
     global _shared
     if redis_url and _shared is None:
-        _shared = (aioredis.Redis.from_url(redis_url), prefix + "health:")
+        client = aioredis.Redis.from_url(redis_url)
+        _shared = _Shared(client, prefix + "health:", asyncio.get_running_loop())
 
 
 def record(component: str, ok: bool) -> None:
@@ -61,19 +73,32 @@ def record(component: str, ok: bool) -> None:
     last = _published.get(component)
     if last is not None and last[0] == ok and time.monotonic() - last[1] < SHARE_EVERY_SECONDS:
         return
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return  # no loop to write from: kept in this process only
+    owner = _shared.loop
+    if owner.is_closed() or not owner.is_running():
+        return  # the serving loop is gone: kept in this process only
     _published[component] = (ok, time.monotonic())
-    task = loop.create_task(_publish(component, ok, now))
+    if _running_loop() is owner:
+        _spawn(component, ok, now)
+    else:
+        owner.call_soon_threadsafe(_spawn, component, ok, now)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _spawn(component: str, ok: bool, at: datetime) -> None:
+    task = asyncio.get_running_loop().create_task(_publish(component, ok, at))
     _pending.add(task)
     task.add_done_callback(_pending.discard)
 
 
 async def _publish(component: str, ok: bool, at: datetime) -> None:
     assert _shared is not None
-    client, prefix = _shared
+    client, prefix = _shared.client, _shared.prefix
     key, moment = f"{prefix}{component}", at.isoformat()
     try:
         async with client.pipeline(transaction=True) as pipe:
@@ -96,9 +121,9 @@ async def outcomes(components: list[str]) -> dict[str, Outcomes]:
     """Each component's outcomes: this process's, merged with every process's in Redis when
     shared (an outcome Redis missed still counts here)."""
     own = {name: _local.get(name, Outcomes()) for name in components}
-    if _shared is None:
+    if _shared is None or _running_loop() is not _shared.loop:
         return own
-    client, prefix = _shared
+    client, prefix = _shared.client, _shared.prefix
     try:
         async with client.pipeline(transaction=False) as pipe:
             for name in components:
