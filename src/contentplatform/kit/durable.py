@@ -319,6 +319,18 @@ class Unfinished:
     stalled_reason: str | None = None
 
 
+def restarter(
+    workflow: Workflow, workflow_id: str, *args: Any, queue: str | None = None
+) -> Callable[[], Awaitable[None]]:
+    """An `Unfinished.restart`: `workflow` started again under its id, with the same arguments
+    (on its queue, if it has one)."""
+
+    async def restart() -> None:
+        await start(workflow, workflow_id, *args, queue=queue)
+
+    return restart
+
+
 ReconcileSource = Callable[[AsyncSession], Awaitable[list[Unfinished]]]
 _sources: dict[str, ReconcileSource] = {}
 

@@ -21,6 +21,7 @@ from contentplatform.analytics.exports import durable, reports
 from contentplatform.analytics.models import Export
 from contentplatform.config import Settings
 from contentplatform.credits import repository as ledger
+from contentplatform.kit import durable as kit_durable
 from contentplatform.kit.db import Database, utcnow
 from contentplatform.storage.store import ObjectStore
 from tests.analytics.exports.support import Exports, add_runs, at
@@ -471,7 +472,13 @@ def test_an_export_a_crash_left_running_is_written_again(
 ):
     export_id = _left_running(exports, settings, quiet_for=timedelta(seconds=1))
     # What the reconciler does for it (it may do so first: the workflow id makes it once).
-    restart = durable._restarter(exports.tenant_id, uuid.UUID(export_id))
+    restart = kit_durable.restarter(
+        durable.write_export,
+        durable.workflow_id(uuid.UUID(export_id)),
+        str(exports.tenant_id),
+        export_id,
+        queue=durable.QUEUE,
+    )
     assert server.loop is not None
     asyncio.run_coroutine_threadsafe(restart(), server.loop).result(10)
     export = exports.wait(export_id)

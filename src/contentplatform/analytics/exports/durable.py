@@ -255,21 +255,18 @@ async def unfinished_exports(session: AsyncSession) -> list[durable.Unfinished]:
         work.append(
             durable.Unfinished(
                 workflow_id=workflow_id(export.id),
-                restart=_restarter(export.tenant_id, export.id),
+                restart=durable.restarter(
+                    write_export,
+                    workflow_id(export.id),
+                    str(export.tenant_id),
+                    str(export.id),
+                    queue=QUEUE,
+                ),
                 give_up=_giver_up(export.tenant_id, export.id),
                 stalled_reason="stalled" if stalled else None,
             )
         )
     return work
-
-
-def _restarter(tenant_id: uuid.UUID, export_id: uuid.UUID) -> Any:
-    async def restart() -> None:
-        await durable.start(
-            write_export, workflow_id(export_id), str(tenant_id), str(export_id), queue=QUEUE
-        )
-
-    return restart
 
 
 def _giver_up(tenant_id: uuid.UUID, export_id: uuid.UUID) -> Any:

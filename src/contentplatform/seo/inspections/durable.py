@@ -185,21 +185,14 @@ async def unfinished_runs(session: AsyncSession) -> list[durable.Unfinished]:
     return [
         durable.Unfinished(
             workflow_id=workflow_id(run_id),
-            restart=_restarter(tenant_id, run_id),
+            restart=durable.restarter(
+                inspect_urls, workflow_id(run_id), str(tenant_id), str(run_id), queue=QUEUE
+            ),
             give_up=_giver_up(tenant_id, run_id),
             stalled_reason=("stalled" if (now - oldest).total_seconds() > STALL_SECONDS else None),
         )
         for tenant_id, run_id, oldest in await repository.pending_runs(session)
     ]
-
-
-def _restarter(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Any:
-    async def restart() -> None:
-        await durable.start(
-            inspect_urls, workflow_id(run_id), str(tenant_id), str(run_id), queue=QUEUE
-        )
-
-    return restart
 
 
 def _giver_up(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Any:

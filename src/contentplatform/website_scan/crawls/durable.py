@@ -456,19 +456,14 @@ async def unfinished_crawls(session: AsyncSession) -> list[durable.Unfinished]:
         work.append(
             durable.Unfinished(
                 workflow_id=workflow_id(run.id),
-                restart=_restarter(run.tenant_id, run.id),
+                restart=durable.restarter(
+                    crawl, workflow_id(run.id), str(run.tenant_id), str(run.id), queue=QUEUE
+                ),
                 give_up=_giver_up(run.tenant_id, run.id),
                 stalled_reason="stalled" if stalled else None,
             )
         )
     return work
-
-
-def _restarter(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Any:
-    async def restart() -> None:
-        await durable.start(crawl, workflow_id(run_id), str(tenant_id), str(run_id), queue=QUEUE)
-
-    return restart
 
 
 def _giver_up(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Any:
