@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from email import message_from_bytes, policy
 
 from contentplatform.config import Environment
@@ -40,3 +41,20 @@ def test_it_runs_only_in_local_without_a_host(settings):
     assert local_server.for_serve(settings.model_copy(update={"smtp_host": None})) is not None
     production = settings.model_copy(update={"smtp_host": None, "env": Environment.production})
     assert local_server.for_serve(production) is None
+
+
+def test_a_taken_port_is_given_up_at_once_so_serve_starts_without_waiting(settings, tmp_path):
+    """Another `serve` on the same machine holds the port: this one starts without its own
+    server at once (aiosmtpd alone finds out only after its 5 s ready timeout)."""
+    holder = Mailbox().start()
+    try:
+        local = settings.model_copy(
+            update={"smtp_host": None, "data_dir": tmp_path, "mail_local_port": holder.port}
+        )
+        server = local_server.for_serve(local)
+        assert server is not None
+        started = time.monotonic()
+        assert server.start() is False
+        assert time.monotonic() - started < 1
+    finally:
+        holder.stop()

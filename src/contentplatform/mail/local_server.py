@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +44,10 @@ class LocalMailServer:
         """Listen on loopback; False (logged) when the port is taken: mail then waits and is
         retried until a server listens there."""
         self.directory.mkdir(parents=True, exist_ok=True)
+        if not _port_free(self.port):
+            # aiosmtpd would find out too, but only after its ready timeout (5 s of start-up).
+            log.warning("the local mail server could not listen on port %s: in use", self.port)
+            return False
         controller = Controller(
             _SaveToFiles(self.directory), hostname=smtp.LOOPBACK, port=self.port
         )
@@ -61,6 +66,17 @@ class LocalMailServer:
 
     def describe(self) -> str:
         return f"Mail: SMTP on {smtp.LOOPBACK}:{self.port}, each message saved in {self.directory}"
+
+
+def _port_free(port: int) -> bool:
+    """Whether a listener could bind the port now (as asyncio's would, reusing the address)."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((smtp.LOOPBACK, port))
+        except OSError:
+            return False
+        return True
 
 
 def for_serve(settings: Settings) -> LocalMailServer | None:
