@@ -56,6 +56,9 @@ class Stack:
     redis_url: str | None
     redis_prefix: str
     engine: Engine = field(init=False)
+    # The loopback port of the local SMTP server a service of this stack runs (`serve` in local
+    # starts one): the stack's own, so no test's services take another's, or its mail.
+    mail_port: int = field(init=False, default_factory=lambda: free_port())
 
     def __post_init__(self) -> None:
         url = make_url(self.database_url)
@@ -84,6 +87,7 @@ class Stack:
             # own service.
             **_pools(self.database_url),
             "CONTENTPLATFORM_REDIS_PREFIX": self.redis_prefix,
+            "CONTENTPLATFORM_MAIL_LOCAL_PORT": str(self.mail_port),
         }
         if self.redis_url:
             values["CONTENTPLATFORM_REDIS_URL"] = self.redis_url
