@@ -55,6 +55,6 @@ def test_a_taken_port_is_given_up_at_once_so_serve_starts_without_waiting(settin
         assert server is not None
         started = time.monotonic()
         assert server.start() is False
-        assert time.monotonic() - started < 1
+        assert time.monotonic() - started < 3  # not the 5 s of a ready timeout
     finally:
         holder.stop()
