@@ -592,19 +592,14 @@ async def unfinished_answers(session: AsyncSession) -> list[durable.Unfinished]:
     return [
         durable.Unfinished(
             workflow_id=workflow_id(message.id),
-            restart=_restarter(message.tenant_id, message.id),
+            restart=durable.restarter(
+                answer, workflow_id(message.id), str(message.tenant_id), str(message.id)
+            ),
             give_up=_giver_up(message.tenant_id, message.id),
             stalled_reason=STALLED if now - message.created_at > stall_after else None,
         )
         for message in await repository.unfinished(session)
     ]
-
-
-def _restarter(tenant_id: uuid.UUID, message_id: uuid.UUID) -> Any:
-    async def restart() -> None:
-        await durable.start(answer, workflow_id(message_id), str(tenant_id), str(message_id))
-
-    return restart
 
 
 def _giver_up(tenant_id: uuid.UUID, message_id: uuid.UUID) -> Any:

@@ -362,7 +362,7 @@ async def unfinished_ingestions(session: AsyncSession) -> list[durable.Unfinishe
         work.append(
             durable.Unfinished(
                 workflow_id=ingest_workflow_id(document),
-                restart=_restarter(ingest_workflow_id(document), args),
+                restart=durable.restarter(ingest, ingest_workflow_id(document), *args),
                 give_up=_giver_up(args),
                 stalled_reason="stalled" if stalled else None,
             )
@@ -386,13 +386,6 @@ async def fail_missing_uploads(db: Database) -> int:
     if failed:
         log.info("failed %d documents whose upload never came", len(failed))
     return len(failed)
-
-
-def _restarter(workflow_id: str, args: tuple[Any, ...]) -> Any:
-    async def restart() -> None:
-        await durable.start(ingest, workflow_id, *args)
-
-    return restart
 
 
 def _giver_up(args: tuple[str, str, int, int, str]) -> Any:

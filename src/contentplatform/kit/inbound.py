@@ -139,7 +139,7 @@ def reconcile(
         return [
             durable.Unfinished(
                 workflow_id=workflow_id(event_id),
-                restart=_restarter(process, workflow_id(event_id), event_id),
+                restart=durable.restarter(process, workflow_id(event_id), str(event_id)),
                 give_up=_giver_up(events.fail, event_id),
             )
             for event_id in ids
@@ -150,15 +150,6 @@ def reconcile(
     unprocessed.__module__ = process.__module__
     unprocessed.__qualname__ = f"reconcile[{name}]"
     durable.reconcile_source(name)(unprocessed)
-
-
-def _restarter(
-    process: durable.Workflow, workflow_id: str, event_id: uuid.UUID
-) -> Callable[[], Awaitable[None]]:
-    async def restart() -> None:
-        await durable.start(process, workflow_id, str(event_id))
-
-    return restart
 
 
 def _giver_up(

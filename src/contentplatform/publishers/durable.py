@@ -143,18 +143,16 @@ async def unfinished_attempts(session: AsyncSession) -> list[durable.Unfinished]
         work.append(
             durable.Unfinished(
                 workflow_id=workflow_id(attempt.id),
-                restart=_restarter(attempt.tenant_id, attempt.id),
+                restart=durable.restarter(
+                    publish_draft,
+                    workflow_id(attempt.id),
+                    str(attempt.tenant_id),
+                    str(attempt.id),
+                ),
                 give_up=_giver_up(attempt.tenant_id, attempt.id),
             )
         )
     return work
-
-
-def _restarter(tenant_id: uuid.UUID, attempt_id: uuid.UUID) -> Any:
-    async def restart() -> None:
-        await durable.start(publish_draft, workflow_id(attempt_id), str(tenant_id), str(attempt_id))
-
-    return restart
 
 
 def _giver_up(tenant_id: uuid.UUID, attempt_id: uuid.UUID) -> Any:

@@ -208,28 +208,15 @@ async def overdue_deliveries(session: AsyncSession) -> list[durable.Unfinished]:
     work = []
     for delivery in await deliveries.overdue(session, utcnow() - RECONCILE_AFTER, RECONCILE_BATCH):
         workflow, args = deliveries.start_of(delivery)
-        restart = _restarter(workflow, args)
+        restart = durable.restarter(deliver, workflow, *args, queue=QUEUE)
         first = deliveries.first_of(delivery)
         if first is not None:  # its event's workflow makes the first attempt
-            workflow, restart = first[0], _event_restarter(*first)
+            workflow, event_args = first
+            restart = durable.restarter(deliver_event, workflow, *event_args)
         work.append(
             durable.Unfinished(workflow_id=workflow, restart=restart, give_up=_giver_up(args))
         )
     return work
-
-
-def _restarter(workflow: str, args: tuple[str, str, int, int]) -> Any:
-    async def restart() -> None:
-        await durable.start(deliver, workflow, *args, queue=QUEUE)
-
-    return restart
-
-
-def _event_restarter(workflow: str, args: tuple[str, str]) -> Any:
-    async def restart() -> None:
-        await durable.start(deliver_event, workflow, *args)
-
-    return restart
 
 
 def _giver_up(args: tuple[str, str, int, int]) -> Any:

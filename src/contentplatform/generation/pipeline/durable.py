@@ -74,7 +74,9 @@ async def unfinished_runs(session: AsyncSession) -> list[durable.Unfinished]:
         work.append(
             durable.Unfinished(
                 workflow_id=workflow_id(run.id),
-                restart=_restarter(run.tenant_id, run.id),
+                restart=durable.restarter(
+                    generate_blog, workflow_id(run.id), str(run.tenant_id), str(run.id), queue=QUEUE
+                ),
                 give_up=_giver_up(run.tenant_id, run.id),
                 stalled_reason=STALLED if stalled else None,
             )
@@ -89,15 +91,6 @@ def _active_since(run: GenerationRun) -> datetime:
         if step["type"] == "review_gate" and step.get("finished_at"):
             since = max(since, datetime.fromisoformat(step["finished_at"]))
     return since
-
-
-def _restarter(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Any:
-    async def restart() -> None:
-        await durable.start(
-            generate_blog, workflow_id(run_id), str(tenant_id), str(run_id), queue=QUEUE
-        )
-
-    return restart
 
 
 def _giver_up(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Any:

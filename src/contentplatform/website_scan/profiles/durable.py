@@ -216,21 +216,18 @@ async def unfinished_profiles(session: AsyncSession) -> list[durable.Unfinished]
         work.append(
             durable.Unfinished(
                 workflow_id=workflow_id(profile.id, profile.attempt),
-                restart=_restarter(profile.tenant_id, profile.id, profile.attempt),
+                restart=durable.restarter(
+                    generate,
+                    workflow_id(profile.id, profile.attempt),
+                    str(profile.tenant_id),
+                    str(profile.id),
+                    profile.attempt,
+                ),
                 give_up=_giver_up(profile.tenant_id, profile.id, profile.attempt),
                 stalled_reason="stalled" if stalled else None,
             )
         )
     return work
-
-
-def _restarter(tenant_id: uuid.UUID, profile_id: uuid.UUID, attempt: int) -> Any:
-    async def restart() -> None:
-        await durable.start(
-            generate, workflow_id(profile_id, attempt), str(tenant_id), str(profile_id), attempt
-        )
-
-    return restart
 
 
 def _giver_up(tenant_id: uuid.UUID, profile_id: uuid.UUID, attempt: int) -> Any:
