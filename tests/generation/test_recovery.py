@@ -187,8 +187,10 @@ def test_a_crash_during_a_model_call_resumes_after_restart_without_repeating_fin
 
 
 def test_a_run_whose_workflow_never_started_is_started_by_the_reconciler_and_succeeds(
-    stack: Stack, services: Services, llm: ChatServer
+    stack: Stack, services: Services, llm: ChatServer, server: Any
 ) -> None:
+    # `server`: the suite's service installs the runtime `credits.pricing` reads while the run
+    # is committed here, as it is in any full run; alone, this test had none.
     model = StandIn()
     first, api = writing(services, llm, model, "missing")
     tenant_id = api.tenant_id
