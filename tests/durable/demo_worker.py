@@ -9,6 +9,9 @@ The JSON config carries the settings values (`database_url`, `dbos_database_url`
   mode only recovers what DBOS left pending and what the reconciler finds.
 - `start`: as `serve`, after starting `demo_workflow` under the config's `workflow_id`.
 - `commit`: as `serve`, after exercising `start_after_commit` (writes `commit.json`).
+- `fair`: as `serve`, after enqueueing `held_workflow` on the queue `demo.fair` for the
+  config's `fair` list of `[tenant id, name]` pairs, in order, once the worker is configured.
+  The queue runs `fair_workers` at once (2) and `per_tenant` of one tenant's (1; null: no share).
 
 Everything runs through `contentplatform.cli.run_worker`, so the worker is configured exactly as
 in production (application version, system database, reconciler, SIGTERM handling).
@@ -21,6 +24,8 @@ Files in `dir`:
   `status` "unfinished" makes the reconcile source report the item; `kind` "ok" runs
   `demo_workflow`, "fail" runs `failing_workflow`; `give_up` sets status "failed" and the reason.
 - `reconcile.log`: `pass` per reconcile pass, `restart <id>` per restart, `give_up <id>`.
+- `fair.log`: `<name> begin` when a held workflow begins, `<name> end` once its `gate` file
+  exists.
 """
 
 from __future__ import annotations
@@ -89,6 +94,20 @@ async def failing_workflow() -> None:
 
 
 WORKFLOWS = {"ok": demo_workflow, "fail": failing_workflow}
+
+FAIR = durable.declare_queue(
+    "demo.fair",
+    worker_concurrency=config.get("fair_workers", 2),
+    per_tenant=config.get("per_tenant", 1),
+)
+
+
+@DBOS.workflow()
+async def held_workflow(tenant_id: str, name: str, gate: str) -> None:
+    append("fair.log", f"{name} begin")
+    while not (WORK / gate).exists():  # noqa: ASYNC110
+        await asyncio.sleep(0.05)
+    append("fair.log", f"{name} end")
 
 
 def read_state() -> dict[str, Any]:
@@ -170,12 +189,32 @@ async def exercise_start_after_commit() -> None:
     (WORK / "commit.json").write_text(json.dumps(result))
 
 
+def passes() -> int:
+    path = WORK / "reconcile.log"
+    return path.read_text().split().count("pass") if path.exists() else 0
+
+
 async def act() -> None:
     if config["mode"] == "start":
         await durable.start(demo_workflow, config["workflow_id"])
         append("events.log", "started")
     elif config["mode"] == "commit":
         await exercise_start_after_commit()
+    elif config["mode"] == "fair":
+        # The queues are registered before this worker's reconciler makes its first pass (the
+        # passes logged before are earlier workers').
+        earlier = passes()
+        while passes() == earlier:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        # A queue stored before is polled from launch on, and its poller reads the settings
+        # `configure` stored at its next poll (every 0.5 s): entries enqueued sooner may still
+        # be taken under the settings before.
+        await asyncio.sleep(1)
+        for tenant_id, name in config["fair"]:
+            await durable.start(
+                held_workflow, f"fair:{name}", tenant_id, name, config["gate"], queue=FAIR
+            )
+        append("events.log", "enqueued")
 
 
 def report_failure(action: asyncio.Task[None]) -> None:

@@ -17,13 +17,23 @@ import contextlib
 import contextvars
 import logging
 import sqlite3
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from dbos import DBOS, DBOSClient, DBOSConfig, EnqueueOptions, Queue, ScheduleInput, SetWorkflowID
+from dbos import (
+    DBOS,
+    DBOSClient,
+    DBOSConfig,
+    EnqueueOptions,
+    Queue,
+    ScheduleInput,
+    SetEnqueueOptions,
+    SetWorkflowID,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform import __version__
@@ -72,19 +82,46 @@ def _write_ahead_log(url: str) -> None:
         connection.execute("PRAGMA journal_mode=WAL")
 
 
-# Queues by name -> the most workflows of that queue one process runs at once.
-_queue_limits: dict[str, int] = {}
+@dataclass(frozen=True)
+class _QueueLimits:
+    # The most workflows of the queue one process runs at once.
+    worker_concurrency: int
+    # The most of them one organization's take of those, or None: no share per organization.
+    per_tenant: int | None
+
+
+_queue_limits: dict[str, _QueueLimits] = {}
 _queues: dict[str, Queue] = {}
 # Schedules by name -> (workflow taking (scheduled_at, context), seconds between runs; 0 is off).
 ScheduledWorkflow = Callable[[datetime, Any], Coroutine[Any, Any, None]]
 _schedules: dict[str, tuple[ScheduledWorkflow, Callable[[Settings], int]]] = {}
 
 
-def declare_queue(name: str, *, worker_concurrency: int) -> str:
+def declare_queue(name: str, *, worker_concurrency: int, per_tenant: int | None = None) -> str:
     """A queue workflows can be started on (`start(..., queue=name)`); DBOS keeps its entries,
-    so what was enqueued survives a crash and any worker process takes it."""
-    _queue_limits[name] = worker_concurrency
+    so what was enqueued survives a crash and any worker process takes it.
+
+    With `per_tenant`, one organization's workflows hold at most that many of a process's
+    `worker_concurrency` slots however many it enqueued, and the organizations with work waiting
+    take turns at the rest (a DBOS partitioned queue, its partitions visited in random order at
+    each poll): a tenant that enqueues a thousand runs does not hold up another's one. The
+    partition is the workflow's first argument, the tenant's id, which every workflow of such a
+    queue takes first."""
+    assert per_tenant is None or 0 < per_tenant <= worker_concurrency
+    _queue_limits[name] = _QueueLimits(worker_concurrency, per_tenant)
     return name
+
+
+# The queues registered with partitions (`configure`).
+_partitioned: set[str] = set()
+
+
+def _partition_key(queue: str, args: Sequence[Any]) -> str | None:
+    """The DBOS partition an entry of `queue` with these arguments goes to: its tenant's id on a
+    queue with a share per tenant, else none."""
+    if queue not in _partitioned:
+        return None
+    return str(uuid.UUID(str(args[0])))
 
 
 def every(
@@ -103,10 +140,21 @@ def every(
 async def configure(settings: Settings) -> None:
     """Register the declared queues and schedules with the launched DBOS."""
     _open_enqueuer(settings)
-    for name, limit in _queue_limits.items():
+    for name, limits in _queue_limits.items():
+        per_tenant = limits.per_tenant
+        if per_tenant is not None and await _waits_unpartitioned(name):
+            log.warning("queue %s gets its share per tenant once what waits on it has run", name)
+            per_tenant = None
         _queues[name] = await DBOS.register_queue_async(
-            name, worker_concurrency=limit, polling_interval_sec=settings.queue_poll_seconds
+            name,
+            worker_concurrency=limits.worker_concurrency,
+            partition_worker_concurrency=per_tenant,
+            polling_interval_sec=settings.queue_poll_seconds,
         )
+        if per_tenant is None:
+            _partitioned.discard(name)
+        else:
+            _partitioned.add(name)
     wanted: list[ScheduleInput] = []
     for name, (workflow, seconds_of) in _schedules.items():
         seconds = seconds_of(settings)
@@ -123,6 +171,18 @@ async def configure(settings: Settings) -> None:
             await DBOS.delete_schedule_async(name)
     if wanted:
         await DBOS.apply_schedules_async(wanted)
+
+
+async def _waits_unpartitioned(queue: str) -> bool:
+    """Whether `queue` is stored without partitions and holds entries enqueued so: a partitioned
+    queue never takes an entry without a partition, so it stays as it is until they have run."""
+    stored = await DBOS.retrieve_queue_async(queue)
+    if stored is None or await stored.get_partition_worker_concurrency_async() is not None:
+        return False
+    waiting = await DBOS.list_workflows_async(
+        queue_name=queue, status="ENQUEUED", limit=1, load_input=False, load_output=False
+    )
+    return bool(waiting)
 
 
 def shutdown(wait_seconds: int = 10) -> None:
@@ -147,11 +207,41 @@ async def start(workflow: Workflow, workflow_id: str, *args: Any, queue: str | N
         with SetWorkflowID(workflow_id):
             if queue is None:
                 await DBOS.start_workflow_async(workflow, *args)
-            else:
+                return
+            with SetEnqueueOptions(queue_partition_key=_partition_key(queue, args)):
                 await _queues[queue].enqueue_async(workflow, *args)
 
     # A fresh context holds no DBOS workflow or step.
     await asyncio.get_running_loop().create_task(begin(), context=contextvars.Context())
+
+
+async def enqueue_later(
+    workflow: Workflow, workflow_id: str, *args: Any, queue: str, delay_seconds: float
+) -> None:
+    """Enqueue `workflow` on `queue` under `workflow_id`, to start `delay_seconds` from now (a
+    retry's wait). From a workflow, DBOS records the enqueue as one of its steps, so a
+    recovered workflow does not enqueue it twice."""
+    options = _enqueue_options(workflow, workflow_id, args, queue=queue)
+    options["delay_seconds"] = delay_seconds
+    await DBOS.enqueue_workflow_with_options_async(options, *args)
+
+
+def _enqueue_options(
+    workflow: Workflow, workflow_id: str, args: Sequence[Any], *, queue: str
+) -> EnqueueOptions:
+    """An entry of `queue`, owned by this application at its version as `Queue.enqueue` owns
+    what it enqueues (so this process's workers and any other take it), in its partition."""
+    options: EnqueueOptions = {
+        # The name DBOS registered the workflow under (@DBOS.workflow(name=...)).
+        "workflow_name": workflow.dbos_function_name,  # type: ignore[attr-defined]
+        "queue_name": queue,
+        "workflow_id": workflow_id,
+        "app_version": __version__,
+    }
+    partition = _partition_key(queue, args)
+    if partition is not None:
+        options["queue_partition_key"] = partition
+    return options
 
 
 def start_after_commit(
@@ -219,19 +309,12 @@ async def enqueue_many(
         return
     assert _enqueuer is not None, "configure() opens it"
     enqueuer = _enqueuer
-    options: EnqueueOptions = {
-        # The name DBOS registered the workflow under (@DBOS.workflow(name=...)).
-        "workflow_name": workflow.dbos_function_name,  # type: ignore[attr-defined]
-        "queue_name": queue,
-        "app_version": __version__,
-    }
 
     def insert() -> None:
         with enqueuer.engine.begin() as connection:
             for workflow_id, args in starts:
-                enqueuer.client.enqueue_in_transaction(
-                    connection, {**options, "workflow_id": workflow_id}, *args
-                )
+                entry = _enqueue_options(workflow, workflow_id, args, queue=queue)
+                enqueuer.client.enqueue_in_transaction(connection, entry, *args)
 
     await asyncio.to_thread(insert)
 

@@ -17,7 +17,6 @@ from typing import Any
 from dbos import DBOS
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform import __version__
 from contentplatform.core import runtime
 from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
@@ -40,16 +39,13 @@ async def deliver(message_id: str, number: int) -> None:
     if await attempt(message_id, number >= settings.mail_retry_attempts):
         return
     wait = delivery.wait_before(settings.mail_retry_first_seconds, number)
-    await DBOS.enqueue_workflow_with_options_async(
-        {
-            "workflow_name": deliver.dbos_function_name,  # type: ignore[attr-defined]
-            "queue_name": QUEUE,
-            "workflow_id": workflow_id(message_id, number + 1),
-            "app_version": __version__,
-            "delay_seconds": wait,
-        },
+    await durable.enqueue_later(
+        deliver,
+        workflow_id(message_id, number + 1),
         message_id,
         number + 1,
+        queue=QUEUE,
+        delay_seconds=wait,
     )
 
 

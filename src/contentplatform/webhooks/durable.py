@@ -28,7 +28,6 @@ from typing import Any
 from dbos import DBOS
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform import __version__
 from contentplatform.core import runtime
 from contentplatform.events import service as events
 from contentplatform.events.models import Event
@@ -37,7 +36,9 @@ from contentplatform.kit.db import Database, utcnow
 from contentplatform.tenants import service as tenants
 from contentplatform.webhooks import deliveries, sending
 
-QUEUE = durable.declare_queue("webhooks.deliveries", worker_concurrency=100)
+# Deliveries at once per process; one organization's (a slow endpoint, a burst of events) hold
+# at most half of them.
+QUEUE = durable.declare_queue("webhooks.deliveries", worker_concurrency=100, per_tenant=50)
 # Deliveries whose next attempt is overdue by this much are checked for a missing workflow.
 RECONCILE_AFTER = timedelta(seconds=15)
 RECONCILE_BATCH = 500
@@ -126,18 +127,15 @@ async def record_first(
 async def _enqueue_attempt(
     tenant_id: str, delivery_id: str, round_: int, attempt: int, delay: float
 ) -> None:
-    await DBOS.enqueue_workflow_with_options_async(
-        {
-            "workflow_name": deliver.dbos_function_name,  # type: ignore[attr-defined]
-            "queue_name": QUEUE,
-            "workflow_id": deliveries.workflow_id(delivery_id, round_, attempt),
-            "app_version": __version__,
-            "delay_seconds": delay,
-        },
+    await durable.enqueue_later(
+        deliver,
+        deliveries.workflow_id(delivery_id, round_, attempt),
         tenant_id,
         delivery_id,
         round_,
         attempt,
+        queue=QUEUE,
+        delay_seconds=delay,
     )
 
 

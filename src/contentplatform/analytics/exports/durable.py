@@ -52,8 +52,12 @@ STALL_SECONDS = 15 * 60
 # Files the expiry sweep deletes per pass (the next pass takes the rest).
 EXPIRE_BATCH = 100
 
+# Exports at once per process; one organization's run one at a time, so a second
+# organization's export never waits behind the first's.
 QUEUE_CONCURRENCY = 2
-QUEUE = durable.declare_queue("analytics.exports", worker_concurrency=QUEUE_CONCURRENCY)
+QUEUE = durable.declare_queue(
+    "analytics.exports", worker_concurrency=QUEUE_CONCURRENCY, per_tenant=1
+)
 
 
 def too_many_rows() -> str:

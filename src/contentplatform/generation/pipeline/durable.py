@@ -27,9 +27,13 @@ from contentplatform.kit.db import utcnow
 log = logging.getLogger(__name__)
 
 # Runs wait here and at most this many run at once in each worker process, so a burst of runs
-# (a scheduler tick after downtime, a bulk trigger) queues instead of flooding the model.
+# (a scheduler tick after downtime, a bulk trigger) queues instead of flooding the model; one
+# organization's burst takes at most PER_TENANT of them, so another's run starts beside it.
 WORKER_CONCURRENCY = 8
-QUEUE = durable.declare_queue("generation", worker_concurrency=WORKER_CONCURRENCY)
+PER_TENANT = 6
+QUEUE = durable.declare_queue(
+    "generation", worker_concurrency=WORKER_CONCURRENCY, per_tenant=PER_TENANT
+)
 
 
 @DBOS.workflow(name="generation.blog")

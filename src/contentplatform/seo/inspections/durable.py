@@ -45,7 +45,9 @@ BACKOFF_SECONDS = 2.0
 MAX_BACKOFF_SECONDS = 60.0
 # A run whose oldest pending inspection is this old is given up (its workflow cancelled).
 STALL_SECONDS = 30 * 60
-QUEUE = durable.declare_queue("seo.inspections", worker_concurrency=2)
+# Inspection runs at once per process, one per organization (its runs share its property's
+# daily quota anyway): another organization's run never waits behind a long one.
+QUEUE = durable.declare_queue("seo.inspections", worker_concurrency=4, per_tenant=1)
 
 REVOKED = "Google no longer accepts the Search Console grant: reconnect Search Console."
 INTERNAL = "The inspection stopped on an internal error; the service logged it."

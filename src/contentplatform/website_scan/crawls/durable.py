@@ -61,8 +61,13 @@ KEEP_CONTENT = 20
 STALL_SECONDS = 30 * 60
 
 
+# Crawls at once per process, and of those one organization's at most (its sites crawled
+# together must not hold up another organization's crawl).
 QUEUE_CONCURRENCY = 8
-QUEUE = durable.declare_queue("website_scan.crawls", worker_concurrency=QUEUE_CONCURRENCY)
+PER_TENANT = 4
+QUEUE = durable.declare_queue(
+    "website_scan.crawls", worker_concurrency=QUEUE_CONCURRENCY, per_tenant=PER_TENANT
+)
 
 
 def workflow_id(run_id: uuid.UUID) -> str:
