@@ -8,11 +8,11 @@ The Google stand-in (bench/seo_google.py) serves, from a process of its own, `--
 a property with `--rows` query rows a day (2,000 pages x 5 countries x 3 devices: 6,000 page
 rows) and an anonymized query. Legs, interleaved `--rounds` times on fresh tenants:
 
-- **floor**: the same searchAnalytics.query requests the sync sends (per day: the site's
-  totals, the pages', the query rows, each paged by 25,000 rows), through the same client
-  (SearchConsoleClient, the guarded client), the answers parsed, nothing stored: what the
-  stand-in and the transport cost alone;
-- **backfill**: the sync's own day loop (seo/search_console/durable.py `_Sync.run`), each day
+- **floor**: the same searchAnalytics.query requests the sync sends (the window's site totals
+  by date in one request, then per day the pages' and the query rows, each paged by 25,000
+  rows), through the same client (SearchConsoleClient, the guarded client), the answers
+  parsed, nothing stored: what the stand-in and the transport cost alone;
+- **backfill**: the sync's own loop (seo/search_console/durable.py `_Sync.run`), each day
   stored by repository.replace_day in its own transaction with the run's progress, on SQLite
   (a migrated temporary file) or, with `--postgres`, on a database made for the bench on that
   server (dropped after).
@@ -88,35 +88,41 @@ def settings_of(google: dict[str, str], database_url: str, data_dir: Path) -> Se
 async def floor(settings: Settings, google: dict[str, str], days: list[date]) -> int:
     """Every page the sync asks for, read and parsed, nothing stored: rows read."""
     client = SearchConsoleClient(settings, google["token"])
-    read = 0
+    read = await _read(client, google["site"], days[0], days[-1], durable.SITE)
     for day in days:
-        for dimensions in (durable.SITE, durable.PAGES, durable.QUERIES):
-            start = 0
-            while True:
-                answer = await client.query(
-                    google["site"],
-                    {
-                        "startDate": day.isoformat(),
-                        "endDate": day.isoformat(),
-                        "dimensions": dimensions,
-                        "type": "web",
-                        "dataState": "all",
-                        "rowLimit": durable.ROW_LIMIT,
-                        "startRow": start,
-                    },
-                )
-                page = answer.get("rows") or []
-                read += len(page)
-                start += len(page)
-                if len(page) < durable.ROW_LIMIT:
-                    break
+        for dimensions in (durable.PAGES, durable.QUERIES):
+            read += await _read(client, google["site"], day, day, dimensions)
     return read
+
+
+async def _read(
+    client: SearchConsoleClient, site: str, first: date, last: date, dimensions: list[str]
+) -> int:
+    """One query's rows, page after page: how many."""
+    read = 0
+    while True:
+        answer = await client.query(
+            site,
+            {
+                "startDate": first.isoformat(),
+                "endDate": last.isoformat(),
+                "dimensions": dimensions,
+                "type": "web",
+                "dataState": "all",
+                "rowLimit": durable.ROW_LIMIT,
+                "startRow": read,
+            },
+        )
+        page = answer.get("rows") or []
+        read += len(page)
+        if len(page) < durable.ROW_LIMIT:
+            return read
 
 
 async def backfill(
     db: Database, settings: Settings, google: dict[str, str], first: date, last: date
 ) -> int:
-    """The sync's day loop over the window for a new tenant and property: rows written."""
+    """The sync's loop over the window for a new tenant and property: rows written."""
     org = f"org_bench_{uuid.uuid4().hex[:10]}"
     async with db.unit_of_work() as session:
         tenant_id = (await tenants.ensure_tenant(session, org, org)).id

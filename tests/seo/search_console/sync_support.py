@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from contentplatform.config import Settings
 from contentplatform.seo.models import SeoPageDay, SeoQueryDay, SeoSiteDay, SeoSyncedDay
+from contentplatform.seo.search_console import durable
 from tests.conftest import SEO_REDIRECT_URI
 from tests.support.database import select_all
 from tests.support.google import GoogleStandIn, SearchRow
@@ -114,8 +115,26 @@ def seed(
 
 
 def fetches(google: GoogleStandIn, site: str, day: date, search_type: str = "web") -> int:
-    """searchAnalytics.query requests that covered the day (dataState all), at the stand-in."""
+    """searchAnalytics.query requests that covered the day (dataState all), at the stand-in:
+    a window's totals count for each of its days."""
     return google.fetched[(site, search_type, day, "all")]
+
+
+def asked(
+    google: GoogleStandIn, site: str, day: date, search_type: str = "web"
+) -> tuple[int, int, int]:
+    """Requests that covered the day, per fact the sync asks for: (the site's totals, the
+    pages', the query rows)."""
+    return (
+        google.fetched_by[(site, search_type, day, tuple(durable.SITE))],
+        google.fetched_by[(site, search_type, day, tuple(durable.PAGES))],
+        google.fetched_by[(site, search_type, day, tuple(durable.QUERIES))],
+    )
+
+
+def requests_of(google: GoogleStandIn, site: str) -> int:
+    """The property's searchAnalytics.query requests the stand-in answered or refused."""
+    return sum(1 for method, path in google.requests if path.endswith(site_path(site)))
 
 
 def site_path(site: str) -> str:

@@ -1,5 +1,6 @@
 """`replace_day`, the storage the sync calls: a day's three facts replaced whole, the day marked
-synced, the property's final/fresh days moved forward and never back."""
+synced, the property's final/fresh days moved forward and never back; and `replace_empty_days`,
+many final days without impressions at once."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from contentplatform.seo.models import (
     SeoSiteDay,
     SeoSyncedDay,
 )
-from contentplatform.seo.search_console.repository import Figures
+from contentplatform.seo.search_console.repository import Figures, replace_empty_days
 from tests.conftest import Run
-from tests.seo.search_console.support import Day, make_property, p, plant, q
+from tests.seo.search_console.support import Day, days, make_property, p, plant, q
 from tests.support.database import run_on
 from tests.support.orgs import new_tenant
 
@@ -123,3 +124,35 @@ def test_another_tenants_day_is_left_alone(run: Run, settings: Settings) -> None
         "seo_page_days": 0,
         "seo_query_days": 1,
     }
+
+
+def test_empty_days_are_stored_together_as_final_zeros(run: Run, settings: Settings) -> None:
+    tenant_id, other = run(new_tenant), run(new_tenant)
+    property_id = make_property(settings, tenant_id)
+    other_property = make_property(settings, other)
+    start = date(2025, 1, 1)
+    empty = days(start, 600)  # more than one `day IN (...)` batch
+    # A day stored fresh with rows, now final without impressions; another tenant's same day.
+    fresh = Day(
+        empty[-1],
+        Figures(3, 30, 2.0),
+        pages=[p("https://example.com/a", 3, 30, 2.0)],
+        queries=[q("a", "https://example.com/a", 3, 30, 2.0)],
+        is_final=False,
+    )
+    plant(settings, tenant_id, property_id, [fresh])
+    plant(settings, other, other_property, [Day(empty[-1], Figures(1, 10, 1.0))])
+
+    async def scenario(db: Database) -> int:
+        async with db.unit_of_work() as session:
+            return await replace_empty_days(
+                session, tenant_id, property_id, "web", empty, run_id=uuid.uuid4()
+            )
+
+    assert run_on(settings, scenario) == 600
+    state = _state(settings, tenant_id, property_id)
+    assert state["counts"] == {"seo_site_days": 600, "seo_page_days": 0, "seo_query_days": 0}
+    assert state["synced"] == [(day, True, 1) for day in empty]
+    assert state["site_position_sum"] == 0.0
+    assert (state["final_through"], state["fresh_through"]) == (empty[-1], empty[-1])
+    assert _state(settings, other, other_property)["counts"]["seo_site_days"] == 1

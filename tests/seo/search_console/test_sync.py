@@ -1,8 +1,9 @@
 """seo.syncSearchConsole against the Google stand-in, over REST and RPC: a 90-day property
 stored exactly (the site's totals, the pages', the query rows and the hidden share between
-them), fresh days replaced by final ones, quota answers retried or named in a partial run, a
-revoked grant, the run a reconciler starts when its workflow never did, and another
-organization that sees none of it."""
+them) from one request for the window's totals and two per day with data, fresh days replaced
+by final ones, quota answers retried or named in a partial run, a revoked grant, the run a
+reconciler starts when its workflow never did, and another organization that sees none of
+it."""
 
 from __future__ import annotations
 
@@ -16,15 +17,18 @@ from contentplatform.config import Settings
 from contentplatform.kit.db import Database
 from contentplatform.kit.series import add_months
 from contentplatform.seo.models import SeoConnection, SeoProperty
+from contentplatform.seo.search_console import durable
 from contentplatform.seo.sync_runs import service as sync_runs
 from tests.conftest import SEO_REDIRECT_URI
 from tests.seo.search_console.sync_support import (
     GSC,
     SearchConsole,
+    asked,
     fetches,
     new_site,
     page_days,
     query_days,
+    requests_of,
     rows_of,
     seed,
     site_days,
@@ -54,6 +58,8 @@ def test_a_90_day_property_is_stored_exactly_and_fresh_days_become_final(
     # Seeded before the connect: its backfill (3 months) is the first sync.
     days = seed(google, site, last, 90, fresh=2)
     console.connect(google, site=site, months=3)
+    # The window's totals in one request, then per day with data its pages and query rows.
+    assert requests_of(google, site) == 1 + 2 * len(days)
 
     tenant = console.tenant_id
     totals = site_days(settings, tenant)
@@ -81,16 +87,18 @@ def test_a_90_day_property_is_stored_exactly_and_fresh_days_become_final(
         page_clicks[page_row.day] += page_row.clicks
         assert page_row.device in ("desktop", "mobile") and page_row.country in ("usa", "gbr")
     assert all(page_clicks[day] == totals[day].clicks for day in days)
-    # The backfill's days before the seeded ones have no data: one request each (the site's
-    # totals have no row, so no page or query can), stored final as zeros.
+    # The backfill's days before the seeded ones have no data: the window's totals have no row
+    # for them (so no page or query can), and they are stored final as zeros, all together.
     first = add_months(datetime.now(UTC).date(), -3)
     empty = [first + timedelta(days=n) for n in range((days[0] - first).days)]
     assert empty
-    for day in empty:
-        assert fetches(google, site, day) == 1
-        assert (totals[day].clicks, totals[day].impressions) == (0, 0)
-    # The latest two days are fresh; what comes before is final.
     synced = synced_days(settings, tenant)
+    for day in empty:
+        assert asked(google, site, day) == (1, 0, 0)
+        assert (totals[day].clicks, totals[day].impressions) == (0, 0)
+        assert synced[day].rows == 1
+    assert len({synced[day].synced_at for day in empty}) == 1
+    # The latest two days are fresh; what comes before is final.
     assert [day for day in empty + days if not synced[day].is_final] == days[-2:]
     prop = stored(settings, tenant, SeoProperty)[0]
     assert (prop.final_through, prop.fresh_through) == (days[-3], days[-1])
@@ -98,8 +106,10 @@ def test_a_90_day_property_is_stored_exactly_and_fresh_days_become_final(
     # Google finalizes the two fresh days with other figures: the next sync replaces them and
     # fetches no final day again.
     seed(google, site, last, 2, scale=3)
+    before = requests_of(google, site)
     run = console.synced()
     assert run["status"] == "succeeded", run
+    assert requests_of(google, site) == before + 1 + 2 * 2
     assert run["trigger"] == "manual"
     assert run["params"]["start_date"] == (days[-3] - timedelta(days=3)).isoformat()
     assert run["progress"]["done"] == run["progress"]["total"] == 6
@@ -121,6 +131,7 @@ def test_a_90_day_property_is_stored_exactly_and_fresh_days_become_final(
     assert later["params"]["start_date"] == (days[-1] - timedelta(days=3)).isoformat()
     assert later["rows_written"] == 0
     assert all(fetches(google, site, day) == 6 for day in days[-2:])
+    assert requests_of(google, site) == before + 1 + 2 * 2
 
     # Another organization sees none of it.
     missing = other.request("seo.getSyncRun", {"id": run["id"]}, role="member")
@@ -143,10 +154,10 @@ def test_quota_answers_are_retried_and_days_still_refused_make_the_run_partial(
     assert [fetches(google, site, day) for day in days] == [3, 3, 3]
     assert run["rows_written"] == 3 * (1 + 3 + 3)  # per day: the site, 3 pages, 3 query rows
 
-    # The daily quota spent: every attempt at three days in a row refused (a first try and
-    # five retries each), so the two days after them are not asked for either.
+    # The window's totals refused at every attempt (a first try and five retries): each of its
+    # days is named, none asked for further.
     refused = seed(google, site, last - timedelta(days=10), 5)
-    google.fail_next(site_path(site), 403, "quotaExceeded", times=3 * 6)
+    google.fail_next(site_path(site), 403, "quotaExceeded", times=6)
     window = {"startDate": refused[0].isoformat(), "endDate": refused[-1].isoformat()}
     partial = console.synced(**window)
     assert partial["status"] == "partial", partial
@@ -156,6 +167,7 @@ def test_quota_answers_are_retried_and_days_still_refused_make_the_run_partial(
         (day.isoformat(), "web") for day in refused
     ]
     assert "5 days were not synced" in error["message"]
+    assert "kept refusing" in error["message"]
     synced = synced_days(settings, console.tenant_id)
     assert not any(day in synced for day in refused)
     assert all(fetches(google, site, day) == 0 for day in refused)
@@ -165,6 +177,22 @@ def test_quota_answers_are_retried_and_days_still_refused_make_the_run_partial(
     assert retried["id"] != partial["id"]
     assert retried["status"] == "succeeded", retried
     assert all(fetches(google, site, day) == 3 for day in refused)
+
+    # The daily quota spent: the totals answered, then every attempt at three days' pages in a
+    # row refused, so the two days after them are not asked for either.
+    spent = seed(google, site, last - timedelta(days=20), 5)
+    google.fail_next(site_path(site), 403, "quotaExceeded", times=3 * 6, dimensions=durable.PAGES)
+    window = {"startDate": spent[0].isoformat(), "endDate": spent[-1].isoformat()}
+    partial = console.synced(**window)
+    assert partial["status"] == "partial", partial
+    error = partial["error"]
+    assert [(item["day"], item["reason"] == durable.QUOTA_SPENT) for item in error["items"]] == [
+        (day.isoformat(), index >= 3) for index, day in enumerate(spent)
+    ]
+    assert "5 days were not synced: Search Console's quota was spent" in error["message"]
+    synced = synced_days(settings, console.tenant_id)
+    assert not any(day in synced for day in spent)
+    assert [asked(google, site, day) for day in spent] == [(1, 0, 0)] * 5
 
 
 def test_a_revoked_grant_fails_the_run_and_the_connection_needs_reauth(

@@ -13,13 +13,16 @@ Shapes are Google's (OAuth errors `{error, error_description}`; API errors `{err
 message, status, errors: [{message, domain, reason}]}}`). searchAnalytics/query follows
 Google's rules: dimensions date, query, page, country, device; `type` web|image|video|news|
 discover; `dataState` final (default: final days only) or all (fresh days too, and
-`metadata.firstIncompleteDate`); `rowLimit` 1-25,000 (default 1,000) and `startRow` paging;
-rows sorted by clicks descending; anonymized queries (seeded with query None) count in every
-total but never come back as a query row; positions are impression-weighted.
+`metadata.firstIncompleteDate`, only when grouped by date and the range holds a day not final);
+`rowLimit` 1-25,000 (default 1,000) and `startRow` paging; rows sorted by clicks descending;
+a day without impressions has no row (grouped by date over a window: a row `keys: ["YYYY-MM-DD"]`
+per day with data); anonymized queries (seeded with query None) count in every total but never
+come back as a query row; positions are impression-weighted.
 
-The seeding API (the parts' tests use these names): `sites`, `set_day`, `fetched`, `fail_next`,
-`revoke_grants`, `inspection_results`, `sitemaps`; `authorize(url)` is what a browser's consent
-would give (the code). Runnable by hand beside `serve`: `python -m tests.support.google`.
+The seeding API (the parts' tests use these names): `sites`, `set_day`, `fetched`,
+`fetched_by`, `fail_next`, `revoke_grants`, `inspection_results`, `sitemaps`; `authorize(url)`
+is what a browser's consent would give (the code). Runnable by hand beside `serve`:
+`python -m tests.support.google`.
 """
 
 from __future__ import annotations
@@ -136,7 +139,10 @@ class GoogleStandIn(LoopbackServer):
         self.inspection_results: dict[str, dict[str, Any]] = {}
         # site_url -> feedpath -> WmxSitemap
         self.sitemaps: dict[str, dict[str, dict[str, Any]]] = {}
+        # searchAnalytics requests (first pages) that covered a day: by dataState, and by
+        # dimensions (whatever the dataState).
         self.fetched: Counter[tuple[str, str, date, str]] = Counter()
+        self.fetched_by: Counter[tuple[str, str, date, tuple[str, ...]]] = Counter()
         self.requests: list[tuple[str, str]] = []
         self.token_requests: list[dict[str, str]] = []
         self._days: dict[tuple[str, str, date], tuple[list[SearchRow], bool]] = {}
@@ -187,11 +193,20 @@ class GoogleStandIn(LoopbackServer):
         with self.lock:
             self._days[(site_url, search_type, day)] = (list(rows), final)
 
-    def fail_next(self, path_contains: str, status: int, reason: str, times: int = 1) -> None:
-        """The next `times` requests whose path contains `path_contains` answer `status` with
-        Google's error JSON naming `reason` (429s carry Retry-After: 1)."""
+    def fail_next(
+        self,
+        path_contains: str,
+        status: int,
+        reason: str,
+        times: int = 1,
+        *,
+        dimensions: list[str] | None = None,
+    ) -> None:
+        """The next `times` requests whose path contains `path_contains` (and, given
+        `dimensions`, whose JSON body asks for exactly these) answer `status` with Google's
+        error JSON naming `reason` (429s carry Retry-After: 1)."""
         with self.lock:
-            self._failures.append([path_contains, status, reason, times])
+            self._failures.append([path_contains, status, reason, times, dimensions])
 
     def revoke_grants(self) -> None:
         """Every refresh token is now invalid_grant, every access token 401."""
@@ -231,7 +246,7 @@ class GoogleStandIn(LoopbackServer):
         path = parts.path
         with self.lock:
             self.requests.append((request.command, path))
-        failure = self._failure(path)
+        failure = self._failure(path, body)
         if failure is not None:
             status, reason = failure
             headers = {"retry-after": "1"} if status == 429 else {}
@@ -243,9 +258,11 @@ class GoogleStandIn(LoopbackServer):
             status, headers, payload = refusal.status, {}, refusal.payload
         send(request, status, headers, payload)
 
-    def _failure(self, path: str) -> tuple[int, str] | None:
+    def _failure(self, path: str, body: bytes) -> tuple[int, str] | None:
         with self.lock:
             for failure in self._failures:
+                if failure[4] is not None and _dimensions(body) != failure[4]:
+                    continue
                 if failure[0] in path and failure[3] > 0:
                     failure[3] -= 1
                     return failure[1], failure[2]
@@ -411,6 +428,7 @@ class GoogleStandIn(LoopbackServer):
             if start_row == 0:
                 with self.lock:
                     self.fetched[(site, search_type, day, data_state)] += 1
+                    self.fetched_by[(site, search_type, day, tuple(dimensions))] += 1
             seeded = self._days.get((site, search_type, day))
             if seeded is not None:
                 rows, final = seeded
@@ -427,7 +445,9 @@ class GoogleStandIn(LoopbackServer):
                         sums[1] += row.impressions
                         sums[2] += row.position * row.impressions
             day += timedelta(days=1)
-        ordered = sorted(groups.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
+        # Only what had impressions is a row (a day without them has none), before paging.
+        shown = [item for item in groups.items() if item[1][1]]
+        ordered = sorted(shown, key=lambda item: (-item[1][0], -item[1][1], item[0]))
         answer: dict[str, Any] = {
             "responseAggregationType": "byPage"
             if "page" in dimensions or body.get("aggregationType") == "byPage"
@@ -438,17 +458,17 @@ class GoogleStandIn(LoopbackServer):
                 "keys": list(key),
                 "clicks": clicks,
                 "impressions": impressions,
-                "ctr": clicks / impressions if impressions else 0.0,
-                "position": weighted / impressions if impressions else 0.0,
+                "ctr": clicks / impressions,
+                "position": weighted / impressions,
             }
             for key, (clicks, impressions, weighted) in ordered[start_row : start_row + row_limit]
-            if impressions
         ]
         if not dimensions and rows_out:
             rows_out = [{k: v for k, v in rows_out[0].items() if k != "keys"}]
         if rows_out:
             answer["rows"] = rows_out
-        if data_state == "all" and first_incomplete is not None:
+        # Google names the first incomplete day only to dataState all grouped by date.
+        if data_state == "all" and "date" in dimensions and first_incomplete is not None:
             answer["metadata"] = {"firstIncompleteDate": first_incomplete.isoformat()}
         return 200, {}, answer
 
@@ -512,6 +532,15 @@ class GoogleStandIn(LoopbackServer):
 class _Refusal(Exception):
     def __init__(self, status: int, payload: Any) -> None:
         self.status, self.payload = status, payload
+
+
+def _dimensions(body: bytes) -> list[str] | None:
+    """A searchAnalytics request body's dimensions (None when it is no JSON object)."""
+    try:
+        found = json.loads(body or b"{}")
+    except ValueError:
+        return None
+    return list(found.get("dimensions") or []) if isinstance(found, dict) else None
 
 
 def _invalid_grant(description: str) -> dict[str, str]:

@@ -1,25 +1,30 @@
 """The Search Console sync as durable work: a sync run queued -> running -> succeeded | partial
 | failed, one DBOS workflow per run (`seo.sync:<run id>`), enqueued when the run is opened.
 
-It has no DBOS steps: each day is stored whole in one transaction (repository.replace_day,
-which marks it in SeoSyncedDay with its run and whether it is final), so a workflow DBOS
-recovers after a crash runs again from the start and skips every day already stored final, or
-stored fresh by this same run: only the day in flight at the crash is fetched again.
+It has no DBOS steps: what it fetched is stored as it goes, each day marked in SeoSyncedDay
+with its run and whether it is final, so a workflow DBOS recovers after a crash runs again from
+the start and asks only for the days not stored final, nor stored fresh by this same run.
 
-Per search type and day, oldest first, three searchAnalytics.query requests with
-dataState=all, each paged by ROW_LIMIT rows with startRow until a short page: the site's
-totals (dimension date only), the pages' (date, page, country, device) and the query rows
-(date, query, page, country, device; none for `discover`, which has no query dimension). A
-day whose totals have no row has no page or query row either: it is stored as zeros when final
-after that one request (a new property's empty months cost one request a day).
-`metadata.firstIncompleteDate` says whether the day is final: a fresh day is stored fresh and
-replaced by a later sync once final. Quota answers (429, 403 quotaExceeded/rateLimitExceeded)
-and Google's 5xx are retried after Retry-After or an exponential backoff (settings
-seo_sync_retries, seo_sync_backoff_seconds, seo_sync_max_wait_seconds); a day still refused
-is left out and the run ends `partial`, naming the days in error.items (at most 100); after
-GIVE_UP_AFTER such days in a row the quota is spent for today and the rest is left to the next
-sync. A 401 marks the connection needs_reauth (connections.grant_revoked) and fails the run.
-Then, when asked, the sitemaps (inspections.refresh_sitemaps).
+Per search type, for each window of consecutive days still to sync (the whole run's window at
+first), searchAnalytics.query with dataState=all, each paged by ROW_LIMIT rows with startRow
+until a short page: first the site's totals of the whole window in one request (dimension date:
+a row per day with impressions, as Google's guide checks which days have data), then, per day
+with impressions, oldest first, the pages' rows (date, page, country, device) and the query
+rows (date, query, page, country, device; none for `discover`, which has no query dimension),
+a day at a time as Google limits its rows per day. The window's days without impressions have
+no page or query row either: the final ones are stored as zeros together in one transaction
+(repository.replace_empty_days), the fresh ones not at all; each day with impressions is stored
+whole in its own transaction (repository.replace_day), so a crash costs at most the day in
+flight and the window's totals, asked again for the days not yet stored.
+`metadata.firstIncompleteDate` of the totals says which days are final: a fresh day is stored
+fresh and replaced by a later sync once final. Quota answers (429, 403
+quotaExceeded/rateLimitExceeded) and Google's 5xx are retried after Retry-After or an
+exponential backoff (settings seo_sync_retries, seo_sync_backoff_seconds,
+seo_sync_max_wait_seconds); the days of a request still refused (a window's, or a day's) are
+left out and the run ends `partial`, naming them in error.items (at most 100); after
+GIVE_UP_AFTER such requests in a row the quota is spent for today and the rest is left to the
+next sync. A 401 marks the connection needs_reauth (connections.grant_revoked) and fails the
+run. Then, when asked, the sitemaps (inspections.refresh_sitemaps).
 
 The reconcile source restarts a run whose workflow is missing (a crash between the commit and
 the enqueue), fails one whose workflow ended in error, and gives up a running one whose row has
@@ -54,7 +59,7 @@ log = logging.getLogger(__name__)
 
 # Rows per searchAnalytics.query page: Google's most (a module constant, so a test can page).
 ROW_LIMIT = 25_000
-# Days refused in a row after which the quota is taken as spent for today.
+# Requests refused in a row (after their retries) after which the quota is taken as spent.
 GIVE_UP_AFTER = 3
 # The most missing days error.items names (the message counts them all).
 MAX_ITEMS = 100
@@ -63,8 +68,12 @@ QUOTA_SPENT = "not fetched: the quota was spent for today"
 # stores, and waits at most seo_sync_max_wait_seconds per retry.
 STALL_SECONDS = 30 * 60
 
-QUEUE_CONCURRENCY = 2
-QUEUE = durable.declare_queue("seo.search_console", worker_concurrency=QUEUE_CONCURRENCY)
+# Syncs at once per process, one per organization: a large property's 16-month backfill (minutes)
+# holds one slot while other organizations' syncs run in the others.
+QUEUE_CONCURRENCY = 4
+QUEUE = durable.declare_queue(
+    "seo.search_console", worker_concurrency=QUEUE_CONCURRENCY, per_tenant=1
+)
 
 SITE = ["date"]
 PAGES = ["date", "page", "country", "device"]
@@ -177,8 +186,22 @@ class _Day:
     is_final: bool
 
 
+@dataclass(frozen=True)
+class _Totals:
+    """The site's totals of a window, one request: the days with impressions, and the first
+    day not final (None: every day of the window is)."""
+
+    days: dict[date, Figures]
+    first_incomplete: date | None
+
+    def is_final(self, day: date) -> bool:
+        return self.first_incomplete is None or day < self.first_incomplete
+
+
 class _Sync:
-    """The days of one run, one after the other, each stored in its own transaction."""
+    """The days of one run: per search type and window of days not yet stored, the site's
+    totals in one request, the days without impressions stored together, then each other day
+    fetched and stored in its own transaction."""
 
     def __init__(
         self,
@@ -191,13 +214,13 @@ class _Sync:
     ) -> None:
         self.db, self.settings = db, settings
         self.tenant_id, self.run_id, self.plan, self.outcome = tenant_id, run_id, plan, outcome
-        days = (plan.last - plan.first).days + 1
-        self.days = [plan.first + timedelta(days=n) for n in range(days)]
+        self.days = _span(plan.first, plan.last)
         self.total = len(self.days) * len(plan.search_types)
         self.done = 0
+        self.refused_in_row = 0
 
     async def run(self) -> None:
-        todo: list[tuple[str, date]] = []
+        todo: list[tuple[str, list[date]]] = []
         async with self.db.unit_of_work() as session:
             for search_type in self.plan.search_types:
                 stored = await sync_repository.synced_days(
@@ -208,37 +231,74 @@ class _Sync:
                     self.plan.first,
                     self.plan.last,
                 )
+                days = []
                 for day in self.days:
                     is_final, by_run = stored.get(day, (False, None))
                     # Final days never change; fresh ones this run stored before a crash are
                     # as fresh as a refetch would be.
                     if not (is_final or by_run == self.run_id):
-                        todo.append((search_type, day))
-            self.done = self.total - len(todo)
+                        days.append(day)
+                todo.append((search_type, days))
+            self.done = self.total - sum(len(days) for _, days in todo)
             await sync_runs.record_progress(
                 session, self.tenant_id, self.run_id, done=self.done, total=self.total
             )
-        refused_in_row = 0
-        for index, (search_type, day) in enumerate(todo):
-            if refused_in_row >= GIVE_UP_AFTER:
-                self.outcome.quota_spent = True
-                self.outcome.missing += [_missing(t, d, QUOTA_SPENT) for t, d in todo[index:]]
-                break
+        for search_type, days in todo:
+            # Only days not stored are asked for: a window per run of consecutive ones.
+            for first, last in _windows(days):
+                await self._window(search_type, first, last)
+
+    async def _window(self, search_type: str, first: date, last: date) -> None:
+        days = _span(first, last)
+        if self._spent(search_type, days):
+            return
+        try:
+            totals = await self._totals(search_type, first, last)
+        except GoogleApiError as error:
+            self._refused(search_type, days, error)
+            return
+        self.refused_in_row = 0
+        # No impressions in the site's totals: no page or query row can exist. A final day is
+        # stored as zeros (so it is never asked for again), a fresh one not at all.
+        empty = [day for day in days if day not in totals.days]
+        await self._store_empty(search_type, [day for day in empty if totals.is_final(day)], empty)
+        busy = [day for day in days if day in totals.days]
+        for index, day in enumerate(busy):
+            if self._spent(search_type, busy[index:]):
+                return
             try:
-                fetched = await self._fetch_day(search_type, day)
+                pages, queries = await self._rows(search_type, day)
             except GoogleApiError as error:
-                if isinstance(error, GoogleGrantRevoked) or not error.retryable:
-                    raise _provider_failure(error) from None
-                log.info("sync %s: %s %s refused (%s)", self.run_id, search_type, day, error)
-                self.outcome.missing.append(_missing(search_type, day, error.message))
-                refused_in_row += 1
+                self._refused(search_type, [day], error)
                 continue
-            refused_in_row = 0
+            self.refused_in_row = 0
+            fetched = _Day(totals.days[day], pages, queries, totals.is_final(day))
             await self._store(search_type, day, fetched)
 
+    def _spent(self, search_type: str, days: list[date]) -> bool:
+        """After GIVE_UP_AFTER refusals in a row the quota is spent for today: `days` are
+        named missing without being asked for."""
+        if self.refused_in_row < GIVE_UP_AFTER:
+            return False
+        self.outcome.quota_spent = True
+        self.outcome.missing += [_missing(search_type, day, QUOTA_SPENT) for day in days]
+        return True
+
+    def _refused(self, search_type: str, days: list[date], error: GoogleApiError) -> None:
+        """A request refused after its retries: its days are missing (a 401 or a refusal no
+        retry helps fails the run)."""
+        if isinstance(error, GoogleGrantRevoked) or not error.retryable:
+            raise _provider_failure(error) from None
+        log.info(
+            "sync %s: %s %s-%s refused (%s)", self.run_id, search_type, days[0], days[-1], error
+        )
+        self.outcome.missing += [_missing(search_type, day, error.message) for day in days]
+        self.refused_in_row += 1
+
     async def _access(self) -> connections.SearchConsoleAccess:
-        """The connection's client (its token refreshed when due): asked for each day, so a
-        backfill longer than a token's life goes on; its property must still be the run's."""
+        """The connection's client (its token refreshed when due): asked for each request's
+        turn, so a backfill longer than a token's life goes on; its property must still be the
+        run's."""
         try:
             async with self.db.unit_of_work() as session:
                 access = await connections.search_console(session, self.tenant_id)
@@ -252,34 +312,42 @@ class _Sync:
             )
         return access
 
-    async def _fetch_day(self, search_type: str, day: date) -> _Day | None:
-        """The day's three facts; None when Google has nothing for it yet (a fresh day with no
-        row: nothing to store)."""
+    async def _totals(self, search_type: str, first: date, last: date) -> _Totals:
+        """The site's totals of every day of the window (dimension date: a row per day with
+        impressions, at most 16 months' worth: one page)."""
         access = await self._access()
-        site_rows, metadata = await self._pages(access, search_type, day, SITE)
+        rows, metadata = await self._pages(access, search_type, first, last, SITE)
+        days: dict[date, Figures] = {}
+        for row in rows:
+            keys = row.get("keys") or [""]
+            try:
+                day = date.fromisoformat(str(keys[0])[:10])
+            except ValueError:
+                continue
+            figures = _figures(row)
+            if first <= day <= last and figures.impressions > 0:
+                days[day] = figures
         incomplete = metadata.get("firstIncompleteDate")
         # No firstIncompleteDate: every day answered is final.
-        is_final = not incomplete or day < date.fromisoformat(str(incomplete)[:10])
-        if not site_rows:
-            # The site's totals hold every impression: no page or query row can exist. A final
-            # day is stored as zeros (so it is never asked for again), a fresh one not at all.
-            return _Day(Figures(0, 0, 0.0), [], [], is_final) if is_final else None
-        pages, _ = await self._pages(access, search_type, day, PAGES)
+        first_incomplete = date.fromisoformat(str(incomplete)[:10]) if incomplete else None
+        return _Totals(days, first_incomplete)
+
+    async def _rows(self, search_type: str, day: date) -> tuple[list[PageRow], list[QueryRow]]:
+        """The day's page and query rows (a day at a time: Google keeps at most its top rows
+        per day, which a longer window would cut across)."""
+        access = await self._access()
+        pages, _ = await self._pages(access, search_type, day, day, PAGES)
         queries: list[dict[str, Any]] = []
         if search_type != "discover":
-            queries, _ = await self._pages(access, search_type, day, QUERIES)
-        return _Day(
-            site=_figures(site_rows[0]),
-            pages=[_page_row(row) for row in pages],
-            queries=[_query_row(row) for row in queries],
-            is_final=is_final,
-        )
+            queries, _ = await self._pages(access, search_type, day, day, QUERIES)
+        return [_page_row(row) for row in pages], [_query_row(row) for row in queries]
 
     async def _pages(
         self,
         access: connections.SearchConsoleAccess,
         search_type: str,
-        day: date,
+        first: date,
+        last: date,
         dimensions: list[str],
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Every row of one query, page after page until a short one; the first page's
@@ -288,8 +356,8 @@ class _Sync:
         metadata: dict[str, Any] | None = None
         while True:
             body = {
-                "startDate": day.isoformat(),
-                "endDate": day.isoformat(),
+                "startDate": first.isoformat(),
+                "endDate": last.isoformat(),
                 "dimensions": dimensions,
                 "type": search_type,
                 "dataState": "all",
@@ -327,30 +395,66 @@ class _Sync:
             wanted = self.settings.seo_sync_backoff_seconds * 2**attempt
         return float(min(max(wanted, 0.0), self.settings.seo_sync_max_wait_seconds))
 
-    async def _store(self, search_type: str, day: date, fetched: _Day | None) -> None:
-        """The day's rows and the run's progress, in one transaction."""
-        self.done += 1
+    async def _running(self, session: AsyncSession) -> None:
+        run = await sync_repository.run(session, self.tenant_id, self.run_id)
+        if run is None or run.status != "running":
+            raise _Failed("cancelled", "The run was stopped while it synced.")
+
+    async def _store_empty(self, search_type: str, final: list[date], empty: list[date]) -> None:
+        """The window's days without impressions, in one transaction with the run's progress:
+        the `final` ones stored as zeros, the fresh ones only counted."""
+        if not empty:
+            return
+        self.done += len(empty)
         async with self.db.unit_of_work() as session:
-            run = await sync_repository.run(session, self.tenant_id, self.run_id)
-            if run is None or run.status != "running":
-                raise _Failed("cancelled", "The run was stopped while it synced.")
-            written = 0
-            if fetched is not None:
-                written = await repository.replace_day(
-                    session,
-                    self.tenant_id,
-                    self.plan.property_id,
-                    search_type,
-                    day,
-                    site=fetched.site,
-                    pages=fetched.pages,
-                    queries=fetched.queries,
-                    is_final=fetched.is_final,
-                    run_id=self.run_id,
-                )
+            await self._running(session)
+            written = await repository.replace_empty_days(
+                session,
+                self.tenant_id,
+                self.plan.property_id,
+                search_type,
+                final,
+                run_id=self.run_id,
+            )
             await sync_runs.record_progress(
                 session, self.tenant_id, self.run_id, done=self.done, rows=written
             )
+
+    async def _store(self, search_type: str, day: date, fetched: _Day) -> None:
+        """The day's rows and the run's progress, in one transaction."""
+        self.done += 1
+        async with self.db.unit_of_work() as session:
+            await self._running(session)
+            written = await repository.replace_day(
+                session,
+                self.tenant_id,
+                self.plan.property_id,
+                search_type,
+                day,
+                site=fetched.site,
+                pages=fetched.pages,
+                queries=fetched.queries,
+                is_final=fetched.is_final,
+                run_id=self.run_id,
+            )
+            await sync_runs.record_progress(
+                session, self.tenant_id, self.run_id, done=self.done, rows=written
+            )
+
+
+def _span(first: date, last: date) -> list[date]:
+    return [first + timedelta(days=n) for n in range((last - first).days + 1)]
+
+
+def _windows(days: list[date]) -> list[tuple[date, date]]:
+    """The runs of consecutive days in `days` (ascending), as (first, last)."""
+    windows: list[tuple[date, date]] = []
+    for day in days:
+        if windows and windows[-1][1] + timedelta(days=1) == day:
+            windows[-1] = (windows[-1][0], day)
+        else:
+            windows.append((day, day))
+    return windows
 
 
 def _missing(search_type: str, day: date, reason: str) -> dict[str, str]:

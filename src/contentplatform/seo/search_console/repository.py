@@ -1,5 +1,6 @@
-"""Every query on Search Console's stored facts, the tenant first: a day's rows replaced whole
-(what the sync calls) and the reads of queryPerformance and the insights."""
+"""Every query on Search Console's stored facts, the tenant first: a day's rows replaced whole,
+or many days without impressions at once (what the sync calls), and the reads of
+queryPerformance and the insights."""
 
 from __future__ import annotations
 
@@ -38,12 +39,14 @@ from contentplatform.seo.models import (
 )
 from contentplatform.seo.search_console.schemas import Figures, PageRow, QueryRow
 
-__all__ = ["Figures", "PageRow", "QueryRow", "replace_day"]
+__all__ = ["Figures", "PageRow", "QueryRow", "replace_day", "replace_empty_days"]
 
 
 # Rows per INSERT statement: bounded so a 25,000-row day is a few executemany batches, not one
 # statement whose parameters pass a driver's limit.
 _BATCH = 5_000
+# Days per `day IN (...)`: well within every driver's parameter limit.
+_DAYS = 500
 
 
 def _table(model: type[Any]) -> Table:
@@ -129,30 +132,62 @@ async def replace_day(
             await session.execute(insert(table), rows[start : start + _BATCH])
     written = 1 + len(page_rows) + len(query_rows)
     now = utcnow()
-    await _mark_synced(
-        session, tenant_id, key, is_final=is_final, rows=written, run_id=run_id, now=now
-    )
+    synced = {"is_final": is_final, "rows": written, "run_id": run_id, "synced_at": now}
+    await _mark_synced(session, tenant_id, [{**key, **synced}])
     await _move_through(session, tenant_id, property_id, day, is_final=is_final, now=now)
     return written
 
 
-async def _mark_synced(
+async def replace_empty_days(
     session: AsyncSession,
     tenant_id: uuid.UUID,
-    key: dict[str, object],
+    property_id: uuid.UUID,
+    search_type: str,
+    days: Sequence[date],
     *,
-    is_final: bool,
-    rows: int,
     run_id: uuid.UUID | None,
-    now: object,
+) -> int:
+    """`replace_day` of final days without impressions, all in the caller's transaction and a
+    few statements whatever their number (a new property's 16 months): each stored as the
+    site's zeros, marked synced final; how many rows were written (one a day)."""
+    if not days:
+        return 0
+    key = {"tenant_id": tenant_id, "property_id": property_id, "search_type": search_type}
+    for start in range(0, len(days), _DAYS):
+        chunk = list(days[start : start + _DAYS])
+        for model in (SeoSiteDay, SeoPageDay, SeoQueryDay):
+            await session.execute(
+                delete(model).where(
+                    model.tenant_id == tenant_id,
+                    model.property_id == property_id,
+                    model.search_type == search_type,
+                    model.day.in_(chunk),
+                )
+            )
+    zeros = {"clicks": 0, "impressions": 0, "position_sum": 0.0}
+    await session.execute(insert(_table(SeoSiteDay)), [{**key, "day": d, **zeros} for d in days])
+    now = utcnow()
+    synced = {"is_final": True, "rows": 1, "run_id": run_id, "synced_at": now}
+    await _mark_synced(session, tenant_id, [{**key, "day": day, **synced} for day in days])
+    await _move_through(session, tenant_id, property_id, max(days), is_final=True, now=now)
+    return len(days)
+
+
+async def _mark_synced(
+    session: AsyncSession, tenant_id: uuid.UUID, rows: list[dict[str, object]]
 ) -> None:
+    """The tenant's SeoSyncedDay rows (property, search type, day, is_final, rows, run,
+    synced_at) inserted or updated in place, in one statement run over the list."""
+    rows = [{**row, "tenant_id": tenant_id} for row in rows]
     upsert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-    values = {"is_final": is_final, "rows": rows, "run_id": run_id, "synced_at": now}
-    statement = upsert(SeoSyncedDay).values(**{**key, "tenant_id": tenant_id}, **values)
+    statement = upsert(_table(SeoSyncedDay))
+    kept = ("is_final", "rows", "run_id", "synced_at")
     await session.execute(
         statement.on_conflict_do_update(
-            index_elements=["tenant_id", "property_id", "search_type", "day"], set_=values
-        )
+            index_elements=["tenant_id", "property_id", "search_type", "day"],
+            set_={name: statement.excluded[name] for name in kept},
+        ),
+        rows,
     )
 
 
