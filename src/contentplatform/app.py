@@ -33,12 +33,14 @@ from contentplatform.kit.http import (
     REQUEST_ID_HEADER,
     BodyLimitMiddleware,
     CrossOriginMiddleware,
+    Failure,
     RequestContextMiddleware,
     install_error_handlers,
     problem_response,
     strip_default_validation_responses,
 )
 from contentplatform.settings import keys
+from contentplatform.support import request_log
 from contentplatform.tenants.guard import Guard, authorize
 
 log = logging.getLogger(__name__)
@@ -132,6 +134,7 @@ def create_app(
                 # Off the loop: workflows in flight run on it and may finish in the grace time.
                 await asyncio.to_thread(durable.shutdown, settings.shutdown_grace_seconds)
                 runtime.install(None)
+            await request_log.settled()
             await current.close()
 
     app = FastAPI(
@@ -147,7 +150,7 @@ def create_app(
     # Importing the domains imported their durable modules too: DBOS knows every workflow.
     mounted = domains.routers() if routers is None else routers
     app.add_middleware(BodyLimitMiddleware, limit_for=_body_limits(settings))
-    app.add_middleware(RequestContextMiddleware)
+    app.add_middleware(RequestContextMiddleware, on_failure=_failed_requests(app))
     if settings.cors_origins:
         # Outermost: every answer gets its CORS headers, a 500 of RequestContextMiddleware too.
         app.add_middleware(
@@ -171,6 +174,19 @@ def create_app(
     contact = _contact(settings)
     app.openapi = lambda: openapi(app, documented, sent.routes, contact)  # type: ignore[method-assign]
     return app
+
+
+def _failed_requests(app: FastAPI) -> Callable[[Failure], None]:
+    """Each failed request, to the log support tickets resolve the ids they cite from
+    (support/request_log.py: it keeps an organization's member's, written off the request's
+    path)."""
+
+    def note(failure: Failure) -> None:
+        current: runtime.Runtime | None = getattr(app.state, "runtime", None)
+        if current is not None:
+            request_log.note(current.db, failure)
+
+    return note
 
 
 def _contact(settings: Settings) -> dict[str, str]:

@@ -207,6 +207,46 @@ def test_a_ticket_cites_a_resource_of_its_own_organization(tenant: Org, other_te
     assert other_tenant.ok("support.listTickets", {}, role="admin")["total"] == 0
 
 
+def test_a_ticket_opened_from_a_run_or_a_publish_attempt_carries_it(
+    tenant: Org, other_tenant: Org
+) -> None:
+    paused = {"name": "Weekly notes", "topics": ["Notes"], "status": "paused"}
+    job = tenant.ok("jobs.create", paused, role="editor")["id"]
+    planned = {"jobId": job, "scheduledDate": "2099-03-01T09:00:00Z"}
+    instance = tenant.ok("jobInstances.create", planned, role="editor")["id"]
+    draft = tenant.ok("drafts.createDraft", {"title": "Spring"}, role="editor")["id"]
+    tenant.ok("drafts.approve", {"id": draft}, role="editor")
+    hook = {"name": "Hook", "type": "webhook", "config": {"url": "http://127.0.0.1:9/hook"}}
+    connection = tenant.ok("publishers.create", hook, role="admin")["id"]
+    publish = {
+        "id": draft,
+        "publisherConnectionId": connection,
+        "mode": "schedule",
+        "scheduledAt": "2099-03-01T09:00:00Z",
+    }
+    attempt = tenant.ok("drafts.publish", publish, role="editor")["attempt"]["id"]
+
+    for resource in (
+        {"type": "job_instance", "id": instance},
+        {"type": "publish_attempt", "id": attempt},
+    ):
+        opened = open_ticket(tenant, resource=resource)
+        assert opened["resource"] == resource
+        got = tenant.ok("support.getTicket", {"id": opened["id"]}, role="member")
+        assert got["resource"] == resource
+        assert staff_ok(tenant, "admin.getSupportTicket", {"id": opened["id"]})["resource"] == (
+            resource
+        )
+        # Another organization's run or attempt is none of its own: 404, and nothing opened.
+        body = problem(
+            other_tenant.request("support.createTicket", {**TICKET, "resource": resource}),
+            404,
+            "NOT_FOUND",
+        )
+        assert resource["id"] in body["detail"]
+    assert other_tenant.ok("support.listTickets", {}, role="admin")["total"] == 0
+
+
 def test_an_attachment_must_be_a_media_asset_of_the_organization(tenant: Org) -> None:
     data = {**TICKET, "attachmentIds": [str(uuid.uuid4())]}
     problem(tenant.request("support.createTicket", data), 404, "NOT_FOUND")

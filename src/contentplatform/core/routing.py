@@ -393,6 +393,9 @@ def _server(
         return await _json_body(request) if reading.body is not None else None
 
     async def serve(request: Request) -> Response:
+        # Named from the start: the log lines of a refusal (401, 403, 400) name it too, and so
+        # does the failure RequestContextMiddleware reports (kit/http.py `Failure`).
+        logs.bind(operation=procedure.operation_id)
         streamed = (
             request.query_params.get(stream_tokens.PARAMETER)
             if stream_of is not None and _bearer(request) is None
@@ -421,7 +424,6 @@ def _server(
                 feature=procedure.feature,
             )
         data = reading.read(request, await body_of(request))
-        logs.bind(operation=procedure.operation_id)
         if streamed is not None and stream_of is not None and principal.stream != stream_of(data):
             raise Forbidden("This stream token opens another stream; ask for this one's URL.")
         if procedure.cached is None:

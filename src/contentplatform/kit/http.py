@@ -8,7 +8,9 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -43,10 +45,31 @@ from contentplatform.kit.errors import (
 log = logging.getLogger("contentplatform.http")
 REQUEST_ID_HEADER = "x-request-id"
 _CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+# The problem codes rendered for the request in hand (RequestContextMiddleware's, the last one is
+# what it answered), for its `on_failure` hook.
+_problem_codes: ContextVar[list[str] | None] = ContextVar("problem_codes", default=None)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A request answered with a failure (status 400 and up), as RequestContextMiddleware hands
+    it to its `on_failure` hook once the answer has been sent."""
+
+    request_id: str
+    method: str
+    status: int
+    # The `code` of the problem answered; None when the answer was no problem of ours.
+    code: str | None
+    # What the request's log lines carry (kit/logs): `operation`, `tenant`, `user` once known.
+    context: Mapping[str, str]
+    at: datetime.datetime
 
 
 def problem_response(error: PlatformError) -> JSONResponse:
     request_id = logs.request_id()
+    codes = _problem_codes.get()
+    if codes is not None:
+        codes.append(error.code)
     headers = {**error.headers, REQUEST_ID_HEADER: request_id}
     return JSONResponse(
         error.problem(request_id),
@@ -58,10 +81,15 @@ def problem_response(error: PlatformError) -> JSONResponse:
 
 class RequestContextMiddleware:
     """Gives each request an id (the client's, when it sent a sane one), echoes it on the
-    response, logs the request, and turns anything unhandled into a bare 500 problem."""
+    response, logs the request, and turns anything unhandled into a bare 500 problem.
 
-    def __init__(self, app: ASGIApp) -> None:
+    `on_failure`, when given, is told of every request answered with a failure, after its
+    answer was sent. It must return at once (work of its own goes off the request's path) and
+    its own failure is logged, never the request's."""
+
+    def __init__(self, app: ASGIApp, on_failure: Callable[[Failure], None] | None = None) -> None:
         self.app = app
+        self.on_failure = on_failure
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -72,6 +100,8 @@ class RequestContextMiddleware:
         )
         request_id = sent if _CLIENT_REQUEST_ID.match(sent) else uuid.uuid4().hex
         logs.start(request_id)
+        codes: list[str] = []
+        _problem_codes.set(codes)
         started = time.perf_counter()
         status = 500
         response_started = False
@@ -110,6 +140,24 @@ class RequestContextMiddleware:
                     "duration_ms": round((time.perf_counter() - started) * 1000, 1),
                 },
             )
+            if status >= 400 and self.on_failure is not None:
+                self._tell(
+                    Failure(
+                        request_id=request_id,
+                        method=scope["method"],
+                        status=status,
+                        code=codes[-1] if codes else None,
+                        context=logs.context(),
+                        at=db.utcnow(),
+                    )
+                )
+
+    def _tell(self, failure: Failure) -> None:
+        assert self.on_failure is not None
+        try:
+            self.on_failure(failure)
+        except Exception:
+            log.exception("could not report the failed request %s", failure.request_id)
 
 
 class BodyLimitMiddleware:

@@ -31,6 +31,11 @@ def request_id() -> str:
     return (_context.get() or {}).get("request_id", "")
 
 
+def context() -> dict[str, str]:
+    """What the log lines of the work in hand carry (request_id, tenant, operation, ...)."""
+    return dict(_context.get() or {})
+
+
 class _ContextFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         for key, value in (_context.get() or {}).items():

@@ -1,8 +1,12 @@
-"""Support's tables (issue 40): tickets and their messages.
+"""Support's tables (issue 40): tickets and their messages, and the failed requests a ticket
+may cite.
 
 A ticket belongs to a tenant (opened in the app, `source` app) or to none (a message of the
 public contact form, `source` contact). Its `number` counts per tenant, and across contact
 messages for those (`number_scope`: the tenant's id, or `contact`), so a user quotes "#12".
+
+A failed request (request_log.py) is one row per request of a tenant's member that the service
+answered with a problem, kept 30 days, so staff read what a cited `x-request-id` was.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    SmallInteger,
     String,
     Text,
     UniqueConstraint,
@@ -24,7 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from contentplatform.kit.db import Base, RecordMixin, UTCDateTime
+from contentplatform.kit.db import Base, RecordMixin, UTCDateTime, utcnow
 
 CONTACT_SCOPE = "contact"
 
@@ -87,3 +92,28 @@ class SupportMessage(RecordMixin, Base):
     internal: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     # Ids of media assets of the ticket's tenant (uploaded through media.createUploadUrl).
     attachment_ids: Mapped[list[Any]] = mapped_column(JSON, nullable=False, default=list)
+
+
+class FailedRequest(Base):
+    """A request of a tenant's member answered with a problem (never a 429): written once,
+    after the answer, and deleted after 30 days. Nothing else about the request is kept."""
+
+    __tablename__ = "support_failed_requests"
+    __table_args__ = (
+        Index("ix_support_failed_requests_tenant_id_request_id", "tenant_id", "request_id"),
+        Index("ix_support_failed_requests_created_at", "created_at"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("tenants.id", ondelete="CASCADE"), nullable=False
+    )
+    # The x-request-id it was answered with (the service's, or the client's own when sane).
+    request_id: Mapped[str] = mapped_column(String(128), nullable=False)
+    operation: Mapped[str] = mapped_column(String(100), nullable=False)  # its operationId
+    method: Mapped[str] = mapped_column(String(10), nullable=False)
+    status: Mapped[int] = mapped_column(SmallInteger, nullable=False)
+    # The problem's code (NOT_FOUND, ...); None for an answer that was no problem of ours.
+    code: Mapped[str | None] = mapped_column(String(40))
+    # When it was answered.
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, nullable=False)

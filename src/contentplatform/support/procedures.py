@@ -43,8 +43,10 @@ async def create_ticket(ctx: Context, data: schemas.CreateTicketInput) -> schema
     """Open a support ticket.
 
     Its `number` counts per organization. `requestIds` (at most 10) cite the `x-request-id` of
-    failed calls so staff can find them in the logs; `resource` names what it is about (a
-    generation run, a job instance, a draft or a document of the organization: 404 otherwise);
+    failed calls: staff see each resolved into the operation, status and problem code the
+    service logged for this organization (its failures of the last 30 days). `resource` names
+    what it is about (a generation run, a job instance, a publish attempt, a draft or a
+    document of the organization: 404 otherwise); staff and the customer see it on the ticket.
     `attachmentIds` (at most 5) are media assets of the organization (404 otherwise), uploaded
     with media.createUploadUrl and media.confirmUpload. Platform staff are told by mail."""
     return await service.create_ticket(ctx.session, ctx.settings, ctx.tenant, ctx.identity, data)
@@ -124,8 +126,11 @@ async def get_support_ticket(
 ) -> schemas.StaffTicketDetail:
     """A ticket with internal notes and tenant context.
 
-    `request_ids` are the cited ids as given: the service keeps no request log to resolve them
-    into operation, status and problem code; search the service's logs by `request_id`."""
+    `request_ids` are the cited ids as given; `requests` resolves each from the failed requests
+    the service logged for the ticket's organization: its operation, method, status, problem
+    code and time, or `found: false` (a request that succeeded, a 429, one older than 30 days,
+    another organization's). Only requests of the organization's members answered with a
+    problem are logged; search the service's own logs by `request_id` for the rest."""
     return await service.staff_get(ctx.session, data.id)
 
 

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, func, select, text
+from sqlalchemy import Select, delete, func, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.kit.db import cross_tenant, lock_rows, writes_already
-from contentplatform.support.models import CONTACT_SCOPE, SupportMessage, SupportTicket
+from contentplatform.support.models import (
+    CONTACT_SCOPE,
+    FailedRequest,
+    SupportMessage,
+    SupportTicket,
+)
 
 # First key of the PostgreSQL advisory locks taken here ("SUPP"): no other domain's collide.
 _LOCK_NAMESPACE = 0x53555050
@@ -155,3 +162,54 @@ async def _paged(
     ).limit(limit)
     rows = list((await session.execute(ordered.offset(offset))).scalars())
     return rows, int(total or 0)
+
+
+# --- the failed requests tickets cite (request_log.py) ----------------------------------------
+
+
+async def add_failed_request(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    request_id: str,
+    operation: str,
+    method: str,
+    status: int,
+    code: str | None,
+    at: datetime,
+) -> None:
+    """One INSERT, nothing read."""
+    await session.execute(
+        insert(FailedRequest).values(
+            id=uuid.uuid4(),
+            tenant_id=tenant_id,
+            request_id=request_id,
+            operation=operation,
+            method=method,
+            status=status,
+            code=code,
+            created_at=at,
+        )
+    )
+
+
+async def failed_requests(
+    session: AsyncSession, tenant_id: uuid.UUID, request_ids: Sequence[str], *, since: datetime
+) -> list[FailedRequest]:
+    """The tenant's failed requests under these ids answered since `since`, oldest first."""
+    statement = (
+        select(FailedRequest)
+        .where(
+            FailedRequest.tenant_id == tenant_id,
+            FailedRequest.request_id.in_(request_ids),
+            FailedRequest.created_at >= since,
+        )
+        .order_by(FailedRequest.created_at, FailedRequest.id)
+    )
+    return list((await session.execute(statement)).scalars())
+
+
+@cross_tenant("retention, over every tenant's failed requests")
+async def delete_failed_requests_before(session: AsyncSession, moment: datetime) -> int:
+    result = await session.execute(delete(FailedRequest).where(FailedRequest.created_at < moment))
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]

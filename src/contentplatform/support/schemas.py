@@ -56,7 +56,8 @@ class CreateTicketInput(Input):
         default_factory=list,
         max_length=MAX_REQUEST_IDS,
         description="The `x-request-id` of failed calls (each answer's header and problem "
-        "`request_id`), so staff can find them.",
+        "`request_id`): staff see each resolved into the operation, status and problem code "
+        "the service logged for the organization (failures of the last 30 days).",
     )
     resource: ResourceRef | None = Field(
         None, description="What the ticket is about: a failed run, a draft, a document."
@@ -194,13 +195,35 @@ class Requester(BaseModel):
     topic: Topic | None
 
 
+class CitedRequest(BaseModel):
+    """A cited x-request-id, resolved from the failed requests the service logged for the
+    ticket's organization (kept 30 days)."""
+
+    request_id: str
+    found: bool = Field(
+        description="Whether a failed request of the ticket's organization was logged under "
+        "this id in the last 30 days. False for a request that succeeded, a 429, one older "
+        "than that, one of another organization, or an id never answered; the other fields "
+        "are then null."
+    )
+    operation: str | None = Field(description="Its operationId (`drafts.publish`).")
+    method: str | None = Field(description="Its HTTP method (an RPC call's is POST).")
+    status: int | None = Field(description="The HTTP status it was answered with.")
+    code: str | None = Field(description="The problem's `code` (`NOT_FOUND`, `CONFLICT`, ...).")
+    at: datetime | None = Field(description="When it was answered.")
+
+
 class StaffTicketDetail(StaffTicket):
     tenant: TenantContext | None
     requester: Requester
     resource: CitedResource | None
     request_ids: list[str] = Field(
-        description="The x-request-id values the customer cited, as given: the service keeps "
-        "no request log to resolve them from (search the logs by `request_id`)."
+        description="The x-request-id values the customer cited, as given (`requests` "
+        "resolves them)."
+    )
+    requests: list[CitedRequest] = Field(
+        description="Each cited id, in the order of `request_ids`, resolved into what the "
+        "service logged of it (the latest, when a client reused an id)."
     )
     messages: list[StaffMessage] = Field(description="Every message, notes included.")
 

@@ -35,7 +35,7 @@ from contentplatform.mail import service as mail
 from contentplatform.mail.errors import MailRefused
 from contentplatform.media import service as media
 from contentplatform.publishers import service as publishers
-from contentplatform.support import repository, schemas
+from contentplatform.support import repository, request_log, schemas
 from contentplatform.support.errors import (
     AttachmentNotFound,
     CaptchaRefused,
@@ -343,6 +343,7 @@ async def staff_get(session: AsyncSession, ticket_id: uuid.UUID) -> schemas.Staf
         ),
         resource=_resource(ticket),
         request_ids=list(ticket.request_ids),
+        requests=await request_log.resolve(session, ticket.tenant_id, ticket.request_ids),
         messages=[schemas.StaffMessage.model_validate(message) for message in thread],
     )
 
