@@ -2,7 +2,9 @@
 the rollout: 30 % of 10,000 synthetic tenant ids (+/- 3 %), the same in another process (a
 restart), and the same through the operator's stored setting. A change shows at once in the
 tenants' cached evaluations; tenant overrides win and are removed by null, one tenant's never
-seen by another; unknown flag 404, unknown tenant 404, bounds 400."""
+seen by another; a setting's plans turn the flag on for the tenants on them (source `plan`, at
+once when a tenant's plan changes; an override still wins); unknown flag 404, unknown tenant
+404, bounds 400 (an unknown plan is 400 where billing is configured: tests/billing)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete
 
+from contentplatform.billing.models import Plan
 from contentplatform.features import flags
 from contentplatform.features import repository as flag_settings
 from contentplatform.features.models import FeatureFlagSetting
@@ -167,3 +170,95 @@ def test_an_update_is_refused_for_an_unknown_flag_tenant_or_bound(operator: Oper
             operator.request("admin.updateFeatureFlag", {"key": KEY, **bad}), 400, "BAD_REQUEST"
         )
     assert operator.ok("admin.listFeatureFlags") == before
+
+
+# --- plans --------------------------------------------------------------------------------------
+
+
+def pro_plan(run: Run) -> str:
+    """A plan of the catalogue whose key is `pro` (billing is not configured here: a tenant is
+    on it through the operator's plan override)."""
+
+    async def scenario(db: Database) -> str:
+        async with db.unit_of_work() as session:
+            plan = Plan(
+                key="pro",
+                name="Pro",
+                kind="subscription",
+                interval="month",
+                price_amount=2900,
+                currency="usd",
+                monthly_credits=5000,
+                pack_credits=0,
+                rollover_cap=0,
+                limits={},
+                features=[],
+                provider_product_id=f"prod_{uuid.uuid4().hex[:8]}",
+                provider_price_id=f"price_{uuid.uuid4().hex[:8]}",
+                active=True,
+            )
+            session.add(plan)
+        return str(plan.id)
+
+    made: str = run(scenario)
+    return made
+
+
+def on_plan(operator: Operator, org: Org, plan_id: str | None) -> None:
+    override = {"planId": plan_id} if plan_id else None
+    operator.ok(
+        "admin.updateTenant",
+        {"id": str(org.tenant_id), "planOverride": override, "note": "Feature flag plans test"},
+    )
+
+
+def test_a_flags_plans_turn_it_on_for_the_tenants_on_them(
+    operator: Operator, tenant: Org, other_tenant: Org, run: Run, restored: None
+) -> None:
+    pro = pro_plan(run)
+    assert flag_of(tenant)["source"] == "default"  # cached now
+    changed = operator.ok(
+        "admin.updateFeatureFlag",
+        {"key": KEY, "defaultEnabled": False, "rolloutPercent": None, "plans": ["pro"]},
+    )
+    assert changed["plans"] == ["pro"] and changed["rollout_percent"] is None
+    # Both on the free plan: off.
+    assert flag_of(tenant) == {**flag_of(tenant), "enabled": False, "source": "default"}
+
+    # On pro (the operator's plan override): on at once, its cached evaluation retired.
+    on_plan(operator, tenant, pro)
+    assert flag_of(tenant) == {**flag_of(tenant), "enabled": True, "source": "plan"}
+    tenant.ok("generation.suggestTopics", {"count": 5}, role="editor")
+    # The other tenant, on the free plan, stays off, and its operation behind the flag is 403.
+    assert flag_of(other_tenant) == {**flag_of(other_tenant), "enabled": False, "source": "default"}
+    refused = other_tenant.request("generation.suggestTopics", {"count": 5}, role="editor")
+    assert problem(refused, 403, "FORBIDDEN")["feature"] == KEY
+
+    # The operator's override of the tenant still wins over its plan.
+    operator.ok(
+        "admin.updateFeatureFlag", {"key": KEY, "tenantOverrides": {str(tenant.tenant_id): False}}
+    )
+    assert flag_of(tenant) == {**flag_of(tenant), "enabled": False, "source": "override"}
+    operator.ok(
+        "admin.updateFeatureFlag", {"key": KEY, "tenantOverrides": {str(tenant.tenant_id): None}}
+    )
+    assert flag_of(tenant)["source"] == "plan"
+
+    # Back on the free plan: off again at once.
+    on_plan(operator, tenant, None)
+    assert flag_of(tenant) == {**flag_of(tenant), "enabled": False, "source": "default"}
+
+
+def test_the_free_plan_may_be_listed_and_a_rollout_reaches_the_other_tenants(
+    operator: Operator, tenant: Org, run: Run, restored: None
+) -> None:
+    operator.ok(
+        "admin.updateFeatureFlag",
+        {"key": KEY, "defaultEnabled": False, "rolloutPercent": 100, "plans": ["free"]},
+    )
+    assert flag_of(tenant) == {**flag_of(tenant), "enabled": True, "source": "plan"}
+    on_plan(operator, tenant, pro_plan(run))
+    assert flag_of(tenant) == {**flag_of(tenant), "enabled": True, "source": "rollout"}
+    listed = operator.ok("admin.listFeatureFlags")
+    [shown] = [flag for flag in listed["data"] if flag["key"] == KEY]
+    assert shown["plans"] == ["free"] and shown["rollout_percent"] == 100

@@ -1,5 +1,6 @@
-"""The registry and its evaluation, below the API: the order in which a flag is decided, the
-rollout's stable hash, and the check of the operator's config."""
+"""The registry and its evaluation, below the API: the order in which a flag is decided (a
+setting's plans after the tenant's own word and before the rollout), the rollout's stable hash,
+and the check of the operator's config."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from contentplatform.features.flags import (
     FLAGS,
     Evaluation,
     Flag,
+    Setting,
     Stored,
     bucket,
     check_config,
@@ -116,3 +118,41 @@ def test_a_service_configured_with_an_unknown_flag_refuses_to_start(tmp_path) ->
     )
     with pytest.raises(ValueError, match="unknown feature flag 'chatt'"):
         create_app(settings)
+
+
+def setting(*, default: bool = False, percent: int | None = None, plans=("pro",)) -> Setting:
+    return Setting("beta", default, percent, tuple(plans), opt_in_allowed=True)
+
+
+def test_a_settings_plans_turn_it_on_for_their_tenants_before_the_rollout() -> None:
+    only_pro = setting()
+    assert evaluate(BETA, TENANT, {}, None, only_pro, plan="pro") == Evaluation(True, "plan")
+    assert evaluate(BETA, TENANT, {}, None, only_pro, plan="free") == Evaluation(False, "default")
+    # No plan known (no reader registered): the plans do not speak.
+    assert evaluate(BETA, TENANT, {}, None, only_pro) == Evaluation(False, "default")
+    # A plan's tenants have it wherever they fall in the rollout; the others are rolled out to.
+    none_rolled = setting(percent=0)
+    assert evaluate(BETA, TENANT, {}, None, none_rolled, plan="pro") == Evaluation(True, "plan")
+    assert evaluate(BETA, TENANT, {}, None, none_rolled, plan="free") == Evaluation(
+        False, "rollout"
+    )
+    assert evaluate(BETA, TENANT, {}, None, setting(percent=100), plan="free") == Evaluation(
+        True, "rollout"
+    )
+    # On for everyone: the plan made no difference.
+    everyone = setting(default=True)
+    assert evaluate(BETA, TENANT, {}, None, everyone, plan="pro") == Evaluation(True, "default")
+    # Plans come with the operator's setting only; the global config has none.
+    assert evaluate(BETA, TENANT, {"beta_thing": 0}, None, plan="pro") == Evaluation(
+        False, "rollout"
+    )
+
+
+def test_the_tenants_own_word_wins_over_its_plan() -> None:
+    only_pro = setting()
+    override = Stored(enabled=False, source="override")
+    assert evaluate(BETA, TENANT, {}, override, only_pro, plan="pro") == Evaluation(
+        False, "override"
+    )
+    out = Stored(enabled=False, source="opt_in")
+    assert evaluate(BETA, TENANT, {}, out, only_pro, plan="pro") == Evaluation(False, "opt_in")

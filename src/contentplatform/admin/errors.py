@@ -34,6 +34,11 @@ class FlagNotFound(RecordNotFound):
     record = "feature flag"
 
 
+class UnknownPlan(BadRequest):
+    """`plans` names a key that is no plan of the catalogue (billing.listPlans; `free` is one),
+    where billing is configured."""
+
+
 class InboundEventNotFound(RecordNotFound):
     """There is no stored inbound event of that id (identity or payments)."""
 

@@ -12,6 +12,7 @@ from contentplatform.admin.errors import (
     InboundEventNotFound,
     PlanNotFound,
     TenantNotFound,
+    UnknownPlan,
 )
 from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
@@ -121,7 +122,8 @@ async def list_feature_flags(ctx: Context, _: Empty) -> schemas.FlagList:
     """Feature flags and their rollout.
 
     Every flag declared in the code, with the operator's settings where stored (else its
-    declaration and the global config), and how many tenants it is set for."""
+    declaration and the global config): its rollout, the plans whose tenants have it (`plans`,
+    applied), and how many tenants it is set for."""
     return await service.list_flags(ctx.session, ctx.runtime)
 
 
@@ -129,16 +131,19 @@ async def list_feature_flags(ctx: Context, _: Empty) -> schemas.FlagList:
     "updateFeatureFlag",
     "/api/admin/feature-flags/{key}",
     access=Access.superadmin,
-    errors=[FlagNotFound, TenantNotFound],
+    errors=[FlagNotFound, TenantNotFound, UnknownPlan],
 )
 async def update_feature_flag(ctx: Context, data: schemas.UpdateFlagInput) -> schemas.FlagView:
     """Change a flag's rollout or per-tenant overrides.
 
     Each setting given is stored (left out: unchanged) and wins over the declaration and the
-    global config: `defaultEnabled` true turns it on for everyone, else `rolloutPercent` for
-    that share of tenants by a stable hash of (flag, tenant) (a tenant in at 10 % stays in at
-    20 %), else it is off. `tenantOverrides` set it for tenants (null removes). Every cached
-    evaluation is retired at once. `plans` are stored and shown, not yet applied."""
+    global config: `defaultEnabled` true turns it on for everyone, else it is on for the
+    tenants whose current plan is one of `plans` (plan keys of the catalogue, `free` too;
+    source `plan`), else for `rolloutPercent` of the other tenants by a stable hash of (flag,
+    tenant) (a tenant in at 10 % stays in at 20 %), else it is off. A tenant's override (and
+    its own opt-in) wins over all of them. `tenantOverrides` set it for tenants (null
+    removes). Every cached evaluation is retired at once. Where billing is configured, a key
+    in `plans` that is no plan of the catalogue is 400, naming it."""
     return await service.update_flag(ctx.session, ctx.runtime, ctx.identity.subject, data)
 
 

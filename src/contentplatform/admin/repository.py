@@ -1,135 +1,58 @@
 """Every query of the Admin operations. Most look across tenants by nature (the operators'
 views of the platform): each says why (`cross_tenant`), and each is one statement however many
-tenants there are (subqueries and joins, never a query per tenant)."""
+tenants there are (subqueries and joins, never a query per tenant).
+
+Other domains' tables are never named here: the statements and columns over them come from
+their services (the tenants' list from tenants, a tenant's plan from billing, its credits from
+credits, each source's inbound events from team and billing), correlated with the enclosing
+query's tenant or event, and are put together here with Admin's own tables."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import (
-    ColumnElement,
-    Row,
-    String,
-    and_,
-    case,
-    cast,
-    func,
-    literal,
-    literal_column,
-    or_,
-    select,
-    union_all,
-)
+from sqlalchemy import Row, Select, func, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.admin.models import AdminCreditGrant, ImpersonationSession, InboundReplay
-from contentplatform.billing.models import PaymentEvent, Plan, Subscription
-from contentplatform.credits.models import (
-    CreditBucket,
-    CreditLedgerEntry,
-    CreditReservation,
-    EntryType,
-    ReservationStatus,
-)
+from contentplatform.billing import service as billing
+from contentplatform.credits import service as credits
+from contentplatform.credits import usage as credit_usage
 from contentplatform.kit.db import cross_tenant
-from contentplatform.kit.sql_time import plan_for_the_spans, spans_table
-from contentplatform.team.models import IdentityEvent
-from contentplatform.tenants.models import Membership, Tenant
-
-# The subscription statuses on which the subscribed plan applies (billing/service.py).
-PAID_STATUSES = ("trialing", "active", "past_due")
-
-
-def _escaped_like(value: str) -> str:
-    return "%" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
+from contentplatform.team import service as team
+from contentplatform.tenants import service as tenants
 
 # --- tenants ------------------------------------------------------------------------------------
 
 
-def _plan_of(now: datetime, billing_configured: bool) -> ColumnElement[Any]:
-    """The plan that applies to the row's tenant (billing/service.py `_current_plan`): the
-    operator's override until its end, else the subscribed plan on a paid status (when billing
-    is configured), else None (the free plan)."""
-    subscribed = (
-        select(Subscription.plan_id)
-        .where(
-            Subscription.tenant_id == Tenant.id,
-            Subscription.status.in_(PAID_STATUSES),
-            literal(billing_configured),
-        )
-        .limit(1)
-        .scalar_subquery()
-    )
-    override = case(
-        (
-            and_(
-                Tenant.plan_override_id.is_not(None),
-                or_(Tenant.plan_override_until.is_(None), Tenant.plan_override_until > now),
-            ),
-            Tenant.plan_override_id,
+def _summaries(
+    now: datetime,
+    since: datetime,
+    billing_configured: bool,
+    *,
+    search: str | None = None,
+    status: str | None = None,
+    plan_id: uuid.UUID | None = None,
+) -> tuple[Select[Any], Select[Any]]:
+    """The tenants' summaries (tenants' directory, with each tenant's plan and subscription
+    status from billing, its credits from credits) and the ids of the same tenants, to count."""
+    directory = tenants.directory(search=search, status=status)
+    tenant_id = directory.selected_columns.id
+    if plan_id is not None:
+        plan = billing.plan_id_column(tenant_id, now=now, billing_configured=billing_configured)
+        directory = directory.where(plan == plan_id)
+    summaries = directory.add_columns(
+        billing.plan_id_column(tenant_id, now=now, billing_configured=billing_configured).label(
+            "plan_id"
         ),
-        else_=None,
+        billing.subscription_status_column(tenant_id).label("subscription_status"),
+        credits.available_column(tenant_id, now).label("credits_available"),
+        credit_usage.debited_since_column(tenant_id, since).label("credits_used_30d"),
     )
-    return func.coalesce(override, subscribed)
-
-
-def _summary_columns(now: datetime, since: datetime, billing_configured: bool) -> list[Any]:
-    members = (
-        select(func.count())
-        .where(Membership.tenant_id == Tenant.id, Membership.status == "active")
-        .scalar_subquery()
-    )
-    last_active = (
-        select(func.max(Membership.last_active_at))
-        .where(Membership.tenant_id == Tenant.id)
-        .scalar_subquery()
-    )
-    remaining = (
-        select(func.coalesce(func.sum(CreditBucket.remaining), 0))
-        .where(
-            CreditBucket.tenant_id == Tenant.id,
-            or_(CreditBucket.expires_at.is_(None), CreditBucket.expires_at > now),
-        )
-        .scalar_subquery()
-    )
-    held = (
-        select(func.coalesce(func.sum(CreditReservation.amount), 0))
-        .where(
-            CreditReservation.tenant_id == Tenant.id,
-            CreditReservation.status == ReservationStatus.held.value,
-            CreditReservation.expires_at > now,
-        )
-        .scalar_subquery()
-    )
-    used = (
-        select(func.coalesce(-func.sum(CreditLedgerEntry.amount), 0))
-        .where(
-            CreditLedgerEntry.tenant_id == Tenant.id,
-            CreditLedgerEntry.entry_type == EntryType.debit.value,
-            CreditLedgerEntry.created_at >= since,
-        )
-        .scalar_subquery()
-    )
-    subscription_status = (
-        select(Subscription.status).where(Subscription.tenant_id == Tenant.id).limit(1)
-    ).scalar_subquery()
-    return [
-        Tenant.id,
-        Tenant.idp_org_id,
-        Tenant.name,
-        Tenant.status,
-        _plan_of(now, billing_configured).label("plan_id"),
-        func.coalesce(subscription_status, "none").label("subscription_status"),
-        members.label("members"),
-        (remaining - held).label("credits_available"),
-        used.label("credits_used_30d"),
-        Tenant.created_at,
-        last_active.label("last_active_at"),
-    ]
+    return summaries, directory.with_only_columns(tenant_id)
 
 
 @cross_tenant("the operators' list of every tenant")
@@ -146,32 +69,19 @@ async def tenants_page(
     limit: int,
     offset: int,
 ) -> tuple[list[Row[Any]], int]:
-    """One page of tenant summaries (`_summary_columns`) and how many match, in two
-    statements."""
-    columns = _summary_columns(now, since, billing_configured)
-    where: list[Any] = []
-    if search:
-        pattern = _escaped_like(search.lower())
-        where.append(
-            or_(
-                func.lower(Tenant.name).like(pattern, escape="\\"),
-                func.lower(Tenant.idp_org_id).like(pattern, escape="\\"),
-            )
-        )
-    if status is not None:
-        where.append(Tenant.status == status)
-    if plan_id is not None:
-        where.append(_plan_of(now, billing_configured) == plan_id)
-    order: list[Any] = {
-        "created_at": [Tenant.created_at.desc()],
-        "name": [func.lower(Tenant.name)],
-        "credits_used_30d": [columns[8].desc()],
-    }[sort_by]  # type: ignore[assignment]
-    statement = (
-        select(*columns).where(*where).order_by(*order, Tenant.id).limit(limit).offset(offset)
+    """One page of tenant summaries (`_summaries`) and how many match, in two statements."""
+    summaries, ids = _summaries(
+        now, since, billing_configured, search=search, status=status, plan_id=plan_id
     )
+    columns = summaries.selected_columns
+    orders: dict[str, Any] = {
+        "created_at": columns.created_at.desc(),
+        "name": func.lower(columns.name),
+        "credits_used_30d": columns.credits_used_30d.desc(),
+    }
+    statement = summaries.order_by(orders[sort_by], columns.id).limit(limit).offset(offset)
     rows = list((await session.execute(statement)).all())
-    total = await session.scalar(select(func.count()).select_from(Tenant).where(*where))
+    total = await session.scalar(select(func.count()).select_from(ids.subquery()))
     return rows, int(total or 0)
 
 
@@ -183,35 +93,10 @@ async def tenant_summary(
     since: datetime,
     billing_configured: bool,
 ) -> Row[Any] | None:
-    statement = select(*_summary_columns(now, since, billing_configured)).where(
-        Tenant.id == tenant_id
-    )
-    return (await session.execute(statement)).first()
-
-
-async def usage_by_kind(
-    session: AsyncSession, tenant_id: uuid.UUID, since: datetime
-) -> list[tuple[str, int, int]]:
-    """The tenant's debits since `since` by kind: (kind, credits, operations), by kind's name."""
-    operation = func.coalesce(CreditLedgerEntry.reservation_id, CreditLedgerEntry.id)
-    statement = (
-        select(
-            CreditLedgerEntry.kind,
-            -func.sum(CreditLedgerEntry.amount),
-            func.count(operation.distinct()),
-        )
-        .where(
-            CreditLedgerEntry.tenant_id == tenant_id,
-            CreditLedgerEntry.entry_type == EntryType.debit.value,
-            CreditLedgerEntry.created_at >= since,
-        )
-        .group_by(CreditLedgerEntry.kind)
-    )
-    found = [
-        (kind or "other", int(used or 0), int(count))
-        for kind, used, count in await session.execute(statement)
-    ]
-    return sorted(found)
+    summaries, _ = _summaries(now, since, billing_configured)
+    statement = summaries.where(summaries.selected_columns.id == tenant_id)
+    found: Row[Any] | None = (await session.execute(statement)).first()
+    return found
 
 
 async def active_impersonations(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> int:
@@ -241,123 +126,25 @@ async def add_grant(session: AsyncSession, tenant_id: uuid.UUID, **values: Any) 
     await session.flush()
 
 
-# --- usage across the platform ------------------------------------------------------------------
-
-
-def _group_column(group_by: str, now: datetime, billing_configured: bool) -> Any:
-    if group_by == "tenant":
-        return cast(CreditLedgerEntry.tenant_id, String)
-    if group_by == "kind":
-        return CreditLedgerEntry.kind
-    # The tenant's current plan's key (the free plan's when none applies).
-    plan = (
-        select(Plan.key)
-        .select_from(Tenant)
-        .join(Plan, Plan.id == _plan_of(now, billing_configured))
-        .where(Tenant.id == CreditLedgerEntry.tenant_id)
-        .scalar_subquery()
-    )
-    return func.coalesce(plan, "free")
-
-
-@cross_tenant("the platform's consumption, every tenant's debits added up")
-async def usage_totals(
-    session: AsyncSession,
-    spans: Sequence[tuple[datetime, datetime]],
-    group_by: str,
-    *,
-    now: datetime,
-    billing_configured: bool,
-) -> list[tuple[Any, ...]]:
-    """Every tenant's debits added up per span, per group and per model in one statement:
-    (span, group, model, credits, operations, input_tokens, output_tokens)."""
-    await plan_for_the_spans(session)
-    table = spans_table(spans)
-    group = _group_column(group_by, now, billing_configured).label("grp")
-    operation = func.coalesce(CreditLedgerEntry.reservation_id, CreditLedgerEntry.id)
-    keys = [table.c.idx.label("span"), group, CreditLedgerEntry.model]
-    statement = (
-        select(*keys)
-        .add_columns(
-            (-func.sum(CreditLedgerEntry.amount)).label("credits"),
-            func.count(operation.distinct()).label("operations"),
-            func.coalesce(func.sum(CreditLedgerEntry.input_tokens), 0).label("input_tokens"),
-            func.coalesce(func.sum(CreditLedgerEntry.output_tokens), 0).label("output_tokens"),
-        )
-        .select_from(table)
-        .join(
-            CreditLedgerEntry,
-            and_(
-                CreditLedgerEntry.entry_type == EntryType.debit.value,
-                CreditLedgerEntry.created_at >= table.c.start,
-                CreditLedgerEntry.created_at < table.c.end,
-            ),
-        )
-        # By the group's output name: its expression holds bound values (the plan's), which
-        # PostgreSQL would not match between the select list and a repeated GROUP BY.
-        .group_by(table.c.idx, literal_column("grp"), CreditLedgerEntry.model)
-    )
-    return [tuple(row) for row in await session.execute(statement)]
-
-
-@cross_tenant("how many tenants consumed anything in the period")
-async def active_tenants(session: AsyncSession, start: datetime, end: datetime) -> int:
-    found = await session.scalar(
-        select(func.count(CreditLedgerEntry.tenant_id.distinct())).where(
-            CreditLedgerEntry.entry_type == EntryType.debit.value,
-            CreditLedgerEntry.created_at >= start,
-            CreditLedgerEntry.created_at < end,
-        )
-    )
-    return int(found or 0)
-
-
 # --- inbound provider events --------------------------------------------------------------------
 
-
-def _identity_events() -> Any:
-    # An organization event names the organization itself; a membership or an invitation names
-    # it as `organization`; a user event names none.
-    org = case(
-        (
-            IdentityEvent.type.like("organization.%"),
-            IdentityEvent.payload["data"]["id"].as_string(),
-        ),
-        else_=IdentityEvent.payload["data"]["organization"]["id"].as_string(),
-    )
-    tenant = select(Tenant.id).where(Tenant.idp_org_id == org).limit(1).scalar_subquery()
-    return _inbound_columns(IdentityEvent, "identity", tenant)
+# Each source's stored events, as its domain lists them (kit/inbound.py `listing`).
+SOURCES: dict[str, Callable[[], Select[Any]]] = {
+    "identity": team.inbound_events,
+    "payments": billing.inbound_events,
+}
 
 
-def _payment_events() -> Any:
-    customer = PaymentEvent.payload["data"]["object"]["customer"].as_string()
-    tenant = (
-        select(Subscription.tenant_id)
-        .where(Subscription.customer_id == customer)
-        .limit(1)
-        .scalar_subquery()
-    )
-    return _inbound_columns(PaymentEvent, "payments", tenant)
-
-
-def _inbound_columns(model: Any, source: str, tenant: Any) -> Any:
+def _inbound(source: str) -> Select[Any]:
+    """The source's events with their source and attempts (1 plus each replay recorded here)."""
+    events = SOURCES[source]()
     replays = (
         select(func.count())
-        .where(InboundReplay.source == source, InboundReplay.event_id == model.id)
+        .where(InboundReplay.source == source, InboundReplay.event_id == events.selected_columns.id)
+        .correlate_except(InboundReplay)
         .scalar_subquery()
     )
-    return select(
-        model.id.label("id"),
-        literal(source).label("source"),
-        model.event_id.label("provider_event_id"),
-        model.type.label("type"),
-        tenant.label("tenant_id"),
-        model.status.label("status"),
-        (replays + 1).label("attempts"),
-        model.error.label("error"),
-        model.created_at.label("received_at"),
-        model.processed_at.label("processed_at"),
-    )
+    return events.add_columns(literal(source).label("source"), (replays + 1).label("attempts"))
 
 
 @cross_tenant("inbound provider events are platform rows; the tenant is read from each")
@@ -372,11 +159,7 @@ async def inbound_page(
     offset: int,
 ) -> tuple[list[Row[Any]], int]:
     """Both sources' events in one UNION, newest first: one page and how many match."""
-    parts = []
-    if "identity" in sources:
-        parts.append(_identity_events())
-    if "payments" in sources:
-        parts.append(_payment_events())
+    parts = [_inbound(source) for source in SOURCES if source in sources]
     events = union_all(*parts).subquery("inbound")
     where: list[Any] = []
     if status is not None:
@@ -401,21 +184,19 @@ async def inbound_page(
 @cross_tenant("an inbound event is found by its own id, whichever tenant it names")
 async def inbound_event(session: AsyncSession, event_id: uuid.UUID) -> Row[Any] | None:
     """The event of either source, as `inbound_page` shows it."""
-    for part, model in ((_identity_events(), IdentityEvent), (_payment_events(), PaymentEvent)):
-        found = (await session.execute(part.where(model.id == event_id))).first()
+    for source in SOURCES:
+        part = _inbound(source)
+        statement = part.where(part.selected_columns.id == event_id)
+        found: Row[Any] | None = (await session.execute(statement)).first()
         if found is not None:
             return found
     return None
 
 
 @cross_tenant("inbound provider events are platform rows")
-async def reset_for_replay(
+async def add_replay(
     session: AsyncSession, source: str, event_id: uuid.UUID, by: str, at: datetime
 ) -> None:
-    """Back to `received` (its error cleared), the replay recorded."""
-    model: Any = IdentityEvent if source == "identity" else PaymentEvent
-    row = await session.get(model, event_id, with_for_update=True)
-    assert row is not None, "found just before"
-    row.status, row.error, row.processed_at = "received", None, None
+    """Record an operator's replay of the event (each counts as an attempt)."""
     session.add(InboundReplay(source=source, event_id=event_id, replayed_by=by, created_at=at))
     await session.flush()

@@ -30,20 +30,24 @@ from contentplatform.admin.errors import (
     InboundEventNotFound,
     PlanNotFound,
     TenantNotFound,
+    UnknownPlan,
 )
 from contentplatform.billing import durable as billing_durable
 from contentplatform.billing import service as billing
 from contentplatform.core.runtime import Runtime
 from contentplatform.credits import operations as credit_operations
 from contentplatform.credits import service as credits
+from contentplatform.credits import usage as credit_usage
 from contentplatform.events import service as events
 from contentplatform.features import service as features
 from contentplatform.features.flags import FLAGS, Setting
 from contentplatform.kit.db import after_commit, utcnow
+from contentplatform.kit.errors import FieldError
 from contentplatform.kit.inbound import start_processing
 from contentplatform.kit.schemas import window_of
 from contentplatform.support import service as support
 from contentplatform.team import durable as team_durable
+from contentplatform.team import service as team
 from contentplatform.tenants import service as tenants
 from contentplatform.tenants.models import Tenant
 
@@ -101,7 +105,7 @@ async def get_tenant(
     available = (await credits.balance(session, tenant_id, monthly_grant=monthly)).available
     overrides = await tenants.overrides_of(session, tenant_id, now)
     stored = await features.stored_overrides(session, tenant_id)
-    usage = await repository.usage_by_kind(session, tenant_id, since)
+    usage = await credit_usage.by_kind_since(session, tenant_id, since)
     return schemas.TenantDetail(
         **(dict(summary._mapping) | {"credits_available": available}),
         plan_override=(
@@ -152,6 +156,8 @@ async def update_tenant(
                 raise PlanNotFound(f"There is no plan {data.plan_override.plan_id}.")
             tenant.plan_override_id = data.plan_override.plan_id
             tenant.plan_override_until = data.plan_override.until
+        # Its flags are evaluated again (a flag's `plans`) once this commits.
+        billing.plan_changed(session, tenant.id)
     if "limits_override" in given:
         limits = data.limits_override
         tenant.limits_override = (
@@ -317,9 +323,12 @@ async def update_flag(
     session: AsyncSession, runtime: Runtime, operator: str, data: schemas.UpdateFlagInput
 ) -> schemas.FlagView:
     """Change the flag's settings (each field left out stays as it is) and its overrides for
-    tenants; unknown key 404, an override for an unknown tenant 404."""
+    tenants; unknown key 404, an override for an unknown tenant 404, a key in `plans` that is
+    no plan of billing's catalogue 400 (where billing keeps one: `_check_plans`)."""
     if data.key not in FLAGS:
         raise FlagNotFound(data.key)
+    if data.plans:
+        await _check_plans(session, data.plans)
     [current] = [
         s for s in await features.flag_states(session, runtime.settings) if s.flag.key == data.key
     ]
@@ -362,6 +371,25 @@ async def update_flag(
     return _flag_view(state)
 
 
+async def _check_plans(session: AsyncSession, plans: list[str]) -> None:
+    """Each of a flag's `plans` is a plan of billing's catalogue (the free plan's key too), when
+    billing keeps one (configured); else they are stored unchecked."""
+    known = await billing.plan_keys(session)
+    if known is None:
+        return
+    unknown = [(n, key) for n, key in enumerate(plans) if key not in known]
+    if unknown:
+        listed = ", ".join(sorted(known))
+        raise UnknownPlan(
+            f"`plans` names no plan of the catalogue: {', '.join(k for _, k in unknown)} "
+            f"(plans: {listed}).",
+            errors=[
+                FieldError(f"plans.{n}", f"is no plan of the catalogue ({listed})")
+                for n, _ in unknown
+            ],
+        )
+
+
 # --- inbound provider events --------------------------------------------------------------------
 
 
@@ -397,7 +425,10 @@ async def replay_inbound(
     if found.status == "received":
         raise InboundEventBusy("The event is still being processed; replay it once it settles.")
     source = found.source
-    await repository.reset_for_replay(session, source, event_id, operator, utcnow())
+    reset = team.reset_event if source == "identity" else billing.reset_event
+    reset_done = await reset(session, event_id)
+    assert reset_done, "found just before"
+    await repository.add_replay(session, source, event_id, operator, utcnow())
     attempt = uuid.uuid4().hex[:12]
     if source == "identity":
         start_processing(

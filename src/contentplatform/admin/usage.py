@@ -1,19 +1,24 @@
 """admin.usageOverview: the platform's consumption per bucket (UTC days or months), grouped by
 tenant, kind or plan, with what the model tokens cost us from the same price table as the
 AI-usage analytics (analytics/ai_usage/prices.py). One grouped query for the buckets (the
-debits of every tenant added up in SQL), one count of the tenants that consumed anything."""
+debits of every tenant added up in SQL by credits, a tenant's plan read by billing's SQL in the
+same statement), one count of the tenants that consumed anything."""
 
 from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.admin import repository, schemas
+from contentplatform.admin import schemas
 from contentplatform.analytics.ai_usage import prices
+from contentplatform.billing import service as billing
 from contentplatform.core.runtime import Runtime
+from contentplatform.credits import usage as credit_usage
 from contentplatform.kit import series
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import BadRequest, FieldError
@@ -23,6 +28,20 @@ MAX_DAYS = 366
 
 def _bad(field: str, message: str) -> BadRequest:
     return BadRequest(message, errors=[FieldError(path=field, message=message)])
+
+
+def _group(group_by: str, now: datetime, billing_configured: bool) -> credit_usage.PlatformGroup:
+    """What the debits are grouped by: their tenant, their kind, or their tenant's current
+    plan's key (billing's, `free` when none applies), as SQL of the debit's tenant id."""
+    if group_by == "tenant":
+        return "tenant"
+    if group_by == "kind":
+        return "kind"
+
+    def plan(tenant_id: ColumnElement[uuid.UUID]) -> ColumnElement[Any]:
+        return billing.plan_key_column(tenant_id, now=now, billing_configured=billing_configured)
+
+    return plan
 
 
 async def usage_overview(
@@ -39,12 +58,8 @@ async def usage_overview(
     spans = series.spans(start, end, "day" if data.bucket_width == "1d" else "month")
     # The first and last buckets are cut to the period asked for.
     bounds = [(max(span.start, start), min(span.end, end)) for span in spans]
-    rows = await repository.usage_totals(
-        session,
-        bounds,
-        data.group_by,
-        now=now,
-        billing_configured=runtime.settings.billing_configured,
+    rows = await credit_usage.platform_totals(
+        session, bounds, _group(data.group_by, now, runtime.settings.billing_configured)
     )
     # span -> group -> [credits, operations, input, output, {model: [input, output]}]
     found: dict[int, dict[str | None, list[int]]] = defaultdict(dict)
@@ -91,6 +106,6 @@ async def usage_overview(
             credits=total_credits,
             operations=total_operations,
             provider_cost_usd=round(total_cost, 6),
-            active_tenants=await repository.active_tenants(session, start, end),
+            active_tenants=await credit_usage.active_tenants(session, start, end),
         ),
     )

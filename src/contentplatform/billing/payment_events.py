@@ -215,7 +215,9 @@ async def _announce_subscription(
     previous_plan_id: uuid.UUID | None,
     previous_status: str,
 ) -> None:
-    """`subscription.updated`: the plan or the status changed (plans by key; none: no plan)."""
+    """`subscription.updated`: the plan or the status changed (plans by key; none: no plan);
+    the tenant's feature flags are evaluated again once this commits (a flag's `plans`)."""
+    service.plan_changed(session, tenant_id)
 
     async def key_of(plan_id: uuid.UUID | None) -> str | None:
         if plan_id is None:

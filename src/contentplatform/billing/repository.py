@@ -4,10 +4,10 @@ and the events are nobody's."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import ColumnElement, Select, func, literal, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.billing.models import CreditGrant, Invoice, PaymentEvent, Plan, Subscription
@@ -206,6 +206,63 @@ async def grant_of_payment(
     return result.scalar_one_or_none()
 
 
+# --- pieces of the operators' queries (admin.*), correlated with the enclosing query's tenant ----
+
+
+def subscribed_plan_column(
+    tenant_id: ColumnElement[uuid.UUID], paid_statuses: Collection[str], billing_configured: bool
+) -> ColumnElement[Any]:
+    """The plan of the subscription of the tenant whose id is `tenant_id`, when its status is
+    one of `paid_statuses` and billing is configured; else null."""
+    return (
+        select(Subscription.plan_id)
+        .where(
+            Subscription.tenant_id == tenant_id,
+            Subscription.status.in_(sorted(paid_statuses)),
+            literal(billing_configured),
+        )
+        .limit(1)
+        .correlate_except(Subscription)
+        .scalar_subquery()
+    )
+
+
+def subscription_status_column(tenant_id: ColumnElement[uuid.UUID]) -> ColumnElement[Any]:
+    """The status of the subscription of the tenant whose id is `tenant_id` (null: none)."""
+    return (
+        select(Subscription.status)
+        .where(Subscription.tenant_id == tenant_id)
+        .limit(1)
+        .correlate_except(Subscription)
+        .scalar_subquery()
+    )
+
+
+def plan_key_column(plan_id: ColumnElement[Any]) -> ColumnElement[Any]:
+    """The key of the plan whose id is `plan_id` (null: none)."""
+    return select(Plan.key).where(Plan.id == plan_id).correlate_except(Plan).scalar_subquery()
+
+
+@cross_tenant("plans are the platform's catalogue, not a tenant's")
+async def plan_keys(session: AsyncSession, kind: str) -> set[str]:
+    """The keys of the catalogue's plans of this kind, retired ones too."""
+    return set(await session.scalars(select(Plan.key).where(Plan.kind == kind).distinct()))
+
+
 # --- events -------------------------------------------------------------------------------------
 
 events = InboundEvents(PaymentEvent)
+
+
+def inbound_listing() -> Select[Any]:
+    """Every stored payment event (`InboundEvents.listing`), its tenant the one whose
+    subscription has the event's customer (null: none)."""
+    customer = PaymentEvent.payload["data"]["object"]["customer"].as_string()
+    tenant = (
+        select(Subscription.tenant_id)
+        .where(Subscription.customer_id == customer)
+        .limit(1)
+        .correlate_except(Subscription)
+        .scalar_subquery()
+    )
+    return events.listing(tenant)

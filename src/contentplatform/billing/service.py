@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+from sqlalchemy import ColumnElement, Select, func
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.billing import repository, schemas
@@ -41,6 +42,7 @@ from contentplatform.billing.provider import CatalogPrice, Stripe, instant
 from contentplatform.config import Settings
 from contentplatform.core import runtime
 from contentplatform.credits import usage as credit_usage
+from contentplatform.features import service as features
 from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import BadRequest, FieldError
 from contentplatform.kit.schemas import offset_of
@@ -117,6 +119,30 @@ async def _current_plan(session: AsyncSession, tenant_id: uuid.UUID) -> Plan | N
     if row is None or row.plan_id is None or row.status not in PAID_STATUSES:
         return None
     return await repository.plan_by_id(session, row.plan_id)
+
+
+@features.plan_source
+async def plan_key(session: AsyncSession, tenant_id: uuid.UUID) -> str:
+    """The key of the plan that applies to the tenant (`free` when none does): what a feature
+    flag's `plans` are matched with (registered with features, which sits below billing)."""
+    plan = await _current_plan(session, tenant_id)
+    return plan.key if plan is not None else FREE_KEY
+
+
+async def plan_keys(session: AsyncSession) -> frozenset[str] | None:
+    """Every key a tenant's plan may have: the free plan's and each subscription plan's of the
+    catalogue (a retired one's too: a subscription on it still names it). None when billing is
+    not configured: the catalogue is not kept in step with the provider then, and a key cannot
+    be checked against it."""
+    if not _settings().billing_configured:
+        return None
+    return frozenset({FREE_KEY, *await repository.plan_keys(session, "subscription")})
+
+
+def plan_changed(session: AsyncSession, tenant_id: uuid.UUID) -> None:
+    """The plan that applies to the tenant may have changed (its subscription, an operator's
+    override): once this commits, its feature flags are evaluated again (a flag's `plans`)."""
+    features.retire_after_commit(session, runtime.current(), tenant_id)
 
 
 async def plan_exists(session: AsyncSession, plan_id: uuid.UUID) -> bool:
@@ -241,6 +267,49 @@ async def get_subscription(
 def _next_month(moment: datetime) -> datetime:
     first = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     return (first + timedelta(days=32)).replace(day=1)
+
+
+# --- the operators' views (admin.*): SQL over every tenant, correlated with its tenant id -------
+
+
+def plan_id_column(
+    tenant_id: ColumnElement[uuid.UUID], *, now: datetime, billing_configured: bool
+) -> ColumnElement[Any]:
+    """`_current_plan` as SQL, for the tenant whose id is the enclosing query's `tenant_id`:
+    the operator's override until its end, else the subscribed plan on a paid status (when
+    billing is configured), else null (the free plan)."""
+    return func.coalesce(
+        tenants.plan_override_column(tenant_id, now),
+        repository.subscribed_plan_column(tenant_id, PAID_STATUSES, billing_configured),
+    )
+
+
+def plan_key_column(
+    tenant_id: ColumnElement[uuid.UUID], *, now: datetime, billing_configured: bool
+) -> ColumnElement[Any]:
+    """`plan_key` as SQL: the key of `plan_id_column`'s plan, `free` when none applies."""
+    plan = plan_id_column(tenant_id, now=now, billing_configured=billing_configured)
+    return func.coalesce(repository.plan_key_column(plan), FREE_KEY)
+
+
+def subscription_status_column(tenant_id: ColumnElement[uuid.UUID]) -> ColumnElement[Any]:
+    """The status of the subscription of the tenant whose id is the enclosing query's
+    `tenant_id`; `none` without one."""
+    return func.coalesce(repository.subscription_status_column(tenant_id), "none")
+
+
+def inbound_events() -> Select[Any]:
+    """Every stored payment event as the operators' list shows it (admin.listWebhookEvents):
+    `id`, `provider_event_id`, `type`, `tenant_id` (the tenant whose subscription has the
+    event's customer), `status`, `error`, `received_at`, `processed_at`; a statement to filter
+    and run."""
+    return repository.inbound_listing()
+
+
+async def reset_event(session: AsyncSession, event_id: uuid.UUID) -> bool:
+    """Set a stored event back to `received`, to be processed again (admin.replayWebhookEvent
+    starts its workflow); False when there is no such event."""
+    return await repository.events.reset(session, event_id)
 
 
 # --- invoices and usage -------------------------------------------------------------------------

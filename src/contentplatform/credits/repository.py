@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    ColumnElement,
     func,
     insert,
     or_,
@@ -314,6 +315,29 @@ async def available(
     for tenant_id, amount in (await session.execute(union_all(spendable, held_open))).tuples():
         totals[tenant_id] += int(amount or 0)
     return totals
+
+
+def available_column(tenant_id: ColumnElement[uuid.UUID], now: datetime) -> ColumnElement[Any]:
+    """`available` as SQL, for the tenant whose id is the enclosing query's `tenant_id` (one
+    statement over many tenants): its unexpired bucket remainders less its holds open at
+    `now`."""
+    remaining = (
+        select(func.coalesce(func.sum(CreditBucket.remaining), 0))
+        .where(CreditBucket.tenant_id == tenant_id, _unexpired(now))
+        .correlate_except(CreditBucket)
+        .scalar_subquery()
+    )
+    held_open = (
+        select(func.coalesce(func.sum(CreditReservation.amount), 0))
+        .where(
+            CreditReservation.tenant_id == tenant_id,
+            CreditReservation.status == ReservationStatus.held.value,
+            CreditReservation.expires_at > now,
+        )
+        .correlate_except(CreditReservation)
+        .scalar_subquery()
+    )
+    return remaining - held_open
 
 
 async def held(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> int:

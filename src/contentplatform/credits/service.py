@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.core import runtime
@@ -166,6 +167,13 @@ async def balance(
         buckets=[BalanceBucket.model_validate(bucket) for bucket in spendable],
         low_balance_threshold=low_line,
     )
+
+
+def available_column(tenant_id: ColumnElement[uuid.UUID], now: datetime) -> ColumnElement[Any]:
+    """The balance's `available` as last settled, as SQL, for the tenant whose id is the
+    enclosing query's `tenant_id` (one statement over many tenants, as the operators' list
+    reads it): unexpired bucket remainders less holds open at `now`. Nothing is settled."""
+    return repository.available_column(tenant_id, now)
 
 
 # --- holds --------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """What credits were used: this month's debits (billing.getQuota), and the debits of a window in
 time buckets, grouped (`tally`: one aggregate query, for billing.getUsage in UTC and for
-analytics.aiUsage* in the organization's zone). Reads only."""
+analytics.aiUsage* in the organization's zone); and the operators' platform-wide figures
+(admin.*). Reads only."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.credits import buckets, repository, usage_repository
@@ -204,3 +206,39 @@ async def commits_after(
     """The tenant's next commits in [start, end), oldest first, after `after` (see the
     repository)."""
     return await usage_repository.commits_after(session, tenant_id, start, end, after, limit)
+
+
+# --- the operators' views (admin.listTenants, getTenant, usageOverview) -------------------------
+
+PlatformGroup = usage_repository.PlatformGroup
+
+
+def debited_since_column(
+    tenant_id: ColumnElement[uuid.UUID], since: datetime
+) -> ColumnElement[Any]:
+    """Credits debited since `since` by the tenant whose id is the enclosing query's
+    `tenant_id`, as SQL (one statement over many tenants)."""
+    return usage_repository.debited_since_column(tenant_id, since)
+
+
+async def by_kind_since(
+    session: AsyncSession, tenant_id: uuid.UUID, since: datetime
+) -> list[tuple[str, int, int]]:
+    """The tenant's debits since `since` by kind: (kind, credits, operations), by kind's name
+    (`other`: of no kind)."""
+    return await usage_repository.debits_by_kind(session, tenant_id, since)
+
+
+async def platform_totals(
+    session: AsyncSession, spans: Sequence[tuple[datetime, datetime]], group_by: PlatformGroup
+) -> list[tuple[Any, ...]]:
+    """Every tenant's debits added up per span ([start, end) pairs), per group (`tenant`: its id
+    as the database spells it as text; `kind`; or what a function makes of the debit's tenant
+    id, as SQL) and per model, in one statement: (span, group, model, credits, operations,
+    input_tokens, output_tokens)."""
+    return await usage_repository.platform_totals(session, spans, group_by)
+
+
+async def active_tenants(session: AsyncSession, start: datetime, end: datetime) -> int:
+    """How many tenants consumed anything in [start, end)."""
+    return await usage_repository.active_tenants(session, start, end)

@@ -1,20 +1,32 @@
 """The queries usage reads the ledger's debits with (credits/usage.py, credits.service): the
-debits of a window, one line per commit, totals per span and dimension, credits per resource.
-Each takes the tenant first; they only read. The rest of the ledger's queries are
+debits of a window, one line per commit, totals per span and dimension, credits per resource;
+and the operators' platform-wide totals (admin.usageOverview, admin.*Tenant*). Each takes the
+tenant first but those (`cross_tenant`); they only read. The rest of the ledger's queries are
 repository.py's."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from sqlalchemy import Row, and_, case, func, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    String,
+    and_,
+    case,
+    cast,
+    func,
+    literal_column,
+    or_,
+    select,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.credits.models import ActorType, CreditLedgerEntry, EntryType
-from contentplatform.kit.db import page_of
+from contentplatform.kit.db import cross_tenant, page_of
 from contentplatform.kit.sql_time import plan_for_the_spans, spans_table
 
 # What `debits` reads of one: every column, as a row rather than an object (a window may hold
@@ -200,6 +212,100 @@ async def debit_totals(
         .group_by(*keys)
     )
     return list((await session.execute(statement)).all())
+
+
+# --- the operators' views (admin.*) -------------------------------------------------------------
+
+
+def debited_since_column(
+    tenant_id: ColumnElement[uuid.UUID], since: datetime
+) -> ColumnElement[Any]:
+    """Credits debited since `since` by the tenant whose id is the enclosing query's
+    `tenant_id` (one statement over many tenants)."""
+    return (
+        select(func.coalesce(-func.sum(CreditLedgerEntry.amount), 0))
+        .where(
+            CreditLedgerEntry.tenant_id == tenant_id,
+            CreditLedgerEntry.entry_type == EntryType.debit.value,
+            CreditLedgerEntry.created_at >= since,
+        )
+        .correlate_except(CreditLedgerEntry)
+        .scalar_subquery()
+    )
+
+
+async def debits_by_kind(
+    session: AsyncSession, tenant_id: uuid.UUID, since: datetime
+) -> list[tuple[str, int, int]]:
+    """The tenant's debits since `since` by kind: (kind, credits, operations), by kind's name
+    (a debit of no kind: `other`)."""
+    statement = (
+        select(CreditLedgerEntry.kind, *_TOTALS[:2])
+        .where(*_debits_with(tenant_id, {}), CreditLedgerEntry.created_at >= since)
+        .group_by(CreditLedgerEntry.kind)
+    )
+    found = [
+        (kind or "other", int(used or 0), int(count))
+        for kind, used, count in await session.execute(statement)
+    ]
+    return sorted(found)
+
+
+# What a platform-wide total may group by: a column of the debit, or an expression of its
+# tenant's id (say, its tenant's plan).
+PlatformGroup = Literal["tenant", "kind"] | Callable[[ColumnElement[uuid.UUID]], ColumnElement[Any]]
+
+
+def _platform_group(group_by: PlatformGroup) -> Any:
+    if group_by == "tenant":
+        return cast(CreditLedgerEntry.tenant_id, String)
+    if group_by == "kind":
+        return CreditLedgerEntry.kind
+    assert callable(group_by)
+    return group_by(CreditLedgerEntry.tenant_id.expression)
+
+
+@cross_tenant("the platform's consumption, every tenant's debits added up")
+async def platform_totals(
+    session: AsyncSession, spans: Sequence[tuple[datetime, datetime]], group_by: PlatformGroup
+) -> list[tuple[Any, ...]]:
+    """Every tenant's debits added up per span, per group and per model in one statement:
+    (span, group, model, credits, operations, input_tokens, output_tokens). The tenant as a
+    group is its id as text (the database's spelling)."""
+    await plan_for_the_spans(session)
+    table = spans_table(spans)
+    group = _platform_group(group_by).label("grp")
+    keys = [table.c.idx.label("span"), group, CreditLedgerEntry.model]
+    statement = (
+        select(*keys)
+        .add_columns(*_TOTALS)
+        .select_from(table)
+        .join(
+            CreditLedgerEntry,
+            and_(
+                CreditLedgerEntry.entry_type == EntryType.debit.value,
+                CreditLedgerEntry.created_at >= table.c.start,
+                CreditLedgerEntry.created_at < table.c.end,
+            ),
+        )
+        # By the group's output name: its expression may hold bound values (a plan's), which
+        # PostgreSQL would not match between the select list and a repeated GROUP BY.
+        .group_by(table.c.idx, literal_column("grp"), CreditLedgerEntry.model)
+    )
+    return [tuple(row) for row in await session.execute(statement)]
+
+
+@cross_tenant("how many tenants consumed anything in the period")
+async def active_tenants(session: AsyncSession, start: datetime, end: datetime) -> int:
+    """How many tenants have a debit in [start, end)."""
+    found = await session.scalar(
+        select(func.count(CreditLedgerEntry.tenant_id.distinct())).where(
+            CreditLedgerEntry.entry_type == EntryType.debit.value,
+            CreditLedgerEntry.created_at >= start,
+            CreditLedgerEntry.created_at < end,
+        )
+    )
+    return int(found or 0)
 
 
 async def debited_by_resource(

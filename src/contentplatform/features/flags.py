@@ -7,15 +7,18 @@ A flag is decided by the first of these that speaks for it (`evaluate`):
 2. the tenant's own opt-in or opt-out (source `opt_in`), for flags that allow one;
 3. the operator's stored setting of the flag (`feature_flag_settings`, admin.updateFeatureFlag),
    which also replaces its stage, default and opt-in: on for every tenant when
-   `default_enabled` (source `default`), else on for `rollout_percent` % of tenants (source
-   `rollout`), else off;
+   `default_enabled` (source `default`), else on for a tenant whose current plan is one of its
+   `plans` (plan keys of billing's catalogue; source `plan`), else on for `rollout_percent` %
+   of tenants (source `rollout`), else off (source `default`);
 4. else the operator's global config (`CONTENTPLATFORM_FEATURES`): true/false for every tenant
    (source `default`), or a percentage of tenants, chosen by a stable hash of the flag and the
    tenant (source `rollout`);
 5. the flag's default here (source `default`).
 
-Plans (source `plan`) come with billing: a setting's `plans` are stored and shown, not yet
-applied (features sits below billing and cannot read a tenant's plan).
+The plan comes after the tenant's own word (the operator's override, an opt-in or out) and
+before the rollout: a plan's tenants have the flag whatever their place in the rollout, and
+the rest are rolled out to. Features sits below billing: the caller passes the tenant's plan
+key in (features/service.py reads it through the reader billing registers).
 """
 
 from __future__ import annotations
@@ -137,18 +140,24 @@ def evaluate(
     config: Mapping[str, bool | int],
     stored: Stored | None,
     setting: Setting | None = None,
+    *,
+    plan: str | None = None,
 ) -> Evaluation:
-    """The flag for this tenant, and what decided it (see the module's docstring)."""
+    """The flag for this tenant, and what decided it (see the module's docstring); `plan`: the
+    key of the tenant's current plan (None: unknown, no plan applies)."""
     flag = effective(flag, setting)
     if stored is not None and stored.source == "override":
         return Evaluation(stored.enabled, "override")
     if stored is not None and stored.source == "opt_in" and flag.opt_in_allowed:
         return Evaluation(stored.enabled, "opt_in")
     if setting is not None:
-        # The operator's setting replaces the global config: on for everyone, else the
-        # percentage of tenants (by the same stable hash), else off.
+        # The operator's setting replaces the global config: on for everyone, else for the
+        # tenants of its plans, else the percentage of tenants (by the same stable hash), else
+        # off.
         if setting.default_enabled:
             return Evaluation(True, "default")
+        if plan is not None and plan in setting.plans:
+            return Evaluation(True, "plan")
         if setting.rollout_percent is not None:
             return Evaluation(in_rollout(flag.key, tenant_id, setting.rollout_percent), "rollout")
         return Evaluation(False, "default")

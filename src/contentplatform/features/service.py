@@ -3,14 +3,16 @@ and the tenant's stored choices, kept 30 seconds per tenant in the runtime's cac
 
 `require` is what the guard calls for an operation declared behind a flag: on a cache hit it
 reads the tenant's evaluation without touching the database. Below tenants, above core: it
-imports no domain but the outbox (an opt-in or out is audited as `feature.opt_in_changed`).
+imports no domain but the outbox (an opt-in or out is audited as `feature.opt_in_changed`);
+the tenant's plan (a setting's `plans`) is read through the reader billing registers
+(`plan_source`).
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -63,12 +65,33 @@ def _cache_key(config: Mapping[str, bool | int]) -> str:
     return f"evaluation:{','.join(FLAGS)}:{configured}"
 
 
+# How the key of a tenant's current plan is read (a flag setting's `plans`). Billing knows it
+# and sits above: it registers its reader here when it is imported (`plan_source`), as every
+# process that serves or works imports every domain. None registered: no plan applies.
+PlanReader = Callable[[AsyncSession, uuid.UUID], Awaitable[str]]
+_plan_readers: list[PlanReader] = []
+
+
+def plan_source(reader: PlanReader) -> PlanReader:
+    """Register how a tenant's current plan's key is read (billing's `plan_key`); one source,
+    a second registration replaces the first."""
+    _plan_readers[:] = [reader]
+    return reader
+
+
+async def _plan_of(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
+    return await _plan_readers[0](session, tenant_id) if _plan_readers else None
+
+
 async def evaluate(
     session: AsyncSession, settings: Settings, tenant_id: uuid.UUID
 ) -> dict[str, Evaluation]:
-    """Every declared flag for the tenant, from the database (no cache)."""
+    """Every declared flag for the tenant, from the database (no cache). The tenant's plan is
+    read only when a stored setting lists plans."""
     stored = await repository.stored(session, tenant_id)
     operator = await repository.settings(session)
+    listed = any(setting.plans for setting, _ in operator.values())
+    plan = await _plan_of(session, tenant_id) if listed else None
     return {
         key: flags.evaluate(
             flag,
@@ -76,6 +99,7 @@ async def evaluate(
             settings.features,
             stored.get(key),
             operator[key][0] if key in operator else None,
+            plan=plan,
         )
         for key, flag in FLAGS.items()
     }
@@ -242,6 +266,16 @@ async def save_setting(
         raise FeatureNotFound(key)
     await repository.save_setting(session, key, setting, by=by, at=utcnow())
     retire_all_after_commit(session, runtime)
+
+
+def retire_after_commit(session: AsyncSession, runtime: Runtime, tenant_id: uuid.UUID) -> None:
+    """Retire the tenant's cached evaluation once this transaction commits (what decides its
+    flags changed: its plan, say)."""
+
+    async def invalidate() -> None:
+        await runtime.cache.invalidate(cache_scope(tenant_id))
+
+    after_commit(session, invalidate)
 
 
 def retire_all_after_commit(session: AsyncSession, runtime: Runtime) -> None:

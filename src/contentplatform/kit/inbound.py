@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import JSON, String, Text, UniqueConstraint, select
+from sqlalchemy import JSON, ColumnElement, Select, String, Text, UniqueConstraint, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column
 
@@ -96,6 +96,33 @@ class InboundEvents(Generic[EventT]):
         event = await self.for_update(session, event_id)
         if event is not None and event.status == RECEIVED:
             event.status, event.error, event.processed_at = FAILED, reason[:REASON_LENGTH], utcnow()
+
+    async def reset(self, session: AsyncSession, event_id: uuid.UUID) -> bool:
+        """Set the event back to `received` (its error and processing time cleared) so that it
+        is applied again (an operator's replay); False when there is no such event."""
+        event = await self.for_update(session, event_id)
+        if event is None:
+            return False
+        event.status, event.error, event.processed_at = RECEIVED, None, None
+        await session.flush()
+        return True
+
+    def listing(self, tenant_id: ColumnElement[Any]) -> Select[Any]:
+        """Every stored event, one row each: `id`, `provider_event_id`, `type`, `tenant_id` (the
+        expression given, of the event's columns: the tenant it names, null for none),
+        `status`, `error`, `received_at`, `processed_at`. A statement to filter and run (an
+        operator's list of every source's events)."""
+        model = self.model
+        return select(
+            model.id.label("id"),
+            model.event_id.label("provider_event_id"),
+            model.type.label("type"),
+            tenant_id.label("tenant_id"),
+            model.status.label("status"),
+            model.error.label("error"),
+            model.created_at.label("received_at"),
+            model.processed_at.label("processed_at"),
+        )
 
     async def unprocessed(self, session: AsyncSession, before: datetime) -> list[uuid.UUID]:
         """Events still `received` that arrived before `before`: what the reconciler restarts."""

@@ -4,10 +4,11 @@ provider's, of no tenant until processed)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.kit.db import Owned, owned_by, page_of, plain
@@ -90,3 +91,20 @@ def add_invitation(session: AsyncSession, tenant_id: uuid.UUID, **values: Any) -
 # --- inbound identity events ----------------------------------------------------------------
 
 events = InboundEvents(IdentityEvent)
+
+
+def inbound_listing(
+    tenant_of_org: Callable[[ColumnElement[str]], ColumnElement[uuid.UUID]],
+) -> Select[Any]:
+    """Every stored identity event (`InboundEvents.listing`), its tenant the one of the
+    organization it names (`tenant_of_org` of that organization's id): an organization event
+    names the organization itself; a membership or an invitation names it as `organization`; a
+    user event names none."""
+    org = case(
+        (
+            IdentityEvent.type.like("organization.%"),
+            IdentityEvent.payload["data"]["id"].as_string(),
+        ),
+        else_=IdentityEvent.payload["data"]["organization"]["id"].as_string(),
+    )
+    return events.listing(tenant_of_org(org))

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Role, TenantAccess
@@ -458,6 +459,19 @@ async def process_event(session: AsyncSession, bus: Invalidations, event_id: uui
 
 async def fail_event(session: AsyncSession, event_id: uuid.UUID, reason: str) -> None:
     await repository.events.fail(session, event_id, reason)
+
+
+def inbound_events() -> Select[Any]:
+    """Every stored identity event as the operators' list shows it (admin.listWebhookEvents):
+    `id`, `provider_event_id`, `type`, `tenant_id` (the tenant of the organization it names),
+    `status`, `error`, `received_at`, `processed_at`; a statement to filter and run."""
+    return repository.inbound_listing(tenants.tenant_id_of_org_column)
+
+
+async def reset_event(session: AsyncSession, event_id: uuid.UUID) -> bool:
+    """Set a stored event back to `received`, to be processed again (admin.replayWebhookEvent
+    starts its workflow); False when there is no such event."""
+    return await repository.events.reset(session, event_id)
 
 
 # Each handler applies one type of event; it returns the organizations whose access changed, or

@@ -7,8 +7,9 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import ColumnElement, Select, and_, case, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from contentplatform.kit.db import cross_tenant, insert_ignoring_conflicts, page_of
 from contentplatform.tenants.models import Membership, Tenant, User
@@ -324,3 +325,71 @@ async def active_member_emails(
 async def active_tenants(session: AsyncSession) -> list[Tenant]:
     result = await session.execute(select(Tenant).where(Tenant.status == "active"))
     return list(result.scalars())
+
+
+# --- pieces of the operators' queries (admin.*), each one statement over every tenant ----------
+
+
+def directory(*, search: str | None, status: str | None) -> Select[Any]:
+    """Every tenant matching `search` (in its name or organization id, case-insensitive; `%`
+    and `_` are plain characters) and `status`, as the operators' list shows it: its own
+    columns, its active members and its members' last activity, one row each. Not run here:
+    the caller adds other domains' columns, correlated with its `id`, and runs it."""
+    members = (
+        select(func.count())
+        .where(Membership.tenant_id == Tenant.id, Membership.status == "active")
+        .scalar_subquery()
+    )
+    last_active = (
+        select(func.max(Membership.last_active_at))
+        .where(Membership.tenant_id == Tenant.id)
+        .scalar_subquery()
+    )
+    statement = select(
+        Tenant.id,
+        Tenant.idp_org_id,
+        Tenant.name,
+        Tenant.status,
+        Tenant.created_at,
+        members.label("members"),
+        last_active.label("last_active_at"),
+    )
+    if search:
+        pattern = "%" + _escaped_like(search.lower()) + "%"
+        statement = statement.where(
+            or_(
+                func.lower(Tenant.name).like(pattern, escape="\\"),
+                func.lower(Tenant.idp_org_id).like(pattern, escape="\\"),
+            )
+        )
+    if status is not None:
+        statement = statement.where(Tenant.status == status)
+    return statement
+
+
+def plan_override_column(tenant_id: ColumnElement[uuid.UUID], now: datetime) -> ColumnElement[Any]:
+    """The operator's plan override of the tenant whose id is `tenant_id` (a column of the
+    enclosing query) as it applies `now` (past its `until`: null), as a correlated subquery."""
+    tenant = aliased(Tenant)
+    current = and_(
+        tenant.plan_override_id.is_not(None),
+        or_(tenant.plan_override_until.is_(None), tenant.plan_override_until > now),
+    )
+    return (
+        select(case((current, tenant.plan_override_id), else_=None))
+        .where(tenant.id == tenant_id)
+        .correlate_except(tenant)
+        .scalar_subquery()
+    )
+
+
+def tenant_id_of_org_column(org_id: ColumnElement[str]) -> ColumnElement[uuid.UUID]:
+    """The id of the tenant of the organization `org_id` (an expression of the enclosing
+    query) names, as a correlated subquery (null: none)."""
+    return (
+        select(Tenant.id)
+        .where(Tenant.idp_org_id == org_id)
+        .limit(1)
+        .correlate_except(Tenant)
+        .scalar_subquery()
+    )

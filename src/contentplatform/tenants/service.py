@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from sqlalchemy import ColumnElement, Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.auth.context import Identity, Role, TenantAccess
@@ -415,6 +416,26 @@ async def overrides_of(
     return Overrides(
         plan, tenant.plan_override_until if plan else None, tenant.limits_override or None
     )
+
+
+def directory(*, search: str | None, status: str | None) -> Select[Any]:
+    """Every tenant matching `search` and `status` as the operators' list shows it (id,
+    organization id, name, status, created_at, active members, last activity), a statement
+    for the operators' views to add their columns to (correlated with its `id`) and run."""
+    return repository.directory(search=search, status=status)
+
+
+def plan_override_column(tenant_id: ColumnElement[uuid.UUID], now: datetime) -> ColumnElement[Any]:
+    """`overrides_of(...).plan_id` as SQL: the plan override that applies `now` to the tenant
+    whose id is the enclosing query's `tenant_id` (null: none), for one statement over many
+    tenants."""
+    return repository.plan_override_column(tenant_id, now)
+
+
+def tenant_id_of_org_column(org_id: ColumnElement[str]) -> ColumnElement[uuid.UUID]:
+    """`tenant_of_org(...).id` as SQL: the tenant of the organization the enclosing query's
+    `org_id` names (null: none)."""
+    return repository.tenant_id_of_org_column(org_id)
 
 
 async def org_of(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
