@@ -57,7 +57,10 @@ def test_a_member_opens_tickets_numbered_per_organization(tenant: Org, other_ten
     assert got == first
     seen = staff_ok(tenant, "admin.getSupportTicket", {"id": first["id"]})
     assert seen["request_ids"] == ["req-1", "req-2"]
+    # The organization as admin.listTenants summarizes it: its plan, members and credits too.
     assert seen["tenant"]["id"] == str(tenant.tenant_id)
+    assert seen["tenant"]["members"] >= 1 and seen["tenant"]["subscription_status"] == "none"
+    assert "credits_available" in seen["tenant"] and "plan_id" in seen["tenant"]
     assert seen["source"] == "app"
     assert seen["requester"]["email"] == f"{tenant.users['member']}@example.test"
 

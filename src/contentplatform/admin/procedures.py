@@ -17,6 +17,8 @@ from contentplatform.admin.errors import (
 from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.kit.schemas import Empty
+from contentplatform.support.errors import TicketNotFound
+from contentplatform.support.schemas import TicketIdInput
 
 router = ProcedureRouter("admin", tag="Admin")
 
@@ -172,3 +174,25 @@ async def replay_webhook_event(ctx: Context, data: schemas.InboundIdInput) -> sc
     handlers are idempotent); the answer is the event, `received` until it is processed. One
     still being processed is 409."""
     return await service.replay_inbound(ctx.session, ctx.identity.subject, data.id)
+
+
+# --- support tickets (the rest of the staff's support operations are support's own) -----------
+
+
+@router.get(
+    "getSupportTicket",
+    "/api/admin/support/tickets/{id}",
+    access=Access.superadmin,
+    errors=[TicketNotFound],
+)
+async def get_support_ticket(ctx: Context, data: TicketIdInput) -> schemas.SupportTicketDetail:
+    """A ticket with internal notes and tenant context.
+
+    `tenant` is the ticket's organization as admin.listTenants summarizes it (null for a
+    contact-form message). `request_ids` are the cited ids as given; `requests` resolves each
+    from the failed requests the service logged for the ticket's organization: its operation,
+    method, status, problem code and time, or `found: false` (a request that succeeded, a 429,
+    one older than 30 days, another organization's). Only requests of the organization's
+    members answered with a problem are logged; search the service's own logs by `request_id`
+    for the rest."""
+    return await service.get_support_ticket(ctx.session, ctx.runtime, data.id)

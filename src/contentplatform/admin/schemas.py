@@ -14,6 +14,7 @@ from contentplatform.credits.schemas import Balance, LedgerEntry
 from contentplatform.features.flags import Stage
 from contentplatform.kit.schemas import MAX_PAGE, Input, Listing, Page
 from contentplatform.kit.text import Identifier, PlainMultiLine
+from contentplatform.support.schemas import StaffTicketDetail
 
 TenantStatus = Literal["active", "suspended"]
 Source = Literal["identity", "payments"]
@@ -59,6 +60,13 @@ class TenantSummary(BaseModel):
 
 class TenantPage(Page[TenantSummary]):
     pass
+
+
+class SupportTicketDetail(StaffTicketDetail):
+    tenant: TenantSummary | None = Field(
+        description="The ticket's organization, as admin.listTenants summarizes it; null for "
+        "a contact-form message."
+    )
 
 
 class TenantIdInput(Input):

@@ -85,6 +85,25 @@ async def _tenant(session: AsyncSession, tenant_id: uuid.UUID) -> Tenant:
     return tenant
 
 
+async def get_support_ticket(
+    session: AsyncSession, runtime: Runtime, ticket_id: uuid.UUID
+) -> schemas.SupportTicketDetail:
+    """A ticket as staff read it (support's), with its organization's summary."""
+    ticket = await support.staff_get(session, ticket_id)
+    summary = None
+    if ticket.tenant_id is not None:
+        now = utcnow()
+        summary = await repository.tenant_summary(
+            session,
+            ticket.tenant_id,
+            now=now,
+            since=now - USAGE_WINDOW,
+            billing_configured=runtime.settings.billing_configured,
+        )
+    tenant = schemas.TenantSummary.model_validate(dict(summary._mapping)) if summary else None
+    return schemas.SupportTicketDetail(**ticket.model_dump(), tenant=tenant)
+
+
 async def get_tenant(
     session: AsyncSession, runtime: Runtime, tenant_id: uuid.UUID
 ) -> schemas.TenantDetail:

@@ -115,25 +115,6 @@ async def list_support_tickets(
     return await service.staff_list(ctx.session, data)
 
 
-@staff.get(
-    "getSupportTicket",
-    "/api/admin/support/tickets/{id}",
-    access=Access.superadmin,
-    errors=[TicketNotFound],
-)
-async def get_support_ticket(
-    ctx: Context, data: schemas.TicketIdInput
-) -> schemas.StaffTicketDetail:
-    """A ticket with internal notes and tenant context.
-
-    `request_ids` are the cited ids as given; `requests` resolves each from the failed requests
-    the service logged for the ticket's organization: its operation, method, status, problem
-    code and time, or `found: false` (a request that succeeded, a 429, one older than 30 days,
-    another organization's). Only requests of the organization's members answered with a
-    problem are logged; search the service's own logs by `request_id` for the rest."""
-    return await service.staff_get(ctx.session, data.id)
-
-
 @staff.post(
     "replySupportTicket",
     "/api/admin/support/tickets/{id}/messages",

@@ -181,13 +181,6 @@ class StaffMessage(TicketMessage):
     internal: bool
 
 
-class TenantContext(BaseModel):
-    id: uuid.UUID
-    idp_org_id: str
-    name: str
-    status: str
-
-
 class Requester(BaseModel):
     name: str | None
     email: str | None
@@ -214,7 +207,8 @@ class CitedRequest(BaseModel):
 
 
 class StaffTicketDetail(StaffTicket):
-    tenant: TenantContext | None
+    """A ticket as staff read it; admin.getSupportTicket adds its organization's summary."""
+
     requester: Requester
     resource: CitedResource | None
     request_ids: list[str] = Field(

@@ -324,17 +324,9 @@ async def _any(
 
 async def staff_get(session: AsyncSession, ticket_id: uuid.UUID) -> schemas.StaffTicketDetail:
     ticket = await _any(session, ticket_id)
-    tenant = None
-    if ticket.tenant_id is not None:
-        row = await tenants.tenant_by_id(session, ticket.tenant_id)
-        if row is not None:
-            tenant = schemas.TenantContext(
-                id=row.id, idp_org_id=row.idp_org_id, name=row.name, status=row.status
-            )
     thread = await repository.thread(session, ticket)
     return schemas.StaffTicketDetail(
         **_staff_ticket(ticket).model_dump(),
-        tenant=tenant,
         requester=schemas.Requester(
             name=ticket.requester_name,
             email=ticket.requester_email,
