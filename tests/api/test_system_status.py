@@ -145,6 +145,24 @@ def test_how_outcomes_are_judged():
     assert judged("llm", recovered, now).status == "operational"
 
 
+def test_the_queues_lag_is_how_long_the_longest_waiting_due_workflow_has_waited():
+    now = at(60)
+
+    def ms(when: datetime) -> int:
+        return int(when.timestamp() * 1000)
+
+    level = service.lag_level
+    assert level(now, []) == "operational"
+    assert level(now, [(ms(at(59.1)), None), (ms(at(59.9)), None)]) == "operational"
+    # The oldest decides: a minute waiting is degraded, fifteen an outage.
+    assert level(now, [(ms(at(59.9)), None), (ms(at(59)), None)]) == "degraded"
+    assert level(now, [(ms(at(45.5)), None)]) == "degraded"
+    assert level(now, [(ms(at(45)), None)]) == "outage"
+    # A retry delayed until later is not late, however long ago it was enqueued; once due, it is.
+    assert level(now, [(ms(at(10)), ms(at(61)))]) == "operational"
+    assert level(now, [(ms(at(10)), ms(at(58)))]) == "degraded"
+
+
 def test_the_whole_is_as_bad_as_its_worst_part_but_a_providers_outage_only_degrades_it():
     def whole(**levels: str) -> str:
         return service._overall(

@@ -93,23 +93,28 @@ async def _database(current: Runtime, now: datetime) -> ComponentStatus:
 
 async def _workers(now: datetime) -> ComponentStatus:
     """The durable queues' lag: how long the longest-waiting due workflow has waited."""
-    waiting: list[datetime] = []
+    waiting: list[tuple[int | None, int | None]] = []
 
     async def oldest() -> None:
         found = await DBOS.list_queued_workflows_async(
             status="ENQUEUED", limit=QUEUE_SAMPLE, load_input=False, load_output=False
         )
-        for workflow in found:
-            due_ms = max(workflow.created_at or 0, workflow.delay_until_epoch_ms or 0)
-            waiting.append(datetime.fromtimestamp(due_ms / 1000, UTC))
+        waiting.extend((workflow.created_at, workflow.delay_until_epoch_ms) for workflow in found)
 
     if not await _probe(oldest):
         return ComponentStatus(name="workers", status="outage", checked_at=now)
-    lag = now - min(waiting) if waiting else timedelta(0)
-    level: Level = (
-        "outage" if lag >= LAG_OUTAGE else "degraded" if lag >= LAG_DEGRADED else "operational"
-    )
-    return ComponentStatus(name="workers", status=level, checked_at=now)
+    return ComponentStatus(name="workers", status=lag_level(now, waiting), checked_at=now)
+
+
+def lag_level(now: datetime, waiting: list[tuple[int | None, int | None]]) -> Level:
+    """The queues' state from the workflows waiting on them, each (enqueued at, delayed until)
+    in epoch ms: how long the longest-waiting one has waited since it was due (a delayed
+    retry is due at its delay's end, not before)."""
+    due = [max(created or 0, delayed or 0) for created, delayed in waiting]
+    if not due:
+        return "operational"
+    lag = now - datetime.fromtimestamp(min(due) / 1000, UTC)
+    return "outage" if lag >= LAG_OUTAGE else "degraded" if lag >= LAG_DEGRADED else "operational"
 
 
 def _judged(name: str, seen: health.Outcomes, now: datetime) -> ComponentStatus:
