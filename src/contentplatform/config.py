@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import ssl
+from email.utils import getaddresses
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
@@ -471,9 +472,7 @@ class Settings(BaseSettings):
     """The SMTP password."""
     smtp_timeout_seconds: float = Field(30, gt=0, le=300)
     """How long one SMTP conversation may take."""
-    mail_from: str = Field(
-        "Content Platform <noreply@localhost>", min_length=3, max_length=254, pattern=r"@"
-    )
+    mail_from: str = Field("Content Platform <noreply@localhost>", min_length=3, max_length=254)
     """The sender of every message (`Name <address>` or an address)."""
     mail_retry_attempts: int = Field(8, ge=1, le=30)
     """How many times a message is tried on connection errors and 4xx answers before it is
@@ -529,6 +528,21 @@ class Settings(BaseSettings):
                 )
             found.append(origin)
         return list(dict.fromkeys(found))
+
+    @field_validator("mail_from")
+    @classmethod
+    def _mailbox(cls, value: str) -> str:
+        """One mailbox as a From header takes it: `Name <local@domain>` or `local@domain`, on
+        one line (a line break would start a header of its own)."""
+        found = getaddresses([value])
+        address = found[0][1] if len(found) == 1 else ""
+        local, _, domain = address.rpartition("@")
+        if "\r" in value or "\n" in value or not local or not domain or " " in address:
+            raise ValueError(
+                f"CONTENTPLATFORM_MAIL_FROM: {value!r} is not one sender: write it as "
+                "`Name <noreply@example.com>` or `noreply@example.com`, on one line"
+            )
+        return value
 
     @field_validator("stream_token_keys", "impersonation_token_keys")
     @classmethod

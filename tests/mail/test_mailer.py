@@ -283,3 +283,25 @@ def test_mail_left_unsettled_by_a_crash_is_resumed_by_the_reconciler(
     received = mailbox.wait_for(to=ADDRESS, subject_contains=f"Resumed {left}")
     assert received["Message-ID"] == header_id(settings, message_id)
     until(lambda: row(server, message_id).status == "sent", what="the row marked sent")
+
+
+@pytest.mark.parametrize(
+    "sender",
+    [
+        "nobody",
+        "a@example.com, b@example.com",  # two senders
+        "Support <help@example.com>\r\nBcc: everyone@example.com",  # a header of its own
+        "Support <help@example.com>\nBcc: everyone@example.com",
+        "<@example.com>",
+        "help@",
+        "Support <help desk@example.com>",
+    ],
+)
+def test_the_sender_is_one_mailbox_on_one_line(sender: str) -> None:
+    with pytest.raises(ValueError, match="CONTENTPLATFORM_MAIL_FROM"):
+        Settings(_env_file=None, mail_from=sender)  # type: ignore[call-arg]
+
+
+def test_a_sender_is_an_address_or_a_named_one() -> None:
+    for sender in ("help@example.com", "Content Platform <noreply@example.com>"):
+        assert Settings(_env_file=None, mail_from=sender).mail_from == sender  # type: ignore[call-arg]
