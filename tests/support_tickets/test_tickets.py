@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.media.support import Media, jpeg
 from tests.support.mailbox import Mailbox
 from tests.support.orgs import Org
 from tests.support.problems import problem
@@ -248,6 +249,22 @@ def test_a_ticket_opened_from_a_run_or_a_publish_attempt_carries_it(
         )
         assert resource["id"] in body["detail"]
     assert other_tenant.ok("support.listTickets", {}, role="admin")["total"] == 0
+
+
+def test_a_file_uploaded_through_media_is_attached_to_the_ticket_and_staff_see_it(
+    tenant: Org, other_tenant: Org
+) -> None:
+    """A screenshot goes up as every file does (media.createUploadUrl, the PUT, confirmUpload)
+    and is attached by its asset id; another organization cannot attach it."""
+    shot = Media.of(tenant).add(jpeg(640, 400), filename="error-screen.jpg")
+    ticket = open_ticket(tenant, attachmentIds=[shot["id"], shot["id"]])
+    (message,) = ticket["messages"]
+    assert message["attachment_ids"] == [shot["id"]]  # once, however often it was named
+    seen = staff_ok(tenant, "admin.getSupportTicket", {"id": ticket["id"]})
+    assert seen["messages"][0]["attachment_ids"] == [shot["id"]]
+    assert Media.of(tenant).get(shot["id"])["filename"] == "error-screen.jpg"
+    stolen = {**TICKET, "attachmentIds": [shot["id"]]}
+    problem(other_tenant.request("support.createTicket", stolen), 404, "NOT_FOUND")
 
 
 def test_an_attachment_must_be_a_media_asset_of_the_organization(tenant: Org) -> None:
