@@ -5,6 +5,7 @@ tests run the provider's stand-in against a service process of their own (tests/
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from typing import Any
@@ -12,10 +13,13 @@ from typing import Any
 from contentplatform.billing import payment_events
 from contentplatform.billing import repository as billing_repository
 from contentplatform.config import Settings
+from contentplatform.core import runtime
+from contentplatform.events import service as events
 from contentplatform.kit.db import Database
 from tests.conftest import Run
 from tests.events.support import SYSTEM, Trail, payloads
 from tests.support.orgs import org_fixture
+from tests.support.servers import AppServer
 
 trail = org_fixture(Trail)
 other = org_fixture(Trail, second=True)
@@ -51,9 +55,11 @@ def a_plan(run: Run) -> tuple[str, str]:
 
 
 def subscription_event(
-    run: Run, tenant_id: uuid.UUID, price_id: str, status: str, created: int
+    server: AppServer, tenant_id: uuid.UUID, price_id: str, status: str, created: int
 ) -> str:
-    """Store and apply a customer.subscription.updated event: its status."""
+    """Store and apply a customer.subscription.updated event: its status. On the service's own
+    loop, as its webhook would: a change of plan retires the tenant's cached flags, in the
+    service's cache (Redis: its connections belong to that loop)."""
     obj: dict[str, Any] = {
         "id": f"sub_{tenant_id.hex[:12]}",
         "object": "subscription",
@@ -69,7 +75,8 @@ def subscription_event(
         "data": {"object": obj},
     }
 
-    async def scenario(db: Database) -> str:
+    async def scenario() -> str:
+        db = runtime.current().db
         async with db.unit_of_work() as session:
             stored = await payment_events.receive_event(
                 session, payload["id"], payload["type"], payload
@@ -78,23 +85,25 @@ def subscription_event(
         async with db.unit_of_work() as session:
             return await payment_events.process_event(session, stored)
 
-    status_after: str = run(scenario)
+    assert server.loop is not None
+    status_after: str = asyncio.run_coroutine_threadsafe(scenario(), server.loop).result(30)
+    asyncio.run_coroutine_threadsafe(events.wake_dispatcher(), server.loop).result(10)
     return status_after
 
 
 def test_a_change_of_plan_or_status_is_told_once(
-    trail: Trail, other: Trail, run: Run, settings: Settings
+    trail: Trail, other: Trail, run: Run, settings: Settings, server: AppServer
 ) -> None:
     price_id, key = a_plan(run)
     now = int(time.time())
 
-    assert subscription_event(run, trail.tenant_id, price_id, "active", now) == "processed"
+    assert subscription_event(server, trail.tenant_id, price_id, "active", now) == "processed"
     row = trail.one("subscription.updated", trail.tenant_id)
     assert row["resource_type"] == "tenant"
     assert row["actor"] == SYSTEM
     # The same state again is no change.
-    assert subscription_event(run, trail.tenant_id, price_id, "active", now + 1) == "processed"
-    assert subscription_event(run, trail.tenant_id, price_id, "past_due", now + 2) == "processed"
+    assert subscription_event(server, trail.tenant_id, price_id, "active", now + 1) == "processed"
+    assert subscription_event(server, trail.tenant_id, price_id, "past_due", now + 2) == "processed"
 
     assert payloads(settings, trail.tenant_id, "subscription.updated") == [
         {"plan": key, "status": "active", "previous_plan": None, "previous_status": "none"},
