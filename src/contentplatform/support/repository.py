@@ -167,29 +167,13 @@ async def _paged(
 # --- the failed requests tickets cite (request_log.py) ----------------------------------------
 
 
-async def add_failed_request(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    *,
-    request_id: str,
-    operation: str,
-    method: str,
-    status: int,
-    code: str | None,
-    at: datetime,
+async def add_failed_requests(
+    session: AsyncSession, tenant_id: uuid.UUID, rows: Sequence[dict[str, object]]
 ) -> None:
-    """One INSERT, nothing read."""
+    """The tenant's failed requests (request_id, operation, method, status, code, created_at):
+    one INSERT run over them, nothing read."""
     await session.execute(
-        insert(FailedRequest).values(
-            id=uuid.uuid4(),
-            tenant_id=tenant_id,
-            request_id=request_id,
-            operation=operation,
-            method=method,
-            status=status,
-            code=code,
-            created_at=at,
-        )
+        insert(FailedRequest), [{**row, "id": uuid.uuid4(), "tenant_id": tenant_id} for row in rows]
     )
 
 

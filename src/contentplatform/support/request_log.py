@@ -19,6 +19,7 @@ import contextvars
 import logging
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,44 +33,80 @@ log = logging.getLogger(__name__)
 
 RETENTION = timedelta(days=30)
 RATE_LIMITED = 429
-# The writes under way, held so none is collected before it ends (`settled` waits for them).
+# Failures are written together, at most this long after the first of them: a burst of refused
+# requests is one transaction, not one each (SQLite takes one writer at a time).
+WRITE_EVERY_SECONDS = 0.5
+# Failures one event loop holds unwritten at most; past it, more are dropped (and logged).
+MAX_PENDING = 5_000
+
+
+@dataclass(frozen=True)
+class _Noted:
+    db: Database
+    tenant_id: uuid.UUID
+    operation: str
+    failure: Failure
+
+
+# The failures each event loop has noted and not yet written, and the writes under way (held so
+# none is collected before it ends; `settled` waits for them).
+_pending: dict[asyncio.AbstractEventLoop, list[_Noted]] = {}
 _writing: set[asyncio.Task[None]] = set()
 
 
 def note(db: Database, failure: Failure) -> None:
-    """Log `failure` when it is one a ticket may cite, in a task of its own: the request never
-    waits for the row, and never fails for it (a write that fails is logged, and dropped)."""
+    """Log `failure` when it is one a ticket may cite, written with the others noted within
+    WRITE_EVERY_SECONDS: the request never waits for the row, and never fails for it (a write
+    that fails is logged, and dropped)."""
     tenant, operation = failure.context.get("tenant"), failure.context.get("operation")
     if failure.status < 400 or failure.status == RATE_LIMITED or not tenant or not operation:
         return
-    # A fresh context: not the request's (its client is answered; its log lines are done).
-    task = asyncio.get_running_loop().create_task(
-        _write(db, tenant, operation, failure), context=contextvars.Context()
-    )
-    _writing.add(task)
-    task.add_done_callback(_writing.discard)
+    loop = asyncio.get_running_loop()
+    pending = _pending.setdefault(loop, [])
+    if len(pending) >= MAX_PENDING:
+        log.warning("failed request %s not logged: too many waiting", failure.request_id)
+        return
+    pending.append(_Noted(db, uuid.UUID(tenant), operation, failure))
+    if len(pending) == 1:
+        # The first since the last write: a writer comes for it and for what follows. A fresh
+        # context: not the request's (its client is answered; its log lines are done).
+        task = loop.create_task(_write_soon(loop), context=contextvars.Context())
+        _writing.add(task)
+        task.add_done_callback(_writing.discard)
 
 
-async def _write(db: Database, tenant: str, operation: str, failure: Failure) -> None:
-    try:
-        async with db.unit_of_work() as session:
-            await repository.add_failed_request(
-                session,
-                uuid.UUID(tenant),
-                request_id=failure.request_id,
-                operation=operation,
-                method=failure.method,
-                status=failure.status,
-                code=failure.code,
-                at=failure.at,
-            )
-    except Exception:
-        log.warning("could not log the failed request %s", failure.request_id, exc_info=True)
+async def _write_soon(loop: asyncio.AbstractEventLoop) -> None:
+    await asyncio.sleep(WRITE_EVERY_SECONDS)
+    noted = _pending.pop(loop, [])
+    for db in {id(entry.db): entry.db for entry in noted}.values():
+        mine = [entry for entry in noted if entry.db is db]
+        try:
+            async with db.unit_of_work() as session:
+                for tenant_id in dict.fromkeys(entry.tenant_id for entry in mine):
+                    await repository.add_failed_requests(
+                        session,
+                        tenant_id,
+                        [_row(entry) for entry in mine if entry.tenant_id == tenant_id],
+                    )
+        except Exception:
+            log.warning("could not log %d failed requests", len(mine), exc_info=True)
+
+
+def _row(entry: _Noted) -> dict[str, object]:
+    failure = entry.failure
+    return {
+        "request_id": failure.request_id,
+        "operation": entry.operation,
+        "method": failure.method,
+        "status": failure.status,
+        "code": failure.code,
+        "created_at": failure.at,
+    }
 
 
 async def settled() -> None:
-    """Once every failed request this event loop is writing is written (or failed to be): the
-    app waits for them before it closes its database."""
+    """Once every failed request this event loop noted is written (or failed to be): the app
+    waits for them before it closes its database."""
     loop = asyncio.get_running_loop()
     while pending := [task for task in _writing if task.get_loop() is loop]:
         await asyncio.gather(*pending, return_exceptions=True)
