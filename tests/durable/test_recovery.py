@@ -358,30 +358,14 @@ def ended(demo: Demo) -> set[str]:
     return {line.split()[0] for line in demo.lines("fair.log") if line.endswith(" end")}
 
 
-def test_a_queue_with_a_share_per_tenant_starts_another_tenants_work_beside_a_burst(
-    demo: Demo,
-) -> None:
-    """Two slots, one per tenant: tenant A's three entries, enqueued first, take one slot
-    between them, and tenant B's one starts in the other. Without the share, A's first two
-    would take both and B's would wait."""
-    tenant_a, tenant_b = str(uuid.uuid4()), str(uuid.uuid4())
-    burst = [[tenant_a, "a1"], [tenant_a, "a2"], [tenant_a, "a3"], [tenant_b, "b1"]]
-    worker = demo.spawn("fair", fair=burst, gate="open")
-    wait_for("two entries running", lambda: len(began(demo)) == 2, worker)
-    wait_for("all enqueued", lambda: "enqueued" in demo.lines("events.log"), worker)
-    time.sleep(1.5)  # three polls of the queue: a third entry would have begun by now
-    assert began(demo) == {"a1", "b1"}
-    (demo.dir / "open").touch()
-    wait_for("all ended", lambda: ended(demo) == {"a1", "a2", "a3", "b1"}, worker)
-    assert worker.terminate() == 0
-
-
-def test_a_queue_given_a_share_per_tenant_first_runs_what_was_enqueued_without_one(
+def test_a_share_per_tenant_starts_another_tenants_work_beside_a_burst_once_older_entries_ran(
     demo: Demo,
 ) -> None:
     """Entries enqueued while the queue had no partitions have none, and a partitioned queue
     never takes them: the next version leaves the queue as it was until they have run, and the
-    start after that partitions it."""
+    start after that partitions it. Then, two slots, one per tenant: a tenant's two entries,
+    enqueued first, take one slot between them, and another tenant's entry starts in the other
+    (without the share, the first tenant's two would take both and the other's would wait)."""
     tenant = str(uuid.uuid4())
     old = [[tenant, "old1"], [tenant, "old2"], [tenant, "old3"]]
     first = demo.spawn("fair", fair=old, gate="old-open", per_tenant=None, fair_workers=1)
@@ -400,7 +384,7 @@ def test_a_queue_given_a_share_per_tenant_first_runs_what_was_enqueued_without_o
     new = [[tenant, "new1"], [tenant, "new2"], [other, "new3"]]
     third = demo.spawn("fair", fair=new, gate="new-open")
     wait_for("two new entries running", lambda: len(began(demo)) == 5, third)
-    time.sleep(1.5)
+    time.sleep(1.5)  # three polls of the queue: a third entry would have begun by now
     assert began(demo) - {"old1", "old2", "old3"} == {"new1", "new3"}, third.tail()
     (demo.dir / "new-open").touch()
     wait_for("all ended", lambda: len(ended(demo)) == 6, third)
