@@ -14,6 +14,7 @@ from typing import Any, Literal
 from sqlalchemy import (
     ColumnElement,
     Row,
+    Select,
     String,
     and_,
     case,
@@ -195,7 +196,16 @@ async def debit_totals(
     table = spans_table(spans)
     groups = [DIMENSIONS[name].label(f"group_{n}") for n, name in enumerate(group_by)]
     keys = [table.c.idx.label("span"), *groups, CreditLedgerEntry.model]
-    statement = (
+    statement = _per_span(table, keys, _debits_with(tenant_id, filters)).group_by(*keys)
+    return list((await session.execute(statement)).all())
+
+
+def _per_span(
+    table: Any, keys: Sequence[Any], debits: Sequence[ColumnElement[bool]]
+) -> Select[Any]:
+    """The debits `debits` selects joined to the span of `table` each falls in, selected by
+    `keys` beside their totals; the caller groups them."""
+    return (
         select(*keys)
         .add_columns(*_TOTALS)
         .select_from(table)
@@ -204,14 +214,12 @@ async def debit_totals(
             # No other bound on created_at: SQLite would read the index's range by it, not by
             # the span's.
             and_(
-                *_debits_with(tenant_id, filters),
+                *debits,
                 CreditLedgerEntry.created_at >= table.c.start,
                 CreditLedgerEntry.created_at < table.c.end,
             ),
         )
-        .group_by(*keys)
     )
-    return list((await session.execute(statement)).all())
 
 
 # --- the operators' views (admin.*) -------------------------------------------------------------
@@ -276,21 +284,11 @@ async def platform_totals(
     table = spans_table(spans)
     group = _platform_group(group_by).label("grp")
     keys = [table.c.idx.label("span"), group, CreditLedgerEntry.model]
-    statement = (
-        select(*keys)
-        .add_columns(*_TOTALS)
-        .select_from(table)
-        .join(
-            CreditLedgerEntry,
-            and_(
-                CreditLedgerEntry.entry_type == EntryType.debit.value,
-                CreditLedgerEntry.created_at >= table.c.start,
-                CreditLedgerEntry.created_at < table.c.end,
-            ),
-        )
-        # By the group's output name: its expression may hold bound values (a plan's), which
-        # PostgreSQL would not match between the select list and a repeated GROUP BY.
-        .group_by(table.c.idx, literal_column("grp"), CreditLedgerEntry.model)
+    debits = [CreditLedgerEntry.entry_type == EntryType.debit.value]
+    # By the group's output name: its expression may hold bound values (a plan's), which
+    # PostgreSQL would not match between the select list and a repeated GROUP BY.
+    statement = _per_span(table, keys, debits).group_by(
+        table.c.idx, literal_column("grp"), CreditLedgerEntry.model
     )
     return [tuple(row) for row in await session.execute(statement)]
 
