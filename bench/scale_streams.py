@@ -3,6 +3,7 @@
     .venv/bin/python bench/scale_streams.py                  # 1,000 streams, SQLite
     .venv/bin/python bench/scale_streams.py --streams 300 --readers 200 --questions 10
                                             [--database-url postgresql://...] [--redis-url redis://...]
+    .venv/bin/python bench/scale_streams.py --first-token-only --questions 20   # 4. alone
 
 Starts `contentplatform serve` (one process, a fresh data directory; SQLite unless
 `--database-url`) on a stand-in OpenAI-compatible model that writes an answer's first word at
@@ -489,8 +490,10 @@ def scale(
     database_url: str | None = None,
     redis_url: str | None = None,
     opening: int | None = OPENING,
+    first_token_only: bool = False,
 ) -> list[Figure]:
-    """The figures above, on a fresh data directory (and database, when one is given)."""
+    """The figures above, on a fresh data directory (and database, when one is given); only
+    the first token's with `first_token_only`."""
     backend = "PostgreSQL" if database_url else "SQLite"
     settings: dict[str, str] = {}
     if database_url:
@@ -502,18 +505,20 @@ def scale(
     with tempfile.TemporaryDirectory(prefix="bench-streams-") as tmp:
         root = Path(tmp)
         with floor_server() as floor, small_server(HOLDING_MODEL) as (model_url, _):
-            (root / "held").mkdir()
-            with running_service(
-                root / "held",
-                llm_provider="openai",
-                llm_base_url=f"{model_url}/v1",
-                llm_api_key="bench",
-                llm_model="holding-model",
-                **settings,
-            ) as service:
-                figures = asyncio.run(
-                    measure_open(service, model_url, floor, streams, readers, backend, opening)
-                )
+            figures: list[Figure] = []
+            if not first_token_only:
+                (root / "held").mkdir()
+                with running_service(
+                    root / "held",
+                    llm_provider="openai",
+                    llm_base_url=f"{model_url}/v1",
+                    llm_api_key="bench",
+                    llm_model="holding-model",
+                    **settings,
+                ) as service:
+                    figures = asyncio.run(
+                        measure_open(service, model_url, floor, streams, readers, backend, opening)
+                    )
             (root / "offline").mkdir()
             with running_service(root / "offline", llm_provider="offline", **settings) as service:
                 figures.append(asyncio.run(first_tokens(service, floor[0], questions, backend)))
@@ -542,6 +547,9 @@ def main() -> None:
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--redis-url", default=None)
     parser.add_argument("--json", action="store_true", help="print the summaries as JSON")
+    parser.add_argument(
+        "--first-token-only", action="store_true", help="measure the first token alone (4.)"
+    )
     args = parser.parse_args()
     figures = scale(
         streams=args.streams,
@@ -550,6 +558,7 @@ def main() -> None:
         questions=args.questions,
         database_url=args.database_url,
         redis_url=args.redis_url,
+        first_token_only=args.first_token_only,
     )
     for figure in figures:
         summary = figure.summary()

@@ -16,6 +16,7 @@ from contentplatform.auth.context import Role, TenantAccess
 from contentplatform.chat import schemas, service
 from contentplatform.domains import include_name, metadata
 from contentplatform.kit.db import AFTER_COMMIT_KEY, Base, Database
+from contentplatform.kit.streams import DatabaseStreamLog
 from tests.chat.support import (
     GUIDE,
     QUESTION,
@@ -409,13 +410,15 @@ def test_an_answer_whose_workflow_never_started_is_started_by_the_reconciler(
                 SimpleNamespace(  # type: ignore[arg-type]
                     settings=settings,
                     model=SimpleNamespace(model="offline-extractive-1"),
-                    streams=None,  # used after the commit only
+                    # The log as the suite's service keeps it when in the database (with Redis,
+                    # the answer's first append makes its stream).
+                    streams=DatabaseStreamLog(db, retention_seconds=3600, poll_seconds=1),
                 ),
                 tenant,
                 chatter.users["member"],
                 schemas.MessageInput(query=QUESTION, idempotency_key="lost"),
             )
-            assert session.info.pop(AFTER_COMMIT_KEY)  # the log's creation and the start
+            assert session.info.pop(AFTER_COMMIT_KEY)  # the start of its workflow
             return str(posted.message.id)
 
     message_id = run_on(settings, scenario)

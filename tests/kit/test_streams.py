@@ -196,6 +196,55 @@ def test_concurrent_writers_never_share_an_id(scenario):
     scenario(body)
 
 
+def test_a_log_in_the_database_writes_within_the_callers_transaction(run):
+    """`create_in` and `append_in`: in the caller's transaction when it is of the log's
+    database (nothing of a rolled-back one, readers woken at its commit), else after it."""
+
+    async def scenario(db: Database) -> None:
+        tenant = await new_tenant(db)
+        log = DatabaseStreamLog(db, retention_seconds=HOUR, poll_seconds=0.05)
+        elsewhere_db = Database(db.url)
+        elsewhere = DatabaseStreamLog(elsewhere_db, retention_seconds=HOUR, poll_seconds=0.05)
+        try:
+            stream = new_stream()
+            with pytest.raises(RuntimeError):
+                async with db.unit_of_work() as session:
+                    await log.create_in(session, stream, tenant)
+                    assert await log.append_in(session, stream, tenant, [Append("a", {})])
+                    raise RuntimeError("rolled back")
+            with pytest.raises(StreamNotFound):
+                await log.read(stream, tenant)
+
+            async with db.unit_of_work() as session:
+                await log.create_in(session, stream, tenant)
+            reading = asyncio.create_task(collect(await log.read(stream, tenant)))
+            events = [Append("a", {"n": 1}), Append("end", {}, terminal=True)]
+            async with db.unit_of_work() as session:
+                assert await log.append_in(session, stream, tenant, events)
+                await asyncio.sleep(0.2)
+                assert not reading.done()  # nothing is seen before the commit
+            assert [(e.id, e.event) for e in await reading] == [(1, "a"), (2, "end")]
+            with pytest.raises(StreamClosed):
+                async with db.unit_of_work() as session:
+                    await log.append_in(session, stream, tenant, [Append("late", {})])
+
+            # A log of another database (here another engine): nothing done in the session;
+            # the stream is made once it commits, the caller appends itself.
+            later = new_stream()
+            async with db.unit_of_work() as session:
+                await elsewhere.create_in(session, later, tenant)
+                assert not await elsewhere.append_in(session, later, tenant, [Append("a", {})])
+                with pytest.raises(StreamNotFound):  # not yet
+                    await elsewhere._head(later, tenant)
+            assert await elsewhere._head(later, tenant) == (0, False)
+        finally:
+            await log.close()
+            await elsewhere.close()
+            await elsewhere_db.dispose()
+
+    run(scenario)
+
+
 def test_another_tenants_stream_is_not_found(scenario):
     async def body(log_of: LogOf, tenant: uuid.UUID, other: uuid.UUID) -> None:
         log, stream = log_of(), new_stream()

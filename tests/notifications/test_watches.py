@@ -25,6 +25,8 @@ MEMBER_DEFAULTS = [
     "publish_attempt.failed",
     "job.run_failed",
     "generation.run_failed",
+    # A new SEO error on a page of a draft published lately (seo/audits, issue 41).
+    "seo.audit_issue_on_published_page",
     # Support's answers reach the member who opened the ticket (support/, issue 40).
     "support_ticket.replied",
 ]
@@ -44,7 +46,7 @@ ADMIN_DEFAULTS = [
     # A platform operator opened a support session inside the organization (issue 40).
     "impersonation.started",
 ]
-DRAFT_EVENTS = [*MEMBER_DEFAULTS[:8], "generation.run_failed"]
+DRAFT_EVENTS = [*MEMBER_DEFAULTS[:8], "seo.audit_issue_on_published_page", "generation.run_failed"]
 
 
 def test_every_member_starts_with_a_tenant_watch_of_their_roles_defaults(
@@ -239,7 +241,11 @@ def test_the_most_watches_a_member_keeps(members: Members, monkeypatch) -> None:
         ({"resourceType": "tenant", "events": ["settings.updated"]}, "events"),
         ({"resourceType": "tenant", "events": ["webhook.test"]}, "events"),
         ({"resourceType": "tenant", "events": ["draft\u202ecreated"]}, "events"),
-        ({"resourceType": "tenant", "events": ["draft.created"] * 30}, "events"),
+        # More names than the catalog has notifying types.
+        (
+            {"resourceType": "tenant", "events": ["draft.created"] * (len(routing.NOTIFYING) + 1)},
+            "events",
+        ),
         ({"resourceType": "tenant", "channels": ["sms"]}, "channels.0"),
         ({"resourceType": "tenant", "channels": []}, "channels"),
         ({"resourceType": "tenant", "colour": "blue"}, "colour"),

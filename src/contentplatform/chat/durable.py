@@ -1,23 +1,25 @@
-"""Answering a message: retrieve -> generate -> settle, then the terminal event.
+"""Answering a message: generate (retrieving first) -> settle, then the terminal event.
 
 A DBOS workflow per answer (`chat:<message id>`), started at once after the request commits (no
 queue: time to first token matters). Its events go to the message's log (`chat:<message id>`,
 kit/streams/), whoever reads it and whenever:
 
-- `retrieve` marks the answer begun, searches the knowledge index (the conversation's or the
-  turn's scope, the primary knowledge document always) and appends `message_start`,
-  `retrieval` and, on a conversation's first turn, `conversation_title`;
-- `generate` marks generation begun *before* calling the model, then streams its tokens as
-  `message_delta` events in small batches (the first at once, then every BATCH_SECONDS or
-  BATCH_TOKENS), is woken when it is stopped (the process's answers are watched together, one
-  statement every STOP_CHECK_SECONDS) and keeps the answer so far in the message every
-  SAVE_SECONDS (what `listMessages` shows while it streams);
+- `generate` begins with one transaction (`_retrieve`) that marks the answer begun *before* the
+  model is called, extends its credit hold, searches the knowledge index (the conversation's or
+  the turn's scope, the primary knowledge document always) and appends `message_start`,
+  `retrieval` and, on a conversation's first turn, `conversation_title` (in that transaction
+  when the log is kept in the database, else right after it): the first token waits on as few
+  commits as it can. It then streams the model's tokens as `message_delta` events in small
+  batches (the first at once, then every BATCH_SECONDS or BATCH_TOKENS), is woken when it is
+  stopped (the process's answers are watched together, one statement every STOP_CHECK_SECONDS)
+  and keeps the answer so far in the message every SAVE_SECONDS (what `listMessages` shows
+  while it streams);
 - `settle` ends the message in one transaction: `completed` or `stopped` with its content and
   usage, the actual cost committed and the rest of the hold released (or, on a provider failure,
   `failed`, the partial answer kept and the hold released), and the terminal event to send;
 - `announce` appends that terminal event after the commit (`StreamClosed`: it was already).
 
-A step run again after a crash finds its mark and fails the answer visibly (`INTERRUPTED`)
+`generate` run again after a crash finds its mark and fails the answer visibly (`INTERRUPTED`)
 rather than stream a second answer into the same log. Every answer ends with exactly one
 terminal event; the reconciler fails an answer whose workflow is missing-and-unstartable,
 failed, or running longer than `chat_stall_seconds`, so nothing stays `streaming`.
@@ -116,9 +118,8 @@ class HoldExpired(Exception):
 async def answer(tenant_id: str, message_id: str) -> str:
     ids = (uuid.UUID(tenant_id), uuid.UUID(message_id))
     try:
-        context = await retrieve(*ids)
-        if context is not None:
-            outcome = await generate(*ids, context)
+        outcome = await generate(*ids)
+        if outcome["kind"] != "superseded":
             await settle(*ids, outcome)
     except Exception as error:
         await fail(*ids, error_of(error))
@@ -149,76 +150,107 @@ def error_of(error: Exception) -> dict[str, Any]:
 # --- steps --------------------------------------------------------------------------------------
 
 
-@DBOS.step(name="chat.retrieve")
-async def retrieve(tenant_id: uuid.UUID, message_id: uuid.UUID) -> dict[str, Any] | None:
-    """Mark the answer begun, find its sources, announce them. None: it has ended already."""
+@DBOS.step(name="chat.generate")
+async def generate(tenant_id: uuid.UUID, message_id: uuid.UUID) -> dict[str, Any]:
+    """Retrieve the answer's sources, then stream the model's answer into the log; what it came
+    to (see `settle`)."""
     current = runtime.current()
-    async with current.db.unit_of_work() as session:
-        message = await repository.get_message(session, tenant_id, message_id, for_update=True)
-        if message is None or message.status != repository.STREAMING:
-            return None
-        if message.phase is not None:
-            raise Interrupted()
-        message.phase = "retrieve"
-        message.model = current.model.model
-        conversation = await repository.conversation_any(
-            session, tenant_id, message.conversation_id
-        )
-        assert conversation is not None, "a message's conversation is only ever soft-deleted"
-        request = message.request or {}
-        question = str(request.get("query", ""))
-        scope = request.get("documentIds")
-        if scope is None:
-            scope = conversation.document_ids
-        earlier = await repository.history(
-            session,
-            tenant_id,
-            message.conversation_id,
-            before=message.position - 1,
-            limit=HISTORY_LIMIT,
-        )
-        hits = await retrieval.search(
-            session,
-            tenant_id,
-            question,
-            document_ids=[uuid.UUID(str(i)) for i in scope],
-            limit=SEARCH_LIMIT,
-        )
-        resources = [
-            {
-                "position": position,
-                "document_id": str(hit.document_id),
-                "document_name": hit.document_name,
-                "chunk_id": str(hit.chunk_id),
-                "score": hit.score,
-                "content": hit.content,
-            }
-            for position, hit in enumerate(hits, start=1)
-        ]
-        message.retriever_resources = resources
-        events = [
-            Append(
-                "message_start",
-                event_data(
-                    message,
-                    user_message_id=str(message.reply_to),
-                    reservation_id=None
-                    if message.reservation_id is None
-                    else str(message.reservation_id),
-                    model=current.model.model,
-                ),
-            ),
-            Append("retrieval", event_data(message, resources=resources)),
-        ]
-        if message.position == 2:  # the conversation's first answer
-            events.append(
-                Append("conversation_title", event_data(message, title=conversation.title))
-            )
-        ids = event_data(message)
+    context = await _retrieve(current, tenant_id, message_id)
+    if context is None:
+        return {"kind": "superseded"}  # ended already
+    if context["stopped"]:  # before the model was called: nothing used, nothing to pay
+        return _ended("", "stopped", 0, 0, current.model.model)
+    history = [(str(role), str(text)) for role, text in context["history"]]
+    request = prompts.answer(context["question"], history, prompts.sources_of(context["resources"]))
+    return await _stream(current, tenant_id, message_id, context["ids"], request)
+
+
+async def _retrieve(
+    current: Runtime, tenant_id: uuid.UUID, message_id: uuid.UUID
+) -> dict[str, Any] | None:
+    """In one transaction: mark the answer begun (before the model is called), extend its hold,
+    find its sources, and append `message_start`, `retrieval` (and `conversation_title`) when
+    the log is kept in the database (after the commit otherwise). What the model is asked; None
+    when the answer has ended already."""
+    stream = stream_id(message_id)
     try:
-        await current.streams.append_many(stream_id(message_id), tenant_id, events)
+        async with current.db.unit_of_work() as session:
+            message = await repository.get_message(session, tenant_id, message_id, for_update=True)
+            if message is None or message.status != repository.STREAMING:
+                return None
+            if message.phase is not None:
+                raise Interrupted()
+            message.phase = "generate"
+            message.model = current.model.model
+            conversation = await repository.conversation_any(
+                session, tenant_id, message.conversation_id
+            )
+            assert conversation is not None, "a message's conversation is only ever soft-deleted"
+            request = message.request or {}
+            question = str(request.get("query", ""))
+            scope = request.get("documentIds")
+            if scope is None:
+                scope = conversation.document_ids
+            earlier = await repository.history(
+                session,
+                tenant_id,
+                message.conversation_id,
+                before=message.position - 1,
+                limit=HISTORY_LIMIT,
+            )
+            hits = await retrieval.search(
+                session,
+                tenant_id,
+                question,
+                document_ids=[uuid.UUID(str(i)) for i in scope],
+                limit=SEARCH_LIMIT,
+            )
+            resources = [
+                {
+                    "position": position,
+                    "document_id": str(hit.document_id),
+                    "document_name": hit.document_name,
+                    "chunk_id": str(hit.chunk_id),
+                    "score": hit.score,
+                    "content": hit.content,
+                }
+                for position, hit in enumerate(hits, start=1)
+            ]
+            message.retriever_resources = resources
+            expired = False
+            if message.reservation_id is not None:
+                try:
+                    await credits.extend(session, tenant_id, message.reservation_id)
+                except Conflict:
+                    expired = True  # failed once its sources are announced
+            stopped = message.stop_requested_at is not None
+            events = [
+                Append(
+                    "message_start",
+                    event_data(
+                        message,
+                        user_message_id=str(message.reply_to),
+                        reservation_id=None
+                        if message.reservation_id is None
+                        else str(message.reservation_id),
+                        model=current.model.model,
+                    ),
+                ),
+                Append("retrieval", event_data(message, resources=resources)),
+            ]
+            if message.position == 2:  # the conversation's first answer
+                events.append(
+                    Append("conversation_title", event_data(message, title=conversation.title))
+                )
+            ids = event_data(message)
+            # Last, so that the stream's row is locked for the shortest time.
+            appended = await current.streams.append_in(session, stream, tenant_id, events)
+        if not appended:
+            await current.streams.append_many(stream, tenant_id, events)
     except StreamClosed:
         return None  # ended meanwhile (the reconciler gave up on it)
+    if expired:
+        raise HoldExpired()
     return {
         "ids": {"message_id": ids["message_id"], "conversation_id": ids["conversation_id"]},
         "question": question,
@@ -231,33 +263,8 @@ async def retrieve(tenant_id: uuid.UUID, message_id: uuid.UUID) -> dict[str, Any
             {**resource, "heading": hit.heading}
             for resource, hit in zip(resources, hits, strict=True)
         ],
+        "stopped": stopped,
     }
-
-
-@DBOS.step(name="chat.generate")
-async def generate(
-    tenant_id: uuid.UUID, message_id: uuid.UUID, context: dict[str, Any]
-) -> dict[str, Any]:
-    """Stream the model's answer into the log; what it came to (see `settle`)."""
-    current = runtime.current()
-    async with current.db.unit_of_work() as session:
-        message = await repository.get_message(session, tenant_id, message_id, for_update=True)
-        if message is None or message.status != repository.STREAMING:
-            return {"kind": "superseded"}
-        if message.phase == "generate":
-            raise Interrupted()
-        message.phase = "generate"
-        if message.reservation_id is not None:
-            try:
-                await credits.extend(session, tenant_id, message.reservation_id)
-            except Conflict:
-                raise HoldExpired() from None
-        stopped = message.stop_requested_at is not None
-    if stopped:  # before the model was called: nothing used, nothing to pay
-        return _ended("", "stopped", 0, 0, current.model.model)
-    history = [(str(role), str(text)) for role, text in context["history"]]
-    request = prompts.answer(context["question"], history, prompts.sources_of(context["resources"]))
-    return await _stream(current, tenant_id, message_id, context["ids"], request)
 
 
 def _ended(

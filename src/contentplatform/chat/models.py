@@ -50,8 +50,9 @@ class ChatMessage(RecordMixin, TenantMixin, Base):
 
     An answer is `streaming` until its producer (the `chat.answer` workflow) or the reconciler
     settles it: `completed`, `stopped` or `failed`; `terminal` then holds the stream's last event,
-    appended to the log after that commit. `phase` says how far its workflow got (`retrieve`,
-    `generate`), so a step run again after a crash knows it was interrupted."""
+    appended to the log after that commit. `phase` says how far its workflow got (`generate`
+    once it began, before its model is called; `retrieve` in answers begun by an earlier
+    version), so a step run again after a crash knows it was interrupted."""
 
     __tablename__ = "chat_messages"
     __table_args__ = (

@@ -8,11 +8,19 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, Update, func, or_, select, update
+from sqlalchemy import Select, Update, Uuid, and_, cast, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.chat.models import ChatMessage, Conversation
-from contentplatform.kit.db import Owned, cross_tenant, get_owned, owned_by, page_of, plain
+from contentplatform.kit.db import (
+    Owned,
+    cross_tenant,
+    get_owned,
+    json_items,
+    owned_by,
+    page_of,
+    plain,
+)
 from contentplatform.kit.schemas import offset_of
 
 STREAMING = "streaming"
@@ -199,16 +207,28 @@ async def stopped_or_ended(
 ) -> dict[uuid.UUID, str]:
     """Of `answers`, each given with its tenant as (tenant id, message id), those asked to stop
     or no longer streaming: by message id, its status. Only those rows come back, so watching a
-    thousand answers that go on reads none."""
-    wanted = dict((message_id, tenant_id) for tenant_id, message_id in answers)
-    rows = await session.execute(
-        select(ChatMessage.id, ChatMessage.tenant_id, ChatMessage.status).where(
-            ChatMessage.id.in_(list(wanted)),
-            ChatMessage.tenant_id.in_({tenant_id for tenant_id, _ in answers}),
-            or_(ChatMessage.status != STREAMING, ChatMessage.stop_requested_at.is_not(None)),
-        )
+    thousand answers that go on reads none. The answers go as one JSON parameter read back as
+    a table (`json_items`): the statement is the same whatever their number."""
+    if not answers:
+        return {}
+    watched = json_items(
+        session.get_bind().dialect.name,
+        "answers",
+        {message_id.hex: tenant_id.hex for tenant_id, message_id in answers},
     )
-    return {row.id: row.status for row in rows if wanted.get(row.id) == row.tenant_id}
+    rows = await session.execute(
+        select(ChatMessage.id, ChatMessage.status)
+        .select_from(watched)
+        .join(
+            ChatMessage,
+            and_(
+                ChatMessage.id == cast(watched.c.key, Uuid),
+                ChatMessage.tenant_id == cast(watched.c.value, Uuid),
+            ),
+        )
+        .where(or_(ChatMessage.status != STREAMING, ChatMessage.stop_requested_at.is_not(None)))
+    )
+    return {row.id: row.status for row in rows}
 
 
 async def save_content(

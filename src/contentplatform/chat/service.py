@@ -39,7 +39,7 @@ from contentplatform.core.runtime import Runtime
 from contentplatform.credits import service as credits
 from contentplatform.credits.models import ReservationStatus
 from contentplatform.kit import durable, streams
-from contentplatform.kit.db import after_commit, utcnow
+from contentplatform.kit.db import utcnow
 from contentplatform.kit.errors import BadRequest, FieldError, require
 from contentplatform.kit.schemas import SUCCESS, Success
 from contentplatform.kit.text import cleaned, without_brackets
@@ -326,14 +326,9 @@ async def post_message(
     session.add_all([question, answer])
     await session.flush()
 
-    log, stream = runtime.streams, chat_durable.stream_id(answer.id)
-
-    async def open_stream() -> None:
-        await log.create(stream, tenant_id)
-
-    # In this order once committed: the log exists before its producer starts and before the
-    # answer's reader opens it.
-    after_commit(session, open_stream)
+    # The log exists before its producer starts and before the answer's reader opens it: made
+    # in this transaction when it is kept in the database, else first once this commits.
+    await runtime.streams.create_in(session, chat_durable.stream_id(answer.id), tenant_id)
     durable.start_after_commit(
         session,
         chat_durable.answer,
@@ -377,7 +372,7 @@ async def answer_stream(
     slot = log.open_streams.take()
 
     async def events() -> AsyncIterator[streams.Event]:
-        async for event in await log.read(stream, tenant_id):
+        async for event in await log.read(stream, tenant_id, made=True):
             yield event
 
     return streams.sse_response(

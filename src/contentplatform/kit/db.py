@@ -15,12 +15,15 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 from sqlalchemy import (
+    JSON,
     DateTime,
     ForeignKey,
     MetaData,
     Select,
+    TableValuedAlias,
     TypeDecorator,
     Uuid,
+    bindparam,
     event,
     func,
     select,
@@ -591,6 +594,19 @@ async def page_of(
     keys = tuple(result.keys())
     rows: list[Any] = [dict(zip(keys, row, strict=True)) for row in result]
     return rows, int(how_many or 0)
+
+
+def json_items(dialect: str, name: str, items: dict[str, Any]) -> TableValuedAlias:
+    """`items` sent as ONE bound parameter (a JSON object) and read back as a table of its
+    (`key`, `value`) pairs, to join on: a statement about many rows compiles once whatever their
+    number, where an `IN` list is expanded into a parameter per item at every execution.
+    `value` is text on PostgreSQL (`json_each_text`) and the JSON value on SQLite (`json_each`):
+    cast it to compare."""
+    given = bindparam(name, items, type_=JSON)
+    if dialect == "postgresql":
+        return func.json_each_text(given).table_valued("key", "value").render_derived()
+    # SQLite names json_each's columns itself, and takes no list of them.
+    return func.json_each(given).table_valued("key", "value")
 
 
 def insert_ignoring_conflicts(session: AsyncSession, model: type[Base], **values: Any) -> Any:

@@ -10,8 +10,10 @@ Two backends behind one interface (`StreamLog`):
 
 - the database (tables `streams` and `stream_events`): the stream's row hands out ids (an UPDATE
   that also refuses a closed stream) and the (stream, id) key makes a shared id impossible.
-  Followers are woken at once by a writer in the same process, by LISTEN/NOTIFY on PostgreSQL,
-  else by one poll of every followed stream's head each `poll_seconds`.
+  Followers are woken at once by a writer in the same process (whose clients are given what it
+  appended without a read), by LISTEN/NOTIFY on PostgreSQL, else by one poll of every followed
+  stream's head each `poll_seconds`. A producer may make a stream and append to it within its
+  own transaction (`create_in`, `append_in`): one commit for its change and its events.
 - Redis Streams, when several processes share Redis: one script appends (XADD with the id
   `<id>-0`) and refuses a closed stream; readers follow with XREAD BLOCK.
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy import (
-    JSON,
     Boolean,
     ForeignKey,
     Integer,
@@ -19,7 +18,6 @@ from sqlalchemy import (
     String,
     Text,
     Uuid,
-    bindparam,
     cast,
     delete,
     func,
@@ -38,8 +36,10 @@ from contentplatform.kit.db import (
     Base,
     Database,
     UTCDateTime,
+    after_commit,
     insert_ignoring_conflicts,
     json_dumps,
+    json_items,
     utcnow,
 )
 from contentplatform.kit.streams.log import (
@@ -138,10 +138,23 @@ class DatabaseStreamLog(StreamLog):
             expires_at=self._expiry(),
         )
 
+    def _shares(self, session: AsyncSession) -> bool:
+        """Whether `session` is a unit of work of this log's database."""
+        return session.bind is self.db.engine
+
     async def create(self, stream: str, tenant: uuid.UUID) -> None:
         async with self.db.unit_of_work() as session:
-            await session.execute(self._new_stream(session, stream, tenant))
-            owner = await session.scalar(select(Stream.tenant_id).where(Stream.id == stream))
+            await self._create(session, stream, tenant)
+
+    async def create_in(self, session: AsyncSession, stream: str, tenant: uuid.UUID) -> None:
+        if not self._shares(session):
+            await super().create_in(session, stream, tenant)
+            return
+        await self._create(session, stream, tenant)
+
+    async def _create(self, session: AsyncSession, stream: str, tenant: uuid.UUID) -> None:
+        await session.execute(self._new_stream(session, stream, tenant))
+        owner = await session.scalar(select(Stream.tenant_id).where(Stream.id == stream))
         if owner != tenant:
             raise StreamNotFound(stream)
 
@@ -149,6 +162,30 @@ class DatabaseStreamLog(StreamLog):
         self, stream: str, tenant: uuid.UUID, events: Sequence[Append]
     ) -> list[int]:
         checked(events)
+        async with self.db.unit_of_work() as session:
+            appended = await self._append(session, stream, tenant, events)
+        self._wake(stream, appended)
+        return [event.id for event in appended]
+
+    async def append_in(
+        self, session: AsyncSession, stream: str, tenant: uuid.UUID, events: Sequence[Append]
+    ) -> bool:
+        checked(events)
+        if not self._shares(session):
+            return False
+        appended = await self._append(session, stream, tenant, events)
+
+        async def wake() -> None:
+            self._wake(stream, appended)
+
+        after_commit(session, wake)
+        return True
+
+    async def _append(
+        self, session: AsyncSession, stream: str, tenant: uuid.UUID, events: Sequence[Append]
+    ) -> list[Event]:
+        """The events added in `session`'s transaction (PostgreSQL's listeners notified when it
+        commits), as they are kept."""
         take = (
             update(Stream)
             .where(Stream.id == stream, Stream.tenant_id == tenant, Stream.closed.is_(False))
@@ -160,36 +197,44 @@ class DatabaseStreamLog(StreamLog):
             .returning(Stream.last_id)
             .execution_options(synchronize_session=False)
         )
-        async with self.db.unit_of_work() as session:
+        last_id = await session.scalar(take)
+        if last_id is None:
+            await session.execute(self._new_stream(session, stream, tenant))
             last_id = await session.scalar(take)
-            if last_id is None:
-                await session.execute(self._new_stream(session, stream, tenant))
-                last_id = await session.scalar(take)
-            if last_id is None:
-                owner = await session.scalar(select(Stream.tenant_id).where(Stream.id == stream))
-                raise StreamClosed(stream) if owner == tenant else StreamNotFound(stream)
-            first = last_id - len(events) + 1
-            now = utcnow()
-            await session.execute(
-                insert(StreamEvent),
-                [
-                    {
-                        "stream_id": stream,
-                        "id": first + offset,
-                        "event": item.event,
-                        "data": json_dumps(item.data),
-                        "terminal": item.terminal,
-                        "created_at": now,
-                    }
-                    for offset, item in enumerate(events)
-                ],
-            )
-            if self.notifies:  # sent when this commits, to every process's listener
-                await session.execute(select(func.pg_notify(NOTIFY_CHANNEL, stream)))
-        self._wake(stream)
-        return list(range(first, last_id + 1))
+        if last_id is None:
+            owner = await session.scalar(select(Stream.tenant_id).where(Stream.id == stream))
+            raise StreamClosed(stream) if owner == tenant else StreamNotFound(stream)
+        first = last_id - len(events) + 1
+        appended = [
+            Event(first + offset, item.event, json_dumps(item.data), item.terminal)
+            for offset, item in enumerate(events)
+        ]
+        now = utcnow()
+        await session.execute(
+            insert(StreamEvent),
+            [
+                {
+                    "stream_id": stream,
+                    "id": event.id,
+                    "event": event.event,
+                    "data": event.data,
+                    "terminal": event.terminal,
+                    "created_at": now,
+                }
+                for event in appended
+            ],
+        )
+        if self.notifies:  # sent when this commits, to every process's listener
+            await session.execute(select(func.pg_notify(NOTIFY_CHANNEL, stream)))
+        return appended
 
-    def _wake(self, stream: str) -> None:
+    def _wake(self, stream: str, appended: Sequence[Event] = ()) -> None:
+        """Wake the stream's follower in this process; what this process has just appended
+        (committed) goes to its clients at once, without waiting for the follower's read, when
+        it comes right after what they were given (the follower's read then finds it there)."""
+        hub = self._hubs.get(stream)
+        if appended and hub is not None and not hub.ended and hub.head == appended[0].id - 1:
+            hub.publish(appended)
         wakeup = self._wakeups.pop(stream, None)
         if wakeup is not None:
             wakeup.set()
@@ -288,11 +333,7 @@ class DatabaseStreamLog(StreamLog):
         closed, expired or gone. The heads go as one JSON parameter, read back as a table, so
         the statement compiles once whatever their number, and only those rows come back: a
         thousand followed streams that are quiet cost a statement that returns nothing."""
-        given = bindparam("heads", heads, type_=JSON)
-        if self.db.dialect == "postgresql":
-            known = func.json_each_text(given).table_valued("key", "value").render_derived()
-        else:  # SQLite names json_each's columns itself, and takes no list of them
-            known = func.json_each(given).table_valued("key", "value")
+        known = json_items(self.db.dialect, "heads", heads)
         return (
             select(known.c.key)
             .select_from(known.outerjoin(Stream, Stream.id == known.c.key))

@@ -12,8 +12,10 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
 from sse_starlette import EventSourceResponse as EventSourceResponse
 
+from contentplatform.kit.db import after_commit
 from contentplatform.kit.errors import Busy, Conflict, RecordNotFound
 
 
@@ -166,6 +168,25 @@ class StreamLog(ABC):
         """Make the stream exist (owned by `tenant`, no events yet) so readers can open it before
         the producer's first event. Idempotent; StreamNotFound if another tenant owns it."""
 
+    async def create_in(self, session: AsyncSession, stream: str, tenant: uuid.UUID) -> None:
+        """`create` with the caller's transaction: in it when the log is kept in the session's
+        database (it is made or not with the rest), else once it commits (before the
+        after-commit hooks registered after this call)."""
+
+        async def create() -> None:
+            await self.create(stream, tenant)
+
+        after_commit(session, create)
+
+    async def append_in(
+        self, session: AsyncSession, stream: str, tenant: uuid.UUID, events: Sequence[Append]
+    ) -> bool:
+        """`append_many` in the caller's transaction, when the log is kept in the session's
+        database: the events are added if and only if it commits (its readers are woken then),
+        and StreamClosed or StreamNotFound is raised here, for the caller to roll back. False
+        when the log is kept elsewhere: nothing was done, the caller appends once it commits."""
+        return False
+
     async def append(
         self, stream: str, tenant: uuid.UUID, event: str, data: Any, *, terminal: bool = False
     ) -> int:
@@ -197,14 +218,19 @@ class StreamLog(ABC):
         """The events after id `after` as they come, in batches; it ends after the terminal
         event, or when the stream is gone without one."""
 
-    async def read(self, stream: str, tenant: uuid.UUID, *, after: int = 0) -> AsyncIterator[Event]:
+    async def read(
+        self, stream: str, tenant: uuid.UUID, *, after: int = 0, made: bool = False
+    ) -> AsyncIterator[Event]:
         """The events after id `after`, then the live ones, ending with the terminal event.
         StreamNotFound (raised here, before any event) if the stream is missing, expired or
-        another tenant's."""
+        another tenant's. `made`: the caller has just made the stream for `tenant` (its first
+        reader, the one that asked for it), so it is followed without a look at it first."""
         hub = self._hubs.get(stream)
         if hub is not None and not hub.ended:
             if hub.tenant != tenant:
                 raise StreamNotFound(stream)
+            return self._client(stream, tenant, after, closed=False)
+        if made:
             return self._client(stream, tenant, after, closed=False)
         head, closed = await self._head(stream, tenant)
         if closed and after >= head:
