@@ -16,8 +16,13 @@ HTML = "text/html; charset=utf-8"
 class Shop(LoopbackServer):
     __test__ = False
 
-    def __init__(self, pages: int = 5, robots_status: int = 200, external: str = "") -> None:
+    def __init__(
+        self, pages: int = 5, robots_status: int = 200, external: str = "", sitemaps: bool = False
+    ) -> None:
         super().__init__()
+        # robots.txt declares /sitemap_index.xml, an index of /sitemaps/products.xml listing the
+        # products and /gone (not the home page); /llms.txt is served. A test may turn it off.
+        self.sitemaps = sitemaps
         # Another site's URL the home page links to (its /p/1 and its /p/999, a 404).
         self.external = external
         self.robots_status = robots_status
@@ -51,13 +56,37 @@ class Shop(LoopbackServer):
             f"<h1>{title}</h1>{body}</main></body></html>"
         ).encode()
 
+    def site_files(self) -> dict[str, tuple[str, bytes]]:
+        xml = "application/xml"
+        listed = [f"{self.url}/p/{n}" for n in range(1, self.count + 1)] + [f"{self.url}/gone"]
+        urls = "".join(f"<url><loc>{url}</loc></url>" for url in listed)
+        namespace = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+        return {
+            "/sitemap_index.xml": (
+                xml,
+                f'<?xml version="1.0"?><sitemapindex {namespace}><sitemap>'
+                f"<loc>{self.url}/sitemaps/products.xml</loc></sitemap></sitemapindex>".encode(),
+            ),
+            "/sitemaps/products.xml": (
+                xml,
+                f'<?xml version="1.0"?><urlset {namespace}>{urls}</urlset>'.encode(),
+            ),
+            "/llms.txt": ("text/plain", b"# Garden shop\n\n> Tools for every season.\n"),
+        }
+
     def serve(self, request: BaseHTTPRequestHandler) -> None:
         path = request.path.split("?", 1)[0]
         with self.lock:
             self.paths.append(path)
         if path == "/robots.txt":
             robots = b"User-agent: *\nAllow: /\n"
+            if self.sitemaps:
+                robots += f"Sitemap: {self.url}/sitemap_index.xml\n".encode()
             send(request, self.robots_status, {}, robots, content_type="text/plain")
+            return
+        if self.sitemaps and path in self.site_files():
+            kind, body = self.site_files()[path]
+            send(request, 200, {}, body, content_type=kind)
             return
         if path == "/":
             links = " ".join(f"<a href='/p/{n}'>Product {n}</a>" for n in range(1, self.count + 1))

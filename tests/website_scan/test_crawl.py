@@ -16,6 +16,7 @@ from contentplatform.kit.outbound import Policy
 from contentplatform.website_scan.crawling.crawler import CrawlResult, CrawlSettings, crawl
 from contentplatform.website_scan.crawling.frontier import Frontier
 from contentplatform.website_scan.crawling.pages import PageRecord
+from contentplatform.website_scan.crawling.site_files import SiteFacts
 from tests.support.network import NetworkGuard, no_outside_connections
 from tests.support.servers import StubServer
 from tests.support.sites import TestSite
@@ -104,6 +105,31 @@ def test_crawl_of_the_site(site: TestSite) -> None:
     # The 500 recovers: a second crawl finds /flaky fine.
     again = run(site, include=(r"^/$", r"^/flaky"), sitemap_mode="skip")
     assert by_path(again, site)["/flaky"].status == 200
+
+
+def test_the_site_files_are_handed_over_before_the_pages(site: TestSite) -> None:
+    told: list[SiteFacts] = []
+    first_page: list[int] = []
+
+    async def on_site(facts: SiteFacts) -> None:
+        told.append(facts)
+
+    async def on_page(page: PageRecord) -> None:
+        first_page.append(len(told))
+
+    asyncio.run(crawl(settings(site, max_depth=1), LOCAL, on_site=on_site, on_page=on_page))
+    [facts] = told
+    assert first_page[0] == 1  # told before the first page
+    robots = facts.robots_txt
+    assert robots.status == 200 and robots.body is not None and "Disallow" in robots.body
+    assert robots.declared_sitemaps == [site.url + "/sitemap_index.xml"]
+    assert facts.llms_txt is not None and facts.llms_txt.status == 404
+    assert facts.llms_txt.body is None
+    assert facts.sitemaps is not None
+    assert facts.sitemaps.listed[site.url + "/only-in-sitemap"] == [
+        site.url + "/sitemaps/pages.xml.gz",
+        site.url + "/sitemap_index.xml",
+    ]
 
 
 def test_robots_can_be_ignored(site: TestSite) -> None:

@@ -173,6 +173,67 @@ def test_page_record_holds_what_an_audit_needs() -> None:
     assert page.word_count > 5 and page.content_hash and len(page.content_hash) == 64
 
 
+def test_page_record_holds_the_audit_facts() -> None:
+    html = b"""<html><head><title>T</title>
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <meta property="og:title" content="Og title"><meta property="og:image" content="/i.png">
+    <meta name="twitter:card" content="summary">
+    <link rel="stylesheet" href="http://cdn.example/a.css"></head>
+    <body><img src="/a.png" alt="A chair"><img src="/b.png" alt=""><img src="/c.png">
+    <img src="http://cdn.example/d.png" alt="D"><script src="http://cdn.example/x.js"></script>
+    <script src="https://cdn.example/y.js"></script></body></html>"""
+    fetched = Fetched(
+        url="https://e.com/p",
+        final_url="https://e.com/p",
+        status=200,
+        headers={
+            "content-type": "text/html",
+            "Strict-Transport-Security": "max-age=63072000",
+            "X-Frame-Options": "DENY",
+        },
+        body=html,
+        elapsed_ms=120,
+        first_byte_ms=40,
+    )
+    page = record(fetched, 1, "https://e.com/")
+    assert (page.ttfb_ms, page.load_ms) == (40, 120)
+    facts = page.audit
+    assert facts is not None
+    assert [(image.src, image.alt) for image in facts.images] == [
+        ("https://e.com/a.png", "A chair"),
+        ("https://e.com/b.png", ""),
+        ("https://e.com/c.png", None),
+        ("http://cdn.example/d.png", "D"),
+    ]
+    assert facts.open_graph == {"og:title": "Og title", "og:image": "/i.png"}
+    assert facts.twitter == {"twitter:card": "summary"}
+    assert facts.viewport == "width=device-width, initial-scale=1"
+    assert facts.security_headers == {
+        "strict-transport-security": "max-age=63072000",
+        "x-frame-options": "DENY",
+    }
+    assert facts.mixed_content == [
+        "http://cdn.example/d.png",
+        "http://cdn.example/x.js",
+        "http://cdn.example/a.css",
+    ]
+    # On an http page nothing is mixed; a page that never answered has no facts at all.
+    plain = record(
+        Fetched(
+            url="http://e.com/p",
+            final_url="http://e.com/p",
+            status=200,
+            headers={"content-type": "text/html"},
+            body=html,
+        ),
+        1,
+        "http://e.com/",
+    )
+    assert plain.audit is not None and plain.audit.mixed_content == []
+    failed = record(Fetched(url="https://e.com/q", final_url="https://e.com/q", error="dns"), 1, "")
+    assert failed.audit is None and failed.ttfb_ms is None
+
+
 def test_frontier_round_trips_through_json_and_requeues_in_flight_urls() -> None:
     front = Frontier(max_pages=3, max_depth=2)
     assert front.add("https://e.com/", 0)

@@ -79,6 +79,9 @@ PAGE_FIELDS = {
     "content_hash",
     "depth",
     "load_ms",
+    "ttfb_ms",
+    "audit",
+    "sitemaps",
     "size_bytes",
     "fetched_at",
     "error",
@@ -425,6 +428,8 @@ def test_a_page_shows_its_headings_and_links_with_their_status(scanner: Scanner,
     assert (page["meta_description"], page["language"]) == ("Everything for the garden", "en")
     assert page["hreflang"] == {"de": f"{SITE}/de/"} and page["json_ld"] == [{"@type": "Store"}]
     assert (page["load_ms"], page["size_bytes"], page["error"]) == (120, 2048, None)
+    # Recorded as a page crawled before its audit facts were kept: null, never empty.
+    assert (page["ttfb_ms"], page["audit"], page["sitemaps"]) == (None, None, None)
     assert page["headings"] == {
         "h1": ["Garden shop"],
         "h2": ["Soil", "Tools"],

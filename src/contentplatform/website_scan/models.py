@@ -178,6 +178,14 @@ class CrawlSnapshot(RecordMixin, TenantMixin, Base):
     total_words: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
     content_purged: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The site's files as the crawl found them (crawling/site_files.py): {status, body, error,
+    # truncated}; null in a snapshot made before they were kept (its checks: not evaluated),
+    # and llms_txt when robots.txt kept us from it.
+    robots_txt: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    llms_txt: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # {read: [{url, type, url_count, error}], listed: {url: [sitemap, ...]}}: null when the
+    # crawl read no sitemap (sitemap_mode skip) or predates this.
+    sitemaps: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class CrawlPage(TenantMixin, Base):
@@ -221,6 +229,12 @@ class CrawlPage(TenantMixin, Base):
     content: Mapped[str | None] = mapped_column(Text)
     depth: Mapped[int] = mapped_column(Integer, nullable=False)
     load_ms: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    # To the answer's headers (load_ms: to its whole body); null in pages crawled before.
+    ttfb_ms: Mapped[int | None] = mapped_column(Integer)
+    # crawling/pages.AuditFacts: {images: [{src, alt}], open_graph, twitter, viewport,
+    # security_headers, mixed_content}; null when no answer came, and in pages crawled before
+    # (their checks: not evaluated).
+    audit: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     size_bytes: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     fetched_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     # The document it was imported as (websiteScan.importPages), if any.

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from contentplatform.kit.outbound import Policy
-from contentplatform.website_scan.crawling import pages, robots, sitemaps, urls
+from contentplatform.website_scan.crawling import pages, robots, site_files, sitemaps, urls
 from contentplatform.website_scan.crawling.fetching import Fetched, Fetcher, HopCheck
 from contentplatform.website_scan.crawling.frontier import Frontier
 
@@ -78,6 +78,7 @@ class CrawlResult:
 
 
 PageCallback = Callable[[pages.PageRecord], Awaitable[None]]
+SiteCallback = Callable[[site_files.SiteFacts], Awaitable[None]]
 
 
 async def crawl(
@@ -89,11 +90,12 @@ async def crawl(
     cancelled: Callable[[], bool] = lambda: False,
     fetcher: Fetcher | None = None,
     keep_pages: bool = True,
+    on_site: SiteCallback | None = None,
 ) -> CrawlResult:
     """Crawl one site. `cancelled()` is asked before each page: when true, the crawl stops and
     what was stored is returned (a partial snapshot), the rest left queued in the frontier. A
     given `frontier` resumes a crawl. `on_page` is awaited for each stored page, one at a
-    time."""
+    time; `on_site` once, before the pages, with robots.txt, llms.txt and the sitemaps."""
     start = urls.normalize(settings.start_url)
     if start is None:
         raise ValueError("the start URL is not an http(s) URL")
@@ -105,7 +107,9 @@ async def crawl(
         concurrency=settings.concurrency,
     )
     try:
-        return await _crawl(settings, start, fetcher, frontier, on_page, cancelled, keep_pages)
+        return await _crawl(
+            settings, start, fetcher, frontier, on_page, cancelled, keep_pages, on_site
+        )
     finally:
         if own:
             await fetcher.client.aclose()
@@ -119,6 +123,7 @@ async def _crawl(
     on_page: PageCallback | None,
     cancelled: Callable[[], bool],
     keep_pages: bool,
+    on_site: SiteCallback | None = None,
 ) -> CrawlResult:
     origin = f"{urlsplit(start).scheme}://{urlsplit(start).netloc}"
     rules = await robots.load(fetcher, origin)
@@ -130,6 +135,10 @@ async def _crawl(
     result.robots_retry = rules.retry
     run = _Workers(settings, start, fetcher, result, rules, on_page, cancelled)
 
+    llms_txt = origin + "/llms.txt"
+    llms = await site_files.load_llms_txt(fetcher, origin) if run.robots_allow(llms_txt) else None
+    result.skipped_by_robots.discard(llms_txt)  # not a page the crawl was after
+    found: sitemaps.SiteMap | None = None
     if frontier is None or not frontier.seen:  # a fresh crawl (not a resumed one)
         # The start URL is fetched whatever the path patterns say, but not against robots.txt.
         robots_ok = run.robots_allow(start)
@@ -148,6 +157,8 @@ async def _crawl(
                 # Sitemap URLs count as linked from the start page (depth 1).
                 if run.same_site(url) and run.allowed(url):
                     front.add(url, min(1, settings.max_depth))
+    if on_site is not None:
+        await on_site(site_files.SiteFacts(site_files.robots_file(rules), llms, found))
 
     await run.run()
 

@@ -48,6 +48,7 @@ class Fetched:
     body: bytes = b""
     redirect_chain: list[str] = field(default_factory=list)
     elapsed_ms: int = 0
+    first_byte_ms: int = 0  # the final answer's headers, from its request's start
     error: str | None = None
     message: str | None = None
     # The target of a redirect the caller's `follow` check refused: never requested; the
@@ -146,6 +147,7 @@ class Fetcher:
                 response = await self._polite(method, target)
                 result.status, result.final_url = response.status, target
                 result.headers, result.body = dict(response.headers), response.body
+                result.first_byte_ms = response.first_byte_ms
                 location = response.headers.get("location")
                 if response.status not in _REDIRECTS or not location:
                     return result

@@ -14,7 +14,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, ParamSpec, TypeVar
@@ -30,6 +30,29 @@ MAX_HEADINGS = 500
 MAX_JSON_LD = 20
 MAX_JSON_LD_BYTES = 100_000
 MAX_TEXT = 200  # characters kept of a title, heading or anchor text
+MAX_IMAGES = 500
+MAX_MIXED_CONTENT = 100
+MAX_SOCIAL_TAGS = 50  # Open Graph and Twitter tags kept of each kind
+MAX_TAG_VALUE = 1000
+# The response headers a security audit looks at, as recorded (lowercase names).
+SECURITY_HEADERS = (
+    "strict-transport-security",
+    "content-security-policy",
+    "x-content-type-options",
+    "x-frame-options",
+    "referrer-policy",
+    "permissions-policy",
+)
+# Sub-resources a browser loads with the page: over http on an https page, mixed content.
+_SUBRESOURCES = (
+    ("img[src]", "src"),
+    ("script[src]", "src"),
+    ("iframe[src]", "src"),
+    ("source[src]", "src"),
+    ("video[src]", "src"),
+    ("audio[src]", "src"),
+    ('link[rel~="stylesheet"][href]', "href"),
+)
 _SPACE = re.compile(r"\s+")
 _PARSER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="page-parser")
 
@@ -49,6 +72,24 @@ class Link:
     text: str
     rel: str
     internal: bool
+
+
+@dataclass
+class Image:
+    src: str
+    alt: str | None  # None: no alt attribute; "": marked decorative
+
+
+@dataclass
+class AuditFacts:
+    """What the audits read of a page beyond the rest of its record."""
+
+    images: list[Image] = field(default_factory=list)
+    open_graph: dict[str, str] = field(default_factory=dict)  # og:title -> its content
+    twitter: dict[str, str] = field(default_factory=dict)  # twitter:card -> its content
+    viewport: str | None = None
+    security_headers: dict[str, str] = field(default_factory=dict)
+    mixed_content: list[str] = field(default_factory=list)  # http sub-resources, https page
 
 
 @dataclass
@@ -76,6 +117,8 @@ class PageRecord:
     main_text: str = ""  # markdown
     word_count: int = 0
     content_hash: str | None = None
+    ttfb_ms: int | None = None  # to the final answer's headers (load_ms: to its whole body)
+    audit: AuditFacts | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -111,8 +154,12 @@ def record(
         load_ms=fetched.elapsed_ms,
         size=len(fetched.body),
         x_robots_tag=fetched.headers.get("x-robots-tag"),
+        ttfb_ms=fetched.first_byte_ms if fetched.status is not None else None,
     )
-    if fetched.status is None or not 200 <= fetched.status < 300 or not is_html(fetched):
+    if fetched.status is None:
+        return page
+    page.audit = AuditFacts(security_headers=_security_headers(fetched.headers))
+    if not 200 <= fetched.status < 300 or not is_html(fetched):
         return page
     html = fetched.body.decode("utf-8", errors="replace")
     tree = HTMLParser(html)
@@ -151,6 +198,7 @@ def record(
             except ValueError:
                 page.json_ld.append({"error": "invalid JSON-LD"})
     page.links = _links(tree, base, site, allow_subdomains)
+    _audit_facts(page.audit, tree, base, https=fetched.final_url.lower().startswith("https:"))
 
     # Main content as markdown (headings, lists, emphasis kept): trafilatura drops navigation,
     # footers and boilerplate.
@@ -167,6 +215,40 @@ def record(
     page.word_count = len(page.main_text.split())
     page.content_hash = content_hash(page.main_text)
     return page
+
+
+def _security_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    lowered = {name.lower(): value for name, value in headers.items()}
+    return {
+        name: _clean(lowered[name], MAX_TAG_VALUE) for name in SECURITY_HEADERS if name in lowered
+    }
+
+
+def _audit_facts(facts: AuditFacts, tree: HTMLParser, base: str, *, https: bool) -> None:
+    for node in tree.css("img")[:MAX_IMAGES]:
+        src = urls.normalize(node.attributes.get("src") or "", base)
+        if src is not None:
+            alt = node.attributes.get("alt")
+            facts.images.append(Image(src, None if alt is None else _clean(alt, MAX_TAG_VALUE)))
+    for node in tree.css("meta[property], meta[name]"):
+        key = (node.attributes.get("property") or node.attributes.get("name") or "").lower()
+        value = _clean(node.attributes.get("content"), MAX_TAG_VALUE)
+        if key.startswith("og:") and len(facts.open_graph) < MAX_SOCIAL_TAGS:
+            facts.open_graph.setdefault(key[:100], value)
+        elif key.startswith("twitter:") and len(facts.twitter) < MAX_SOCIAL_TAGS:
+            facts.twitter.setdefault(key[:100], value)
+        elif key == "viewport" and facts.viewport is None:
+            facts.viewport = value
+    if https:
+        for selector, attribute in _SUBRESOURCES:
+            for node in tree.css(selector):
+                target = (node.attributes.get(attribute) or "").strip()
+                if (
+                    target.lower().startswith("http:")
+                    and target not in facts.mixed_content
+                    and len(facts.mixed_content) < MAX_MIXED_CONTENT
+                ):
+                    facts.mixed_content.append(target[:2048])
 
 
 def links_of(fetched: Fetched, site: str, *, allow_subdomains: bool = False) -> list[Link]:

@@ -28,6 +28,8 @@ class Robots:
     sitemaps: list[str] = field(default_factory=list)
     disallow_count: int = 0  # Disallow rules of every group (a summary for people)
     problem: str | None = None  # why it could not be read (then `disallow_all`)
+    status: int | None = None  # the HTTP status robots.txt answered (None: no answer)
+    body: str | None = None  # its text when found (at most MAX_ROBOTS_BYTES), for the audits
 
     def allowed(self, url: str, agent: str) -> bool:
         if self.disallow_all:
@@ -41,13 +43,15 @@ class Robots:
         return None if delay is None else float(delay)
 
 
-def parse(text: str) -> Robots:
+def parse(text: str, status: int | None = 200) -> Robots:
     parser = Protego.parse(text)
     return Robots(
         found=True,
         parser=parser,
         sitemaps=list(parser.sitemaps),
         disallow_count=len(_DISALLOW.findall(text)),
+        status=status,
+        body=text,
     )
 
 
@@ -57,7 +61,8 @@ async def load(fetcher: Fetcher, origin: str) -> Robots:
     # Unreachable (or too large, a loop): like a 5xx, the site's wishes are unknown.
     if fetched.status is None or fetched.status >= 500:
         problem = fetched.error or f"HTTP {fetched.status}"
-        return Robots(disallow_all=True, retry=True, problem=problem)
+        return Robots(disallow_all=True, retry=True, problem=problem, status=fetched.status)
     if fetched.status >= 400 or fetched.error is not None:
-        return Robots()
-    return parse(fetched.body[:MAX_ROBOTS_BYTES].decode("utf-8", errors="replace"))
+        return Robots(status=fetched.status)
+    text = fetched.body[:MAX_ROBOTS_BYTES].decode("utf-8", errors="replace")
+    return parse(text, fetched.status)

@@ -36,6 +36,11 @@ class SiteMap:
     urls: dict[str, str | None] = field(default_factory=dict)  # normalized url -> lastmod
     sitemaps: list[SitemapReport] = field(default_factory=list)
     via_robots: set[str] = field(default_factory=set)  # found through a sitemap robots.txt names
+    # normalized url -> the sitemaps listing it: the file, and the index it was reached from
+    # (robots.txt's or /sitemap.xml) when that is another, as a site submits either.
+    listed: dict[str, list[str]] = field(default_factory=dict)
+    # A child sitemap's root: the sitemap named in robots.txt (or /sitemap.xml) it came through.
+    root_of: dict[str, str] = field(default_factory=dict)
     # Sitemaps queued, not read yet: (url, index depth, declared in robots.txt).
     pending: list[tuple[str, int, bool]] = field(default_factory=list)
 
@@ -117,10 +122,12 @@ async def discover(
             report.error = f"not a sitemap ({type(error).__name__})"
             continue
         report.url_count = len(entries)
+        root = result.root_of.get(url, url)
         for loc, lastmod in entries:
             if report.type == "index":
                 if depth < MAX_INDEX_DEPTH:  # an index nested deeper is ignored
                     result.pending.append((loc, depth + 1, via_robots))
+                    result.root_of.setdefault(loc, root)
                 continue
             normalized = urls.normalize(loc)
             if normalized and urls.same_site(
@@ -130,6 +137,10 @@ async def discover(
                     result.urls[normalized] = lastmod
                     if via_robots:
                         result.via_robots.add(normalized)
+                listing = result.listed.setdefault(normalized, [])
+                for sitemap in (url, root):
+                    if sitemap not in listing:
+                        listing.append(sitemap)
                 if len(result.urls) >= limit:
                     break
     result.pending.clear()  # what is left was cut off by a cap, not unfinished

@@ -45,6 +45,7 @@ from contentplatform.website_scan.crawling.crawler import crawl as crawl_site
 from contentplatform.website_scan.crawling.fetching import Fetcher
 from contentplatform.website_scan.crawling.frontier import Frontier
 from contentplatform.website_scan.crawling.pages import PageRecord
+from contentplatform.website_scan.crawling.site_files import SiteFacts, sitemaps_json
 from contentplatform.website_scan.crawls import repository
 from contentplatform.website_scan.imports import service as imports
 from contentplatform.website_scan.models import ACTIVE_STATUSES, CrawlRun, CrawlSnapshot
@@ -189,9 +190,23 @@ class _Crawl:
                 on_page=self.on_page,
                 cancelled=lambda: self.cancelled,
                 keep_pages=False,
+                on_site=self.on_site,
             )
         await self.flush()
         return result
+
+    async def on_site(self, facts: SiteFacts) -> None:
+        """Keep the site's files in the snapshot; the sitemaps only as a fresh start read them
+        (a resumed crawl reads robots.txt and llms.txt again, not the sitemaps)."""
+        async with self.db.unit_of_work() as session:
+            await repository.keep_site_files(
+                session,
+                self.tenant_id,
+                self.snapshot_id,
+                robots_txt=facts.robots_txt.to_json(),
+                llms_txt=None if facts.llms_txt is None else facts.llms_txt.to_json(),
+                sitemaps=None if facts.sitemaps is None else sitemaps_json(facts.sitemaps),
+            )
 
     async def on_page(self, page: PageRecord) -> None:
         self.batch.append(page)

@@ -3,6 +3,7 @@ always comes first (the reconciler's cross-tenant read says so in its name)."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
@@ -128,6 +129,8 @@ def page_row(
         "content": page.main_text or None,
         "depth": page.depth,
         "load_ms": page.load_ms,
+        "ttfb_ms": page.ttfb_ms,
+        "audit": None if page.audit is None else dataclasses.asdict(page.audit),
         "size_bytes": page.size,
         "fetched_at": fetched_at,
         "document_id": None,
@@ -233,3 +236,23 @@ async def purge_old_content(
         .execution_options(synchronize_session=False)
     )
     return len(ids)
+
+
+async def keep_site_files(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    snapshot_id: uuid.UUID,
+    *,
+    robots_txt: dict[str, Any],
+    llms_txt: dict[str, Any] | None,
+    sitemaps: dict[str, Any] | None,
+) -> None:
+    """The site's files in the snapshot; its sitemaps only when read (kept otherwise)."""
+    values: dict[str, Any] = {"robots_txt": robots_txt, "llms_txt": llms_txt}
+    if sitemaps is not None:
+        values["sitemaps"] = sitemaps
+    await session.execute(
+        update(CrawlSnapshot)
+        .where(CrawlSnapshot.tenant_id == tenant_id, CrawlSnapshot.id == snapshot_id)
+        .values(**values)
+    )

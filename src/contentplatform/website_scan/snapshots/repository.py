@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Collection, Iterable
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, func, or_, select
@@ -14,7 +15,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
 from contentplatform.kit.db import counts_by, page_of, plain
-from contentplatform.website_scan.models import CrawlBrokenLink, CrawlPage, CrawlSnapshot
+from contentplatform.website_scan.models import (
+    CrawlBrokenLink,
+    CrawlConfig,
+    CrawlPage,
+    CrawlSnapshot,
+)
 
 # Rows a streamed read holds at once, and keys an IN (...) names at once (far below any
 # database's limit on bound parameters).
@@ -100,6 +106,69 @@ async def previous_snapshot_id(
         )
         .order_by(CrawlSnapshot.created_at.desc(), CrawlSnapshot.id.desc())
         .limit(1)
+    )
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+async def finished_between(
+    session: AsyncSession, tenant_id: uuid.UUID, start: datetime, end: datetime, limit: int
+) -> list[CrawlSnapshot]:
+    """The newest `limit` finished, non-partial snapshots that finished in [start, end)."""
+    statement = (
+        _finished(tenant_id)
+        .where(
+            CrawlSnapshot.partial.is_(False),
+            CrawlSnapshot.finished_at >= start,
+            CrawlSnapshot.finished_at < end,
+        )
+        .order_by(CrawlSnapshot.finished_at.desc(), CrawlSnapshot.id.desc())
+        .limit(limit)
+    )
+    return list((await session.execute(statement)).scalars())
+
+
+async def latest_complete(
+    session: AsyncSession, tenant_id: uuid.UUID
+) -> list[tuple[CrawlSnapshot, str]]:
+    """Each live configuration's newest finished, non-partial snapshot, with the
+    configuration's start URL."""
+    newest = (
+        select(
+            CrawlSnapshot.id,
+            func.row_number()
+            .over(
+                partition_by=CrawlSnapshot.config_id,
+                order_by=(CrawlSnapshot.finished_at.desc(), CrawlSnapshot.id.desc()),
+            )
+            .label("rank"),
+        )
+        .where(
+            CrawlSnapshot.tenant_id == tenant_id,
+            CrawlSnapshot.finished_at.is_not(None),
+            CrawlSnapshot.partial.is_(False),
+        )
+        .subquery()
+    )
+    statement = (
+        select(CrawlSnapshot, CrawlConfig.start_url)
+        .join(newest, and_(newest.c.id == CrawlSnapshot.id, newest.c.rank == 1))
+        .join(CrawlConfig, CrawlConfig.id == CrawlSnapshot.config_id)
+        .where(
+            CrawlSnapshot.tenant_id == tenant_id,
+            CrawlConfig.tenant_id == tenant_id,
+            CrawlConfig.deleted_at.is_(None),
+        )
+        .order_by(CrawlSnapshot.finished_at.desc())
+    )
+    return [(snapshot, start) for snapshot, start in (await session.execute(statement)).tuples()]
+
+
+async def start_url_of(
+    session: AsyncSession, tenant_id: uuid.UUID, config_id: uuid.UUID
+) -> str | None:
+    """The configuration's start URL (a deleted configuration's too: its snapshots remain)."""
+    statement = select(CrawlConfig.start_url).where(
+        CrawlConfig.tenant_id == tenant_id, CrawlConfig.id == config_id
     )
     return (await session.execute(statement)).scalar_one_or_none()
 
@@ -220,11 +289,62 @@ async def pages_by_hash(
     return found
 
 
-async def diff_rows(
+async def text_rows(
     session: AsyncSession, tenant_id: uuid.UUID, snapshot_id: uuid.UUID
+) -> AsyncIterator[Any]:
+    """What reading a page's text needs, with its indexability, of each of the snapshot's
+    pages, streamed (the content included: the only read of many pages' content)."""
+    async for row in _streamed(
+        session,
+        tenant_id,
+        snapshot_id,
+        CrawlPage.id,
+        CrawlPage.url,
+        CrawlPage.title,
+        CrawlPage.meta_description,
+        CrawlPage.status_code,
+        CrawlPage.noindex,
+        CrawlPage.canonical_url,
+        CrawlPage.content_type,
+        CrawlPage.depth,
+        CrawlPage.headings,
+        CrawlPage.json_ld,
+        CrawlPage.links,
+        CrawlPage.content,
+        CrawlPage.word_count,
+    ):
+        yield row
+
+
+async def indexing_rows(
+    session: AsyncSession, tenant_id: uuid.UUID, snapshot_id: uuid.UUID
+) -> AsyncIterator[tuple[str, int | None, bool, str | None, str | None]]:
+    """(url, status, noindex, canonical, content type) of each of the snapshot's pages."""
+    async for row in _streamed(
+        session,
+        tenant_id,
+        snapshot_id,
+        CrawlPage.url,
+        CrawlPage.status_code,
+        CrawlPage.noindex,
+        CrawlPage.canonical_url,
+        CrawlPage.content_type,
+    ):
+        yield row.tuple()
+
+
+async def diff_rows(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    snapshot_id: uuid.UUID,
+    hashes: Collection[str] | None = None,
 ) -> AsyncIterator[DiffRow]:
-    """What a diff compares of each of the snapshot's pages, streamed (never the content)."""
-    statement = select(
+    """What a diff compares of each of the snapshot's pages (of those with these URL hashes
+    when given), streamed (never the content)."""
+    async for row in _streamed(
+        session,
+        tenant_id,
+        snapshot_id,
         CrawlPage.url_hash,
         CrawlPage.url,
         CrawlPage.id,
@@ -234,9 +354,26 @@ async def diff_rows(
         CrawlPage.canonical_url,
         CrawlPage.status_code,
         CrawlPage.headings,
-    ).where(CrawlPage.tenant_id == tenant_id, CrawlPage.snapshot_id == snapshot_id)
+        where=None if hashes is None else CrawlPage.url_hash.in_(sorted(hashes)),
+    ):
+        yield row.tuple()
+
+
+async def _streamed(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    snapshot_id: uuid.UUID,
+    *columns: Any,
+    where: ColumnElement[bool] | None = None,
+) -> AsyncIterator[Any]:
+    """These columns of the snapshot's pages (those `where` keeps), _BATCH rows at a time."""
+    statement = select(*columns).where(
+        CrawlPage.tenant_id == tenant_id, CrawlPage.snapshot_id == snapshot_id
+    )
+    if where is not None:
+        statement = statement.where(where)
     result = await session.stream(statement.execution_options(yield_per=_BATCH))
-    async for row in result.tuples():
+    async for row in result:
         yield row
 
 

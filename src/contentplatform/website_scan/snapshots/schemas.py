@@ -184,6 +184,30 @@ class CrawledPageLinks(BaseModel):
     external_truncated: bool = Field(description="The page has more external links than shown.")
 
 
+class PageImage(BaseModel):
+    src: str
+    alt: str | None = Field(description="Null: no alt attribute; empty: marked decorative.")
+
+
+class PageAuditFacts(BaseModel):
+    images: list[PageImage] = Field(
+        description="In document order, at most 500.",
+        examples=[[{"src": "https://blog.example.com/watering-can.jpg", "alt": "A watering can"}]],
+    )
+    open_graph: dict[str, str] = Field(description="`og:*` meta tags (property -> content).")
+    twitter: dict[str, str] = Field(description="`twitter:*` meta tags (name -> content).")
+    viewport: str | None = Field(description="The viewport meta tag's content.")
+    security_headers: dict[str, str] = Field(
+        description="Which of Strict-Transport-Security, Content-Security-Policy, "
+        "X-Content-Type-Options, X-Frame-Options, Referrer-Policy and Permissions-Policy the "
+        "answer carried (lowercase names)."
+    )
+    mixed_content: list[str] = Field(
+        description="Sub-resources (images, scripts, stylesheets, frames, media) an https page "
+        "loads over http, at most 100."
+    )
+
+
 class CrawledPage(Record):
     id: uuid.UUID
     snapshot_id: uuid.UUID
@@ -207,6 +231,18 @@ class CrawledPage(Record):
     content_hash: str | None = Field(description="sha256 of the normalized main text.")
     depth: int
     load_ms: int
+    ttfb_ms: int | None = Field(
+        description="To the answer's headers (load_ms: to its whole body); null when no "
+        "answer came, or in a page crawled before it was recorded."
+    )
+    audit: PageAuditFacts | None = Field(
+        description="What the audits read beyond the above; null when no answer came, or in a "
+        "page crawled before it was recorded (its checks are then not evaluated)."
+    )
+    sitemaps: list[str] | None = Field(
+        description="The sitemaps of the scan that list the page (the file, and the index it "
+        "came through); null when the scan read no sitemap or predates it."
+    )
     size_bytes: int
     fetched_at: datetime
     error: str | None = Field(description="Why it could not be fetched (no HTTP status).")

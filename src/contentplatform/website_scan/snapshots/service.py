@@ -18,7 +18,9 @@ import hashlib
 import json
 import re
 import uuid
+from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import nh3
@@ -174,17 +176,19 @@ async def get_page(
     found = errors.require(
         await queries.finished_page(session, tenant_id, page_id), PageNotFound, page_id
     )
-    crawled = found[0]
+    crawled, snapshot = found
     values = {
         column.key: getattr(crawled, column.key)
         for column in CrawlPage.__table__.c
         if column.key not in ("content", "headings", "links")
     }
+    listed = None if snapshot.sitemaps is None else snapshot.sitemaps.get("listed") or {}
     return schemas.CrawledPage.model_validate(
         {
             **values,
             "headings": _headings(crawled.headings),
             "links": await _links(session, tenant_id, crawled),
+            "sitemaps": None if listed is None else listed.get(crawled.url, []),
         }
     )
 
@@ -273,11 +277,14 @@ class _Compared:
 
 
 async def _compared(
-    session: AsyncSession, tenant_id: uuid.UUID, snapshot_id: uuid.UUID
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    snapshot_id: uuid.UUID,
+    hashes: Collection[str] | None = None,
 ) -> dict[str, _Compared]:
-    """The snapshot's pages by URL hash."""
+    """The snapshot's pages (those with these URL hashes when given) by URL hash."""
     found: dict[str, _Compared] = {}
-    async for row in queries.diff_rows(session, tenant_id, snapshot_id):
+    async for row in queries.diff_rows(session, tenant_id, snapshot_id, hashes):
         hashed, url, page_id, content_hash, title, meta, canonical, status, headings = row
         digest = hashlib.sha256(
             json.dumps(headings, separators=(",", ":"), ensure_ascii=False).encode()
@@ -286,6 +293,14 @@ async def _compared(
             page_id, url, (content_hash, title, meta, canonical, status, digest)
         )
     return found
+
+
+def _changed_fields(before: _Compared, after: _Compared) -> list[schemas.ChangedField]:
+    return [
+        name
+        for name, old, new in zip(_COMPARED, before.fields, after.fields, strict=True)
+        if old != new
+    ]
 
 
 async def _base_of(
@@ -332,11 +347,7 @@ async def diff(
                 )
             )
             continue
-        changed = [
-            name
-            for name, old, new in zip(_COMPARED, before.fields, page.fields, strict=True)
-            if old != new
-        ]
+        changed = _changed_fields(before, page)
         if not changed:
             unchanged += 1
             continue
@@ -378,6 +389,176 @@ async def diff(
         page=data.page,
         limit=data.limit,
     )
+
+
+@dataclass(frozen=True)
+class PageChange:
+    """A page a snapshot found changed against its configuration's previous snapshot."""
+
+    at: datetime  # when the snapshot that saw the change finished
+    url: str
+    snapshot_id: uuid.UUID
+    base_snapshot_id: uuid.UUID
+    fields_changed: list[schemas.ChangedField]
+
+
+async def page_changes(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    *,
+    urls: Collection[str] | None,
+    max_snapshots: int,
+) -> list[PageChange]:
+    """The pages changed (as a diff says: content, title, meta description, canonical, status,
+    headings; not added or removed) in each of the newest `max_snapshots` finished, non-partial
+    snapshots that finished in [start, end), each against its configuration's previous one;
+    only pages at these URLs when given (read by their hash). Newest first."""
+    hashes = None if urls is None else {url_hash(url) for url in urls}
+    # Consecutive snapshots of a configuration: each one's pages are read once, as the newer
+    # one's base and then as the older one's current.
+    read: dict[uuid.UUID, dict[str, _Compared]] = {}
+
+    async def pages_of(snapshot_id: uuid.UUID) -> dict[str, _Compared]:
+        if snapshot_id not in read:
+            read[snapshot_id] = await _compared(session, tenant_id, snapshot_id, hashes)
+        return read[snapshot_id]
+
+    found: list[PageChange] = []
+    for snapshot in await queries.finished_between(session, tenant_id, start, end, max_snapshots):
+        base_id = await queries.previous_snapshot_id(session, tenant_id, snapshot)
+        if base_id is None or snapshot.finished_at is None:
+            continue
+        base = await pages_of(base_id)
+        current = await pages_of(snapshot.id)
+        read.pop(snapshot.id)  # newest first: no later snapshot has this one for its base
+        for hashed, page in current.items():
+            before = base.get(hashed)
+            changed = [] if before is None else _changed_fields(before, page)
+            if changed:
+                found.append(
+                    PageChange(snapshot.finished_at, page.url, snapshot.id, base_id, changed)
+                )
+    return found
+
+
+@dataclass(frozen=True)
+class SiteFiles:
+    """What a configuration's newest complete snapshot kept of the site's own files
+    (crawling/site_files.py); each None in a snapshot made before they were kept."""
+
+    config_id: uuid.UUID
+    snapshot_id: uuid.UUID
+    start_url: str
+    finished_at: datetime | None
+    robots_txt: dict[str, Any] | None
+    llms_txt: dict[str, Any] | None
+    sitemaps: dict[str, Any] | None
+
+
+async def site_files_of(
+    session: AsyncSession, tenant_id: uuid.UUID, snapshot_id: uuid.UUID
+) -> SiteFiles:
+    """The site files of the tenant's finished snapshot (404 otherwise)."""
+    snapshot = await require_snapshot(session, tenant_id, snapshot_id)
+    return SiteFiles(
+        snapshot.config_id,
+        snapshot.id,
+        await queries.start_url_of(session, tenant_id, snapshot.config_id) or "",
+        snapshot.finished_at,
+        snapshot.robots_txt,
+        snapshot.llms_txt,
+        snapshot.sitemaps,
+    )
+
+
+async def latest_site_files(session: AsyncSession, tenant_id: uuid.UUID) -> list[SiteFiles]:
+    """Each live configuration's newest complete snapshot's site files, newest first."""
+    return [
+        SiteFiles(
+            snapshot.config_id,
+            snapshot.id,
+            start_url,
+            snapshot.finished_at,
+            snapshot.robots_txt,
+            snapshot.llms_txt,
+            snapshot.sitemaps,
+        )
+        for snapshot, start_url in await queries.latest_complete(session, tenant_id)
+    ]
+
+
+async def indexable_pages(
+    session: AsyncSession, tenant_id: uuid.UUID, snapshot_id: uuid.UUID
+) -> dict[str, bool | None]:
+    """Each crawled URL of the snapshot: whether a search engine may index it (a 200 HTML page,
+    no noindex, its canonical itself or none); None when it did not answer 200 (its status
+    rules it out, as broken or moved)."""
+    found: dict[str, bool | None] = {}
+    async for url, status, noindex, canonical, kind in queries.indexing_rows(
+        session, tenant_id, snapshot_id
+    ):
+        found[url] = _indexable(url, status, kind, noindex, canonical) if status == 200 else None
+    return found
+
+
+def _indexable(
+    url: str, status: int | None, kind: str | None, noindex: bool, canonical: str | None
+) -> bool:
+    """A 200 HTML page, no noindex, its canonical itself or none."""
+    html = kind is None or "html" in kind.lower()
+    return status == 200 and html and not noindex and canonical in (None, url)
+
+
+@dataclass(frozen=True)
+class PageText:
+    """A page of a snapshot as text: what GEO and llms.txt read of it."""
+
+    id: uuid.UUID
+    url: str
+    title: str | None
+    meta_description: str | None
+    status_code: int | None
+    indexable: bool  # a 200 HTML page, no noindex, its canonical itself or none
+    depth: int
+    headings: list[list[str]]
+    json_ld: list[Any]
+    content: str | None  # markdown; None when not kept (purged, or none)
+    word_count: int
+    external_links: int
+
+
+async def page_texts(
+    session: AsyncSession, tenant_id: uuid.UUID, snapshot_id: uuid.UUID
+) -> list[PageText]:
+    """Every page of the tenant's snapshot as text (bounded by the crawl's page limit)."""
+    return [page async for page in stream_page_texts(session, tenant_id, snapshot_id)]
+
+
+async def stream_page_texts(
+    session: AsyncSession, tenant_id: uuid.UUID, snapshot_id: uuid.UUID
+) -> AsyncIterator[PageText]:
+    """The pages of the tenant's snapshot as text, streamed: one batch in memory at a time."""
+    async for row in queries.text_rows(session, tenant_id, snapshot_id):
+        yield (
+            PageText(
+                id=row.id,
+                url=row.url,
+                title=row.title,
+                meta_description=row.meta_description,
+                status_code=row.status_code,
+                indexable=_indexable(
+                    row.url, row.status_code, row.content_type, row.noindex, row.canonical_url
+                ),
+                depth=row.depth,
+                headings=row.headings or [],
+                json_ld=row.json_ld or [],
+                content=row.content,
+                word_count=row.word_count,
+                external_links=sum(1 for link in row.links or [] if not link.get("internal")),
+            )
+        )
 
 
 # --- broken links -----------------------------------------------------------------------------
