@@ -41,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from contentplatform.config import Settings
 from contentplatform.kit import migrations
 from contentplatform.kit.db import Database
+from contentplatform.seo.connections.access import SearchConsoleAccess
 from contentplatform.seo.connections.google import SearchConsoleClient
-from contentplatform.seo.connections.service import SearchConsoleAccess
 from contentplatform.seo.models import SeoProperty
 from contentplatform.seo.search_console import durable
 from contentplatform.seo.sync_runs import service as sync_runs
@@ -147,6 +147,7 @@ async def backfill(
     sync = durable._Sync(db, settings, tenant_id, run_id, plan, durable._Outcome())
     access = SearchConsoleAccess(
         client=SearchConsoleClient(settings, google["token"]),
+        provider="google_search_console",
         property_id=property_id,
         site_url=google["site"],
         permission_level="siteOwner",

@@ -50,9 +50,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from analytics import p95, sync_engine
+from analytics import sync_engine
 from scale_lists import analyze
-from serving import dev_headers, own_service
+from serving import dev_headers, interleaved_p95, own_service
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
@@ -309,23 +309,6 @@ async def finish_seed(database_url: str) -> None:
 # --- the measures -------------------------------------------------------------------------------
 
 
-def timed_get(
-    client: httpx.Client, url: str, params: dict[str, str], headers: dict[str, str]
-) -> float:
-    started = time.perf_counter()
-    answer = client.get(url, params=params, headers=headers)
-    elapsed = (time.perf_counter() - started) * 1000
-    answer.raise_for_status()
-    return elapsed
-
-
-def timed_sql(engine: Engine, sql: str, params: dict[str, Any]) -> float:
-    started = time.perf_counter()
-    with engine.connect() as connection:
-        connection.execute(text(sql), params).all()
-    return (time.perf_counter() - started) * 1000
-
-
 def query_performance(
     client: httpx.Client,
     base: str,
@@ -355,16 +338,19 @@ def query_performance(
         asked = {**window, **asked}
         first_answer = client.get(url, params=asked, headers=headers)
         first_answer.raise_for_status()
-        served: list[float] = []
-        floor: list[float] = []
-        for _ in range(args.rounds):
-            for _ in range(args.requests):
-                served.append(timed_get(client, url, asked, headers))
-                floor.append(timed_sql(engine, floor_sql, params))
+
+        def served(asked: dict[str, Any] = asked) -> None:
+            client.get(url, params=asked, headers=headers).raise_for_status()
+
+        def aggregated(floor_sql: str = floor_sql) -> None:
+            with engine.connect() as connection:
+                connection.execute(text(floor_sql), params).all()
+
+        read, floor = interleaved_p95(served, aggregated, args.rounds, args.requests)
         body = first_answer.json()
         print(
-            f"    {name:<26} p95 {p95(served):9.1f} ms   floor p95 {p95(floor):9.1f} ms   "
-            f"ratio {p95(served) / p95(floor):5.2f}x   ({body['total']:,} rows, {body['source']})",
+            f"    {name:<26} p95 {read:9.1f} ms   floor p95 {floor:9.1f} ms   "
+            f"ratio {read / floor:5.2f}x   ({body['total']:,} rows, {body['source']})",
             flush=True,
         )
 

@@ -14,6 +14,7 @@ from typing import Any
 import contentplatform
 from contentplatform import domains
 from contentplatform.core.procedures import ProcedureRouter
+from contentplatform.events import service as events
 from contentplatform.generation import watchers
 from contentplatform.kit import durable
 from contentplatform.kit.db import Base
@@ -29,8 +30,10 @@ def every_module() -> Iterator[ModuleType]:
 
 def durable_work(module: ModuleType) -> list[str]:
     """What `module` registers for the durable workers: DBOS workflows and steps, reconcile
-    sources, schedules, maintenance and generation-run watchers defined in it."""
+    sources, schedules, maintenance, generation-run watchers and the events' listeners defined
+    in it (each runs only if its module is imported)."""
     registered: list[Callable[..., Any]] = [
+        *events._listeners.values(),
         *durable._sources.values(),
         *(workflow for workflow, _ in durable._schedules.values()),
         *durable._maintenance.values(),

@@ -33,6 +33,11 @@ def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("contentplatform", appauthor=False))
 
 
+def default_lighthouse_path() -> Path:
+    """The Lighthouse CLI tools/lighthouse pins, in the checkout the package runs from."""
+    return _CHECKOUT / "tools/lighthouse/node_modules/.bin/lighthouse"
+
+
 class Environment(StrEnum):
     local = "local"
     staging = "staging"
@@ -430,6 +435,40 @@ class Settings(BaseSettings):
     """Perplexity's API base for the SEO `perplexity` provider (OpenAI-compatible)."""
     gemini_api_base: str = "https://generativelanguage.googleapis.com/v1beta/openai"
     """Gemini's OpenAI-compatible API base for the SEO `gemini` provider."""
+    rank_live_max_tasks: int = Field(20, ge=0, le=500)
+    """Rank checks of at most this many SERP tasks (keyword x device) use DataForSEO's live mode
+    (one request per task, answered at once, dearer per task); larger ones its task mode
+    (task_post, then tasks_ready and task_get/advanced)."""
+    rank_poll_seconds: float = Field(15.0, ge=0, le=600)
+    """How often a task-mode rank check asks DataForSEO's tasks_ready for its tasks."""
+    rank_task_timeout_seconds: float = Field(3600.0, ge=1, le=86400)
+    """How long a task-mode rank check waits for its posted tasks before it fails those still
+    not ready (`timeout`)."""
+    rank_request_timeout_seconds: float = Field(120.0, ge=1, le=600)
+    """How long one DataForSEO request may take (a live SERP commonly takes 5-30 s)."""
+    pagespeed_enabled: bool = True
+    """Outbound PageSpeed measurements (seo.runPageSpeed). False: the operation answers 409 and
+    nothing is sent; stored results stay readable."""
+    pagespeed_provider: Literal["google", "local"] = "google"
+    """Who measures: `google`, the PageSpeed Insights API v5 (Lighthouse lab data and Chrome UX
+    Report field data); `local`, the Lighthouse CLI run here with a local Chromium (lab data
+    only; the local environment only, as Chromium then fetches whatever the page loads,
+    outside the outbound guard)."""
+    pagespeed_api_base: str = "https://www.googleapis.com"
+    """PageSpeed Insights' base: GET {base}/pagespeedonline/v5/runPagespeed."""
+    pagespeed_timeout_seconds: float = Field(120.0, ge=5, le=600)
+    """How long one measurement may take (Google's Lighthouse run commonly takes 10-60 s)."""
+    pagespeed_retries: int = Field(2, ge=0, le=10)
+    """Retries of one measurement answered 429 or 5xx (or unreachable) before it is stored as
+    failed."""
+    pagespeed_backoff_seconds: float = Field(5.0, ge=0, le=300)
+    """The first wait before such a retry when Google sends no Retry-After; doubled each time
+    (capped at 60 s)."""
+    pagespeed_lighthouse_path: Path = Field(default_factory=default_lighthouse_path)
+    """The `local` provider's Lighthouse CLI (the version pinned in tools/lighthouse:
+    `npm ci --prefix tools/lighthouse`)."""
+    pagespeed_chromium_path: Path = Path("/usr/bin/chromium")
+    """The `local` provider's Chromium (Debian's package `chromium`)."""
     seo_sync_retries: int = Field(5, ge=0, le=20)
     """Retries of one Search Console request answered with a quota error (429, 403
     quotaExceeded/rateLimitExceeded) or a 5xx before its day is left out of the sync (the run
@@ -584,6 +623,11 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"CONTENTPLATFORM_FREE_PLAN_LIMITS names unknown limits {sorted(unknown)}; "
                 f"known: {sorted(PLAN_LIMIT_KEYS)}"
+            )
+        if self.pagespeed_provider == "local" and self.env is not Environment.local:
+            raise ValueError(
+                "CONTENTPLATFORM_PAGESPEED_PROVIDER=local runs Chromium outside the outbound "
+                "guard: the local environment only"
             )
         allowed = {"RS256", "ES256", "EdDSA"}
         if not set(self.jwt_algorithms) <= allowed:

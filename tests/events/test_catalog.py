@@ -125,6 +125,10 @@ PROVEN_BY = {
         "tests/seo/connections/test_connections.py::"
         "test_a_revoked_grant_turns_needs_reauth_and_tells_the_admins"
     ),
+    "seo.audit_issue_on_published_page": (
+        "tests/seo/audits/test_audits.py::"
+        "test_a_new_error_on_a_page_we_published_lately_alerts_and_offers_the_draft"
+    ),
     "impersonation.started": (
         "tests/admin_impersonation/test_operations.py::test_the_tenants_admins_are_notified"
     ),

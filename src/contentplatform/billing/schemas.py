@@ -19,7 +19,13 @@ SubscriptionStatus = Literal[
     "none", "trialing", "active", "past_due", "unpaid", "canceled", "incomplete"
 ]
 InvoiceStatus = Literal["draft", "open", "paid", "uncollectible", "void"]
-UsageKind = Literal["documents.ingest", "generation.blog", "chat.message", "website_scan.profile"]
+UsageKind = Literal[
+    "documents.ingest",
+    "generation.blog",
+    "chat.message",
+    "website_scan.profile",
+    "seo.checkRankings",
+]
 
 # The limits a plan sets: listed with the settings, which check the free plan's against them.
 LIMIT_KEYS = PLAN_LIMIT_KEYS

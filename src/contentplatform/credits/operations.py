@@ -35,12 +35,13 @@ from contentplatform.kit.db import utcnow
 from contentplatform.kit.schemas import offset_of
 
 # Kinds a member may not hold credits for through the API: they spend an editor's budget.
-EDITOR_KINDS = (pricing.INGEST, pricing.GENERATION, pricing.SITE_PROFILE)
+EDITOR_KINDS = (pricing.INGEST, pricing.GENERATION, pricing.SITE_PROFILE, pricing.RANK_CHECK)
 RESOURCE_OF_KIND = {
     pricing.INGEST: "document",
     pricing.GENERATION: "draft",
     pricing.CHAT: "conversation",
     pricing.SITE_PROFILE: "crawl_config",
+    pricing.RANK_CHECK: "seo_sync_run",
 }
 
 

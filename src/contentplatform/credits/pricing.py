@@ -15,6 +15,8 @@ would have taken. A hold is the most the operation can cost; it commits what it 
 |                    |                                        | at least 1, at most the hold       |
 | website_scan.      | SITE_PROFILE_HOLD (10)                 | 1 per started 1,000 model tokens,  |
 | profile            |                                        | at least 1, at most the hold       |
+| seo.checkRankings  | 1 per SERP page (10 results), keyword  | the pages of the tasks that        |
+|                    | and device (estimate: one unit)        | succeeded                          |
 
 The committed column is `tokens_charge` and `words_charge` below: generation's and chat's
 workflows price what they used with them, so no other module knows a rate.
@@ -35,7 +37,8 @@ INGEST = "documents.ingest"
 GENERATION = "generation.blog"
 CHAT = "chat.message"
 SITE_PROFILE = "website_scan.profile"
-KINDS = (INGEST, GENERATION, CHAT, SITE_PROFILE)
+RANK_CHECK = "seo.checkRankings"
+KINDS = (INGEST, GENERATION, CHAT, SITE_PROFILE, RANK_CHECK)
 
 BYTES_PER_CREDIT = 1_000_000
 TOKENS_PER_CREDIT = 1_000
@@ -83,6 +86,13 @@ def price(kind: str, *, content_length: int | None = None) -> Price:
             SITE_PROFILE_HOLD,
             f"{SITE_PROFILE_HOLD} credits per site profile, the most one can cost; it commits 1 "
             "per started 1,000 model tokens, at least 1",
+        )
+    if kind == RANK_CHECK:
+        return Price(
+            kind,
+            1,
+            "1 credit per SERP page (10 results), keyword and device: a check holds keywords x "
+            "devices x depth/10 and commits the pages of the tasks that succeeded",
         )
     raise ValueError(f"No price for {kind!r}.")
 

@@ -2,7 +2,8 @@
 the prices in pricing.py.
 
 Every member reads the balance, the ledger and the holds, and may estimate; reserving
-documents.ingest, generation.blog or website_scan.profile credits needs an editor
+documents.ingest, generation.blog, website_scan.profile or seo.checkRankings credits needs an
+editor
 (chat.message: any member);
 committing a client-owned hold is an admin's; releasing one is its creator's or an admin's.
 """
@@ -69,7 +70,9 @@ async def estimate(ctx: Context, data: schemas.EstimateInput) -> schemas.Estimat
     The same price table sizes the holds the metered operations take (documents.ingest: 1
     credit per started megabyte of `contentLength`; generation.blog and chat.message: their
     configured hold, the most one can cost; website_scan.profile: 10 credits, the most a site
-    profile can cost). Deterministic for the same inputs."""
+    profile can cost; seo.checkRankings: 1 credit, one SERP page of one keyword and device,
+    which a check holds keywords x devices x pages of: seo.checkRankings with `preview` prices a
+    whole check). Deterministic for the same inputs."""
     return await operations.estimate(ctx.session, ctx.tenant.tenant_id, data)
 
 

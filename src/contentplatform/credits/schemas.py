@@ -16,7 +16,13 @@ from contentplatform.credits.models import (
 from contentplatform.kit.schemas import MAX_PAGE, Input, Page, Record
 from contentplatform.kit.text import PlainMultiLine
 
-Kind = Literal["documents.ingest", "generation.blog", "chat.message", "website_scan.profile"]
+Kind = Literal[
+    "documents.ingest",
+    "generation.blog",
+    "chat.message",
+    "website_scan.profile",
+    "seo.checkRankings",
+]
 IdempotencyKey = Annotated[
     str, StringConstraints(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9._:-]+$")
 ]

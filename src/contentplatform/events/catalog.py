@@ -127,6 +127,14 @@ _TYPES = (
         "seo_connection",
         subscribable=False,
     ),
+    EventType(
+        "seo.audit_issue_on_published_page",
+        "A technical SEO audit found a new error on the page of a draft published within 30 "
+        "days (`draft_id`, `title`, `url`, `check_ids`, `checks`, `audit_id`).",
+        "publishing",
+        "draft",
+        subscribable=False,
+    ),
     # The audit trail: security and settings changes, for admins.
     EventType("member.role_changed", "A member's role changed.", "team", "member", False, "audit"),
     EventType("invitation.created", "Someone was invited.", "team", "invitation", False, "audit"),

@@ -1,5 +1,6 @@
 """The scheduler as a DBOS scheduled workflow: every `scheduler_interval_seconds`, one tick
-starting the jobs, the website crawls and the daily Search Console syncs that are due.
+starting the jobs, the website crawls, the daily Search Console syncs and the weekly SEO audits
+that are due.
 
 DBOS names each firing's workflow after its scheduled time, so however many processes run,
 each firing runs once; and the tick itself is idempotent (scheduler.py), so one recovered
@@ -19,6 +20,7 @@ from contentplatform.core import runtime
 from contentplatform.flows import scheduler
 from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
+from contentplatform.seo.audits import scans as audit_schedule
 from contentplatform.seo.search_console import sync as search_console
 from contentplatform.website_scan.crawls import service as crawls
 
@@ -47,8 +49,13 @@ async def tick_step() -> dict[str, int]:
     syncs = await search_console.tick(runtime.current().db, now)
     if any(syncs.values()):
         log.info("scheduled Search Console syncs: %s", syncs)
+    # And the weekly SEO audits.
+    audits = await audit_schedule.tick(runtime.current().db, now)
+    if any(audits.values()):
+        log.info("weekly SEO audits: %s", audits)
     return {
         **asdict(report),
         **{f"crawls_{key}": value for key, value in scans.items()},
         **{f"seo_syncs_{key}": value for key, value in syncs.items()},
+        **{f"seo_audits_{key}": value for key, value in audits.items()},
     }

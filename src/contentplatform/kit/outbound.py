@@ -145,6 +145,8 @@ class Response:
     headers: httpx.Headers
     body: bytes
     url: str
+    # From the request's start (its address resolved and checked) to the answer's headers.
+    first_byte_ms: int = 0
 
     def json(self) -> Any:
         return jsonlib.loads(self.body)
@@ -377,6 +379,7 @@ class GuardedClient:
     async def _exchange(
         self, method: str, url: httpx.URL, headers: dict[str, str], content: bytes | None
     ) -> Response:
+        started = time.monotonic()
         address = await checked_address(url, self.policy, self.resolver)
         request = self._client.build_request(
             method,
@@ -393,6 +396,7 @@ class GuardedClient:
             url.host, f"{url.host} did not answer in time", f"{url.host} could not be reached"
         ):
             response = await self._client.send(request, stream=True)
+        first_byte_ms = int((time.monotonic() - started) * 1000)
         try:
             with _unreachable(
                 url.host,
@@ -402,7 +406,7 @@ class GuardedClient:
                 body = await self._read(url, response)
         finally:
             await response.aclose()
-        return Response(response.status_code, response.headers, body, str(url))
+        return Response(response.status_code, response.headers, body, str(url), first_byte_ms)
 
     async def _read(self, url: httpx.URL, response: httpx.Response) -> bytes:
         """The decoded body; never holds more than the cap, however well it is compressed."""

@@ -76,6 +76,7 @@ class Rule(StrEnum):
 
 _FAILURES = {
     "publish_attempt.failed",
+    "seo.audit_issue_on_published_page",
     "job.run_failed",
     "generation.run_failed",
     "document.failed",
@@ -98,6 +99,7 @@ TENANT_RULES: dict[str, frozenset[Rule]] = {
     **{name: frozenset({Rule.assignee}) for name in _DRAFT_TYPES},
     "comment.mentioned": frozenset({Rule.mentioned}),
     "publish_attempt.failed": frozenset({Rule.assignee, Rule.admins}),
+    "seo.audit_issue_on_published_page": frozenset({Rule.assignee, Rule.admins}),
     "job.run_completed": frozenset({Rule.job_owner}),
     "job.run_failed": frozenset({Rule.job_owner, Rule.admins}),
     "generation.run_failed": frozenset({Rule.job_owner, Rule.admins}),

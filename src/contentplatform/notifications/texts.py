@@ -241,6 +241,12 @@ SENTENCES: dict[str, Callable[[Said], tuple[str, str]]] = {
     "subscription.updated": _subscription,
     "member.added": _member("joined"),
     "member.removed": _member("left"),
+    "seo.audit_issue_on_published_page": lambda s: (
+        "New SEO error on a published page",
+        f"The audit found {s.value('check_summary') or 'an error'} on "
+        f"{s.value('url') or 'a page'}, published from the draft "
+        f"{s.quoted('title', otherwise='of ours')}: edit or regenerate it.",
+    ),
     "seo.connection_needs_reauth": lambda s: (
         "SEO connection needs reauthorization",
         f"{s.value('provider') or 'An SEO provider'} no longer accepts our access"

@@ -214,3 +214,50 @@ async def scheduled_between(
         .limit(limit)
     )
     return [(attempt, title) for attempt, title in rows.tuples()]
+
+
+async def published_copies(
+    session: AsyncSession, tenant_id: uuid.UUID, start: datetime, end: datetime, limit: int
+) -> list[tuple[datetime, str, uuid.UUID, str, bool]]:
+    """(finished at, URL, draft, its title, first) of the publish attempts that put a draft on a
+    target in [start, end), newest first; `first` when no earlier attempt had put that draft on
+    that target (a publication), else it updated the copy."""
+    earlier = PublishAttempt.__table__.alias("earlier")
+    first = ~(
+        select(earlier.c.id)
+        .where(
+            earlier.c.tenant_id == tenant_id,
+            earlier.c.draft_id == PublishAttempt.draft_id,
+            earlier.c.connection_id == PublishAttempt.connection_id,
+            earlier.c.mode == "publish",
+            earlier.c.status == "succeeded",
+            earlier.c.finished_at < PublishAttempt.finished_at,
+        )
+        .exists()
+    )
+    rows = await session.execute(
+        select(
+            PublishAttempt.finished_at,
+            PublishAttempt.external_url,
+            PublishAttempt.draft_id,
+            Draft.title,
+            first,
+        )
+        .join(Draft, Draft.id == PublishAttempt.draft_id)
+        .where(
+            PublishAttempt.tenant_id == tenant_id,
+            Draft.tenant_id == tenant_id,
+            PublishAttempt.mode == "publish",
+            PublishAttempt.status == "succeeded",
+            PublishAttempt.external_url.is_not(None),
+            PublishAttempt.finished_at >= start,
+            PublishAttempt.finished_at < end,
+        )
+        .order_by(PublishAttempt.finished_at.desc(), PublishAttempt.id.desc())
+        .limit(limit)
+    )
+    return [
+        (at, url, draft_id, title, bool(is_first))
+        for at, url, draft_id, title, is_first in rows.tuples()
+        if at is not None and url is not None  # both are, by the query: for the types
+    ]

@@ -90,6 +90,15 @@ async def scheduled_between(
     return await repository.scheduled_between(session, tenant_id, start, end, limit)
 
 
+async def published_copies(
+    session: AsyncSession, tenant_id: uuid.UUID, start: datetime, end: datetime, limit: int
+) -> list[tuple[datetime, str, uuid.UUID, str, bool]]:
+    """(when, URL, draft, title, first) of the copies put on a target in [start, end), newest
+    first: `first` for a draft's first publication on that target, else an update of it (the
+    content events SEO shows beside its series)."""
+    return await repository.published_copies(session, tenant_id, start, end, limit)
+
+
 async def connection_count(session: AsyncSession, tenant_id: uuid.UUID) -> int:
     return await repository.connection_count(session, tenant_id)
 

@@ -13,6 +13,7 @@ day's rows are replaced whole when it is fetched again (fresh rows by final ones
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
 
@@ -40,6 +41,8 @@ ACTIVE_RUN = text("status IN ('queued', 'running')")
 PENDING_INSPECTION = text("status = 'pending'")
 # A connection the daily Search Console sync is scheduled for: the tick's rows.
 SYNC_SCHEDULED = text("next_sync_at IS NOT NULL")
+# An organization whose audits run weekly: the tick's rows.
+AUDIT_SCHEDULED = text("next_audit_at IS NOT NULL")
 # Fact tables hold millions of rows: an integer key (SQLite's rowid) rather than a UUID.
 FactKey = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -49,7 +52,15 @@ class SeoSettings(TenantMixin, Base):
     (search_console, rank, ...) is a JSON object merged on update."""
 
     __tablename__ = "seo_settings"
-    __table_args__ = (UniqueConstraint("tenant_id", name="uq_seo_settings_tenant_id"),)
+    __table_args__ = (
+        UniqueConstraint("tenant_id", name="uq_seo_settings_tenant_id"),
+        Index(
+            "ix_seo_settings_next_audit_at",
+            "next_audit_at",
+            sqlite_where=AUDIT_SCHEDULED,
+            postgresql_where=AUDIT_SCHEDULED,
+        ),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
     site_url: Mapped[str | None] = mapped_column(String(2048))
@@ -62,6 +73,8 @@ class SeoSettings(TenantMixin, Base):
     blocks: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
     updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     updated_by: Mapped[str | None] = mapped_column(String(255))
+    # When the weekly audit is next due (audit.trigger `weekly`; none otherwise).
+    next_audit_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class SeoCompetitor(RecordMixin, TenantMixin, Base):
@@ -186,6 +199,10 @@ class SeoSyncRun(RecordMixin, TenantMixin, Base):
     credits_reserved: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     credits_used: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     error: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # What the run fetched but has not stored yet, kept so that a run resumed after a crash
+    # does not ask for it again (the Search Console sync's window totals); cleared when it
+    # ends. Never shown.
+    checkpoint: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     created_by: Mapped[str | None] = mapped_column(String(255))
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
@@ -344,3 +361,396 @@ class SeoUrlInspection(RecordMixin, TenantMixin, Base):
     error: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     requested_by: Mapped[str | None] = mapped_column(String(255))
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SeoLlmsTxt(RecordMixin, TenantMixin, Base):
+    """The llms.txt we generated for the tenant's site (seo.generateLlmsTxt): one per tenant,
+    replaced by each generation."""
+
+    __tablename__ = "seo_llms_txt"
+    __table_args__ = (UniqueConstraint("tenant_id", name="uq_seo_llms_txt_tenant_id"),)
+
+    snapshot_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("crawl_snapshots.id", ondelete="SET NULL")
+    )
+    content: Mapped[str] = mapped_column(Text, nullable=False)
+    # The generation's options as asked (summary, sections, includeUrls, ...).
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+    # [{title, links: [{title, url, description}]}]
+    sections: Mapped[list[dict[str, Any]]] = mapped_column(JSON, nullable=False, default=list)
+    link_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    generated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+# --- The page inventory (issue 41, SEO part 2) --------------------------------------------------
+
+# listPages' orders: each has an index (tenant_id, column, id), so a first page is a range scan
+# of the index whatever the tenant's row count, in either direction for a column never null.
+PAGE_SORT_COLUMNS = (
+    "clicks_28d",
+    "impressions_28d",
+    "position_28d",
+    "clicks_change_pct",
+    "open_issues",
+    "citability_score",
+    "url",
+)
+# A nullable one puts its nulls last either way: on PostgreSQL the plain index reads ASC NULLS
+# LAST, and migration 0049_seo_pages adds (tenant_id, column DESC NULLS LAST, id DESC) for the
+# other way. SQLite cannot declare that order in an index, so the models leave those out.
+PAGE_NULLABLE_SORTS = ("position_28d", "clicks_change_pct", "open_issues", "citability_score")
+PAGE_DESC_INDEXES = frozenset(f"ix_seo_pages_{column}_desc" for column in PAGE_NULLABLE_SORTS)
+
+
+def include_name(name: str | None, type_: str, parent_names: Mapping[str, str | None]) -> bool:
+    """Alembic `include_name` hook: the PostgreSQL-only indexes out of the drift check."""
+    return not (type_ == "index" and name in PAGE_DESC_INDEXES)
+
+
+class SeoPage(RecordMixin, TenantMixin, Base):
+    """One page of the tenant's site per normalized URL (website_scan.crawling.urls.normalize:
+    lowercase host, no fragment, tracking parameters dropped), joining what each source knows
+    of it, kept on the row by events (seo/pages/inventory.py), never computed on read: the
+    website scans (title, status, indexability, citability), Search Console (the 28-day
+    figures), URL inspections (the newest verdict), our published drafts (draft_id). `id` is
+    the page_id the other SEO parts refer to. open_issues/highest_severity (audits) and
+    performance_score/lcp_category (PageSpeed) are written by those parts; ai_citations_28d
+    and tracked_keywords stay null/0 until AI visibility and rank tracking exist."""
+
+    __tablename__ = "seo_pages"
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "url_hash", name="uq_seo_pages_url_hash"),
+        *(
+            Index(f"ix_seo_pages_{column}", "tenant_id", column, "id")
+            for column in PAGE_SORT_COLUMNS
+        ),
+    )
+
+    url: Mapped[str] = mapped_column(Text, nullable=False)
+    url_hash: Mapped[str] = mapped_column(String(64), nullable=False)
+    title: Mapped[str | None] = mapped_column(Text)
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    indexable: Mapped[bool | None] = mapped_column(Boolean)
+    # The sources: seen in a scan (ever), in the newest scan of its site, in Search Console's
+    # last 56 stored days, as the URL of one of our published drafts.
+    in_snapshot: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    in_latest_snapshot: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    in_search_console: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    published: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The scan page it was last seen as (websiteScan.getPage), for the 360's GEO view.
+    snapshot_page_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    # The page URLs as Search Console wrote them that normalize to this one (at most 20): what
+    # the 360's series and queries read.
+    search_console_pages: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    clicks_28d: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    impressions_28d: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    ctr_28d: Mapped[float | None] = mapped_column(Float)
+    position_28d: Mapped[float | None] = mapped_column(Float)
+    clicks_change_pct: Mapped[float | None] = mapped_column(Float)
+    inspection_verdict: Mapped[str | None] = mapped_column(String(20))
+    inspection_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    # The audit open_issues/highest_severity come from (getPage lists its findings).
+    audit_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    draft_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    published_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    citability_score: Mapped[int | None] = mapped_column(Integer)
+    # Written by the audits and PageSpeed parts.
+    open_issues: Mapped[int | None] = mapped_column(Integer)
+    highest_severity: Mapped[str | None] = mapped_column(String(10))
+    performance_score: Mapped[int | None] = mapped_column(Integer)
+    lcp_category: Mapped[str | None] = mapped_column(String(10))
+    # Null/0 until AI visibility and rank tracking exist.
+    ai_citations_28d: Mapped[int | None] = mapped_column(Integer)
+    tracked_keywords: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+
+
+# --- Technical SEO audits (issue 41) --------------------------------------------------------
+# An audit evaluates one completed website-scan snapshot with the tenant's check settings
+# frozen into it (`checks`, `checks_version`). Its findings are one row per check and URL
+# (a URL fixed since the previous audit is kept as a row of change `fixed`, with the evidence
+# it had then); its issues one row per check that fails now or failed before, so listing an
+# audit's issues never scans its findings.
+
+ACTIVE_AUDIT = text("status IN ('queued', 'running')")
+
+
+class SeoAuditRun(RecordMixin, TenantMixin, Base):
+    """One audit: queued -> running -> completed | failed (`error`)."""
+
+    __tablename__ = "seo_audit_runs"
+    __table_args__ = (
+        Index("ix_seo_audit_runs_tenant_id_created_at", "tenant_id", "created_at"),
+        # createAudit's "same snapshot and checks_version" and the previous audit of a site.
+        Index("ix_seo_audit_runs_snapshot", "tenant_id", "snapshot_id", "checks_version"),
+        Index("ix_seo_audit_runs_config", "tenant_id", "config_id", "status", "finished_at"),
+        # What the reconciler reads: every audit still to finish, across tenants.
+        Index(
+            "ix_seo_audit_runs_active",
+            "created_at",
+            sqlite_where=ACTIVE_AUDIT,
+            postgresql_where=ACTIVE_AUDIT,
+        ),
+    )
+
+    # No foreign keys to the scan: an audit outlives its snapshot's retention.
+    config_id: Mapped[uuid.UUID] = mapped_column(Uuid, nullable=False)
+    snapshot_id: Mapped[uuid.UUID] = mapped_column(Uuid, nullable=False)
+    status: Mapped[str] = mapped_column(String(12), nullable=False)
+    trigger: Mapped[str] = mapped_column(String(12), nullable=False)
+    checks_version: Mapped[str] = mapped_column(String(16), nullable=False)
+    # {check_id: {enabled, severity, threshold, exclude_url_patterns}} as in force then.
+    checks: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
+    pages_analyzed: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    health_score: Mapped[float | None] = mapped_column(Float)
+    issue_counts: Mapped[dict[str, int]] = mapped_column(JSON, nullable=False, default=dict)
+    category_counts: Mapped[dict[str, int]] = mapped_column(JSON, nullable=False, default=dict)
+    not_evaluated: Mapped[dict[str, int]] = mapped_column(JSON, nullable=False, default=dict)
+    new_issue_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    fixed_issue_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    previous_audit_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_by: Mapped[str | None] = mapped_column(String(255))
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SeoAuditIssue(TenantMixin, Base):
+    """One check of an audit that fails now or failed in the previous audit."""
+
+    __tablename__ = "seo_audit_issues"
+    __table_args__ = (
+        UniqueConstraint("audit_id", "check_id", name="uq_seo_audit_issues_check"),
+        Index(
+            "ix_seo_audit_issues_order", "tenant_id", "audit_id", "severity_rank", "affected_urls"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(FactKey, primary_key=True, autoincrement=True)
+    audit_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("seo_audit_runs.id", ondelete="CASCADE"), nullable=False
+    )
+    check_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    category: Mapped[str] = mapped_column(String(20), nullable=False)
+    severity: Mapped[str] = mapped_column(String(10), nullable=False)
+    severity_rank: Mapped[int] = mapped_column(Integer, nullable=False)
+    affected_urls: Mapped[int] = mapped_column(Integer, nullable=False)
+    previous_affected_urls: Mapped[int] = mapped_column(Integer, nullable=False)
+    change: Mapped[str | None] = mapped_column(String(12))  # new | persisting | fixed | None
+    not_evaluated: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    sample_urls: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+
+
+class SeoAuditFinding(TenantMixin, Base):
+    """One URL a check of an audit found (or found in the previous audit: change `fixed`)."""
+
+    __tablename__ = "seo_audit_findings"
+    __table_args__ = (
+        Index("ix_seo_audit_findings_check", "tenant_id", "audit_id", "check_id", "change"),
+        # A page's findings (seo.getPage).
+        Index("ix_seo_audit_findings_url", "tenant_id", "audit_id", "url_hash"),
+    )
+
+    id: Mapped[int] = mapped_column(FactKey, primary_key=True, autoincrement=True)
+    audit_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("seo_audit_runs.id", ondelete="CASCADE"), nullable=False
+    )
+    check_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    url: Mapped[str] = mapped_column(Text, nullable=False)
+    url_hash: Mapped[str] = mapped_column(String(64), nullable=False)
+    page_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    evidence: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+    change: Mapped[str] = mapped_column(String(12), nullable=False)  # new | persisting | fixed
+    # The draft published at this URL, if one of ours is (its editing is then offered).
+    draft_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+
+
+class SeoAuditCheckSetting(RecordMixin, TenantMixin, Base):
+    """A tenant's override of one audit check (seo.updateAuditCheck); none is the defaults."""
+
+    __tablename__ = "seo_audit_check_settings"
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "check_id", name="uq_seo_audit_check_settings_check"),
+    )
+
+    check_id: Mapped[str] = mapped_column(String(64), nullable=False)
+    enabled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
+    severity: Mapped[str | None] = mapped_column(String(10))
+    threshold: Mapped[dict[str, int]] = mapped_column(JSON, nullable=False, default=dict)
+    exclude_url_patterns: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    updated_by: Mapped[str | None] = mapped_column(String(255))
+
+
+# --- PageSpeed (issue 41) -------------------------------------------------------------------
+
+PENDING_PAGESPEED = text("status = 'pending'")
+
+
+class SeoPageSpeedResult(RecordMixin, TenantMixin, Base):
+    """One URL and strategy measured by seo.runPageSpeed inside a sync run (kind `pagespeed`):
+    pending -> completed | failed. While pending, `runs` collects each Lighthouse run as it is
+    answered (a resumed run measures only what is missing); completed, the figures are the
+    runs' medians and `spread` their min and max. `url` is normalized; `url_hash` (its SHA-256)
+    keeps the per-URL index short."""
+
+    __tablename__ = "seo_pagespeed_results"
+    __table_args__ = (
+        Index("ix_seo_pagespeed_results_tenant_id_created_at", "tenant_id", "created_at"),
+        Index("ix_seo_pagespeed_results_latest", "tenant_id", "url_hash", "strategy", "created_at"),
+        Index("ix_seo_pagespeed_results_run", "tenant_id", "sync_run_id"),
+        Index(
+            "ix_seo_pagespeed_results_pending",
+            "created_at",
+            sqlite_where=PENDING_PAGESPEED,
+            postgresql_where=PENDING_PAGESPEED,
+        ),
+    )
+
+    sync_run_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    url: Mapped[str] = mapped_column(String(2048), nullable=False)
+    url_hash: Mapped[str] = mapped_column(String(64), nullable=False)
+    strategy: Mapped[str] = mapped_column(String(10), nullable=False)
+    status: Mapped[str] = mapped_column(String(20), nullable=False)
+    # As asked: Lighthouse categories, and how many runs make the result.
+    categories: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    runs_wanted: Mapped[int] = mapped_column(Integer, nullable=False)
+    scores: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    lab: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    field: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    failed_audits: Mapped[list[dict[str, Any]]] = mapped_column(JSON, nullable=False, default=list)
+    runs: Mapped[list[dict[str, Any]]] = mapped_column(JSON, nullable=False, default=list)
+    spread: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    lighthouse_version: Mapped[str | None] = mapped_column(String(40))
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    fetched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+# --- Rank tracking (issue 42, part a) --------------------------------------------------------
+# A tracked keyword is one keyword x market (location, language) x device, its current figures
+# kept on its row by each check (seo/rank/durable.py), never computed on read. Each check of
+# it is one position row (the task's state while the check runs, then the position read) and,
+# once it succeeded, one stored SERP (the provider's items, as DataForSEO's advanced model).
+
+RANK_SORT_COLUMNS = ("position", "change_7d", "search_volume", "estimated_traffic", "keyword")
+PENDING_RANK = text("status IN ('pending', 'posted')")
+
+
+class SeoTrackedKeyword(RecordMixin, TenantMixin, Base):
+    """One keyword x location x language x device (immutable, so its history stays one
+    series). `position` null: not within the checked depth (or not checked yet)."""
+
+    __tablename__ = "seo_tracked_keywords"
+    __table_args__ = (
+        UniqueConstraint(
+            "tenant_id",
+            "keyword",
+            "location_code",
+            "language_code",
+            "device",
+            name="uq_seo_tracked_keywords_market",
+        ),
+        *(
+            Index(f"ix_seo_tracked_keywords_{column}", "tenant_id", column, "id")
+            for column in RANK_SORT_COLUMNS
+        ),
+    )
+
+    keyword: Mapped[str] = mapped_column(String(100), nullable=False)
+    location_code: Mapped[int] = mapped_column(Integer, nullable=False)
+    language_code: Mapped[str] = mapped_column(String(35), nullable=False)
+    device: Mapped[str] = mapped_column(String(10), nullable=False)
+    tags: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    target_url: Mapped[str | None] = mapped_column(String(2048))
+    status: Mapped[str] = mapped_column(String(10), nullable=False, default="active")
+    # Keyword data (a keyword-data provider's; null until it is fetched).
+    search_volume: Mapped[int | None] = mapped_column(Integer)
+    keyword_difficulty: Mapped[int | None] = mapped_column(Integer)
+    cpc: Mapped[float | None] = mapped_column(Float)
+    intent: Mapped[str | None] = mapped_column(String(20))
+    # The newest check's reading.
+    position: Mapped[int | None] = mapped_column(Integer)
+    url: Mapped[str | None] = mapped_column(Text)
+    previous_position: Mapped[int | None] = mapped_column(Integer)
+    movement: Mapped[str | None] = mapped_column(String(10))
+    change_1d: Mapped[int | None] = mapped_column(Integer)
+    change_7d: Mapped[int | None] = mapped_column(Integer)
+    change_30d: Mapped[int | None] = mapped_column(Integer)
+    best_position: Mapped[int | None] = mapped_column(Integer)
+    estimated_traffic: Mapped[float | None] = mapped_column(Float)
+    serp_features: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    ai_overview_present: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    ai_overview_cited: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    competitors: Mapped[list[dict[str, Any]]] = mapped_column(JSON, nullable=False, default=list)
+    cannibalization: Mapped[list[dict[str, Any]]] = mapped_column(
+        JSON, nullable=False, default=list
+    )
+    last_checked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SeoKeywordPosition(RecordMixin, TenantMixin, Base):
+    """One keyword in one check (a sync run of kind `rank_check`): pending -> posted (the
+    provider's task id kept, so a resumed check never posts it again) -> completed | failed.
+    Completed, it is one point of the keyword's history."""
+
+    __tablename__ = "seo_keyword_positions"
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "sync_run_id", "keyword_id", name="uq_seo_keyword_positions"),
+        Index("ix_seo_keyword_positions_history", "tenant_id", "keyword_id", "check_date"),
+        Index("ix_seo_keyword_positions_date", "tenant_id", "check_date"),
+        Index(
+            "ix_seo_keyword_positions_pending",
+            "created_at",
+            sqlite_where=PENDING_RANK,
+            postgresql_where=PENDING_RANK,
+        ),
+    )
+
+    keyword_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("seo_tracked_keywords.id", ondelete="CASCADE"), nullable=False
+    )
+    sync_run_id: Mapped[uuid.UUID] = mapped_column(Uuid, nullable=False)
+    status: Mapped[str] = mapped_column(String(20), nullable=False)
+    task_id: Mapped[str | None] = mapped_column(String(64))
+    check_date: Mapped[date] = mapped_column(Date, nullable=False)
+    checked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    position: Mapped[int | None] = mapped_column(Integer)
+    url: Mapped[str | None] = mapped_column(Text)
+    serp_features: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    ai_overview_present: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    ai_overview_cited: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    # [{competitor_id, position, url, known}]: known false when the check stopped at our
+    # domain before reaching the competitor (its position is unknown, not "not ranking").
+    competitors: Mapped[list[dict[str, Any]]] = mapped_column(JSON, nullable=False, default=list)
+    cannibalization: Mapped[list[dict[str, Any]]] = mapped_column(
+        JSON, nullable=False, default=list
+    )
+    # SERP pages the provider read (what the check commits for it).
+    pages: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    cost: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class SeoSerpSnapshot(RecordMixin, TenantMixin, Base):
+    """The results page one succeeded check read for one keyword: DataForSEO's advanced items
+    (trimmed to what is shown), owner marked."""
+
+    __tablename__ = "seo_serp_snapshots"
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "sync_run_id", "keyword_id", name="uq_seo_serp_snapshots"),
+        Index("ix_seo_serp_snapshots_keyword", "tenant_id", "keyword_id", "check_date"),
+    )
+
+    keyword_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("seo_tracked_keywords.id", ondelete="CASCADE"), nullable=False
+    )
+    sync_run_id: Mapped[uuid.UUID] = mapped_column(Uuid, nullable=False)
+    check_date: Mapped[date] = mapped_column(Date, nullable=False)
+    checked_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    location_code: Mapped[int] = mapped_column(Integer, nullable=False)
+    language_code: Mapped[str] = mapped_column(String(35), nullable=False)
+    device: Mapped[str] = mapped_column(String(10), nullable=False)
+    provider: Mapped[str] = mapped_column(String(40), nullable=False)
+    depth: Mapped[int] = mapped_column(Integer, nullable=False)
+    stopped_at_own_domain: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    item_types: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    items: Mapped[list[dict[str, Any]]] = mapped_column(JSON, nullable=False, default=list)

@@ -54,7 +54,10 @@ async def update_settings(
     a BCP 47 tag. `devices`, `searchTypes`, `engines`, `publishWeekdays`: no value twice (400).
     `planning.contentMix` is sent whole, its three percentages summing to 100 (400 otherwise).
     `planning.defaultJobId` and `planning.defaultPublisherConnectionId` must name this
-    organization's job and publisher connection (404 otherwise).
+    organization's job and publisher connection (404 otherwise). `audit.trigger`: `after_scan`
+    audits each completed website scan, `weekly` the newest completed scan once a week (the
+    first at the scheduler's next tick, then every seven days; an unchanged scan with unchanged
+    checks keeps its audit), `manual` only on seo.createAudit.
 
     The answer is the profile with `warnings`: what is saved but deserves a look (the site
     URL outside the selected Search Console property)."""

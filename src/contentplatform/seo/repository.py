@@ -1,17 +1,24 @@
-"""Every query on the SEO profile and competitors, the tenant first."""
+"""Every query on the SEO profile and competitors, the tenant first (but for the scheduler's,
+which looks across organizations for weekly audits due)."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from contentplatform.kit.db import Owned, insert_ignoring_conflicts, lock_rows, owned_by
-from contentplatform.seo.models import SeoCompetitor, SeoConnection, SeoProperty, SeoSettings
+from contentplatform.kit.db import (
+    Owned,
+    cross_tenant,
+    insert_ignoring_conflicts,
+    lock_rows,
+    owned_by,
+)
+from contentplatform.seo.connections import offline
+from contentplatform.seo.models import SeoCompetitor, SeoSettings
 from contentplatform.seo.schemas import DEFAULT_DEVICES
-
-SEARCH_CONSOLE = "google_search_console"
 
 competitor = Owned(SeoCompetitor)
 
@@ -52,17 +59,10 @@ async def stored_settings(session: AsyncSession, tenant_id: uuid.UUID) -> SeoSet
 
 
 async def selected_property(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
-    """The site URL of the Search Console property the tenant's connection has selected."""
-    statement = (
-        select(SeoProperty.site_url)
-        .join(SeoConnection, SeoConnection.property_id == SeoProperty.id)
-        .where(
-            SeoConnection.tenant_id == tenant_id,
-            SeoConnection.provider == SEARCH_CONSOLE,
-            SeoProperty.tenant_id == tenant_id,
-        )
-    )
-    return (await session.execute(statement)).scalar_one_or_none()
+    """The site URL of the Search Console property in use: chosen on Google's connection, else
+    on the offline one's (connections/offline.py)."""
+    chosen = await offline.property_in_use(session, tenant_id)
+    return chosen.site_url if chosen is not None else None
 
 
 async def competitors(session: AsyncSession, tenant_id: uuid.UUID) -> list[SeoCompetitor]:
@@ -84,3 +84,16 @@ async def competitor_by_domain(
     session: AsyncSession, tenant_id: uuid.UUID, domain: str
 ) -> SeoCompetitor | None:
     return await owned_by(session, SeoCompetitor, tenant_id, domain=domain)
+
+
+@cross_tenant("the scheduler's tick: every organization whose weekly audit is due by now")
+async def audits_due(session: AsyncSession, now: datetime, limit: int) -> list[uuid.UUID]:
+    """The organizations whose weekly audit is due, the longest due first (the partial index
+    on next_audit_at reads only them)."""
+    statement = (
+        select(SeoSettings.tenant_id)
+        .where(SeoSettings.next_audit_at.is_not(None), SeoSettings.next_audit_at <= now)
+        .order_by(SeoSettings.next_audit_at)
+        .limit(limit)
+    )
+    return list((await session.scalars(statement)).all())

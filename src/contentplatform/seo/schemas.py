@@ -40,7 +40,7 @@ MAX_HOST_LENGTH = 253
 DEFAULT_DEVICES: list[str] = ["desktop", "mobile"]
 DEFAULT_BLOCKS: dict[str, dict[str, Any]] = {
     "search_console": {"sync_enabled": True, "search_types": ["web"], "backfill_months": 16},
-    "rank": {"frequency": "weekly", "weekday": "mon"},
+    "rank": {"frequency": "weekly", "weekday": "mon", "depth": 20, "stop_at_own_domain": False},
     "ai_visibility": {"engines": [], "frequency": "weekly", "samples_per_prompt": 3},
     "audit": {"trigger": "after_scan", "pagespeed_top_pages": 10},
     "actions": {"auto_generate": True},
@@ -164,9 +164,29 @@ class SearchConsolePatch(Input):
     _distinct = field_validator("search_types")(_unique)
 
 
+def _page_multiple(value: int | None) -> int | None:
+    if value is not None and value % 10:
+        raise ValueError("must be a multiple of 10 (search engines give 10 results a page)")
+    return value
+
+
 class RankPatch(Input):
     frequency: Frequency | None = None
     weekday: Weekday | None = Field(None, description="The day of weekly checks.")
+    depth: int | None = Field(
+        None,
+        ge=10,
+        le=100,
+        description="Results read per check, 10 to 100 in tens (default 20): providers bill "
+        "per SERP page of 10, so a check costs depth/10 credits per keyword and device.",
+    )
+    stop_at_own_domain: bool | None = Field(
+        None,
+        description="Stop reading a SERP at the page our domain shows on (cheaper); "
+        "competitors past it then show as unknown (default false).",
+    )
+
+    _depth = field_validator("depth")(_page_multiple)
 
 
 class AiVisibilityPatch(Input):
@@ -297,6 +317,8 @@ class SearchConsoleBlock(BaseModel):
 class RankBlock(BaseModel):
     frequency: Frequency
     weekday: Weekday
+    depth: int = Field(description="Results read per check (10-100, in tens).")
+    stop_at_own_domain: bool
 
 
 class AiVisibilityBlock(BaseModel):

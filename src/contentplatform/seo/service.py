@@ -99,6 +99,11 @@ async def update(
             blocks[name].update(_changes(patch))
     await _check_planning(session, tenant_id, data.planning)
     row.blocks = blocks
+    # The weekly audit's clock (audits/scans.py): the first at the scheduler's next tick.
+    if blocks["audit"].get("trigger") != "weekly":
+        row.next_audit_at = None
+    elif row.next_audit_at is None:
+        row.next_audit_at = utcnow()
     row.updated_at = utcnow()
     row.updated_by = subject
     await session.flush()
@@ -171,6 +176,43 @@ def property_matches(site_url: str, property_url: str) -> bool:
     )
 
 
+def search_console_host(value: str) -> str:
+    """A host as Search Console compares it: lowercase, IDNA (punycode), no trailing dot."""
+    host = value.lower().rstrip(".")
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
+
+
+def within_property(site_url: str, url: str) -> bool:
+    """Whether `url` is within the Search Console property `site_url`: a domain property
+    (`sc-domain:example.com`) holds its host and every subdomain, on either scheme; a URL-prefix
+    property (`https://example.com/blog/`) the URLs starting with it (scheme and host in any
+    case, a default port implied)."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+        if not parts.hostname or parts.scheme.lower() not in ("http", "https"):
+            return False
+        host = search_console_host(parts.hostname)
+        if site_url.startswith("sc-domain:"):
+            domain = search_console_host(site_url.removeprefix("sc-domain:"))
+            return bool(domain) and (host == domain or host.endswith("." + domain))
+        prefix = urlsplit(site_url)
+        scheme = prefix.scheme.lower()
+        default = 443 if scheme == "https" else 80
+        return (
+            scheme == parts.scheme.lower()
+            and bool(prefix.hostname)
+            and host == search_console_host(prefix.hostname or "")
+            and (port or default) == (prefix.port or default)
+            and (parts.path or "/").startswith(prefix.path or "/")
+        )
+    except ValueError:  # a port out of range
+        return False
+
+
 async def brand_terms(session: AsyncSession, tenant_id: uuid.UUID) -> list[str]:
     """The brand name and the brand terms (no repeats, compared case-insensitively); empty
     when none is set."""
@@ -190,6 +232,11 @@ async def site_url(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
     """The tenant's site (`https://host[:port]/`), None until set."""
     row = await repository.stored_settings(session, tenant_id)
     return row.site_url if row is not None else None
+
+
+async def brand_name(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
+    row = await repository.stored_settings(session, tenant_id)
+    return row.brand_name if row is not None else None
 
 
 async def search_console_block(session: AsyncSession, tenant_id: uuid.UUID) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from sqlalchemy import update
 
 from contentplatform.config import Settings
 from contentplatform.kit.db import Database, utcnow
+from contentplatform.seo.connections import access as console_access
 from contentplatform.seo.connections import service
 from contentplatform.seo.connections.errors import SearchConsoleNotConnected
 from contentplatform.seo.models import (
@@ -304,7 +305,7 @@ def test_search_console_access_for_the_selected_property(
 
     async def use(db: Database) -> Any:
         async with db.unit_of_work() as session:
-            access = await service.search_console(session, seo.tenant_id, settings)
+            access = await console_access.search_console(session, seo.tenant_id, settings)
             sites = await access.client.list_sites()
         return access, sites
 
@@ -316,7 +317,7 @@ def test_search_console_access_for_the_selected_property(
     async def missing(db: Database) -> str:
         async with db.unit_of_work() as session:
             with pytest.raises(SearchConsoleNotConnected) as refused:
-                await service.search_console(session, other.tenant_id, settings)
+                await console_access.search_console(session, other.tenant_id, settings)
         return str(refused.value)
 
     assert "not connected" in run_on(settings, missing)
@@ -368,7 +369,7 @@ def test_a_revoked_grant_turns_needs_reauth_and_tells_the_admins(
     async def use(db: Database) -> None:
         async with db.unit_of_work() as session:
             with pytest.raises(SearchConsoleNotConnected, match="authorized again"):
-                await service.search_console(session, seo.tenant_id, settings)
+                await console_access.search_console(session, seo.tenant_id, settings)
 
     run_on(settings, use)
 
@@ -381,7 +382,7 @@ def test_an_api_401_reported_by_a_part_turns_needs_reauth(
 
     async def report(db: Database) -> None:
         async with db.unit_of_work() as session:
-            await service.grant_revoked(session, seo.tenant_id)
+            await console_access.grant_revoked(session, seo.tenant_id)
 
     run_on(settings, report)
     assert connection_row(settings, seo.tenant_id).status == "needs_reauth"
@@ -444,7 +445,7 @@ def test_disconnect_revokes_keeps_data_and_cancels_queued_runs(
     async def use(db: Database) -> None:
         async with db.unit_of_work() as session:
             with pytest.raises(SearchConsoleNotConnected):
-                await service.search_console(session, seo.tenant_id, settings)
+                await console_access.search_console(session, seo.tenant_id, settings)
 
     run_on(settings, use)
 
@@ -526,12 +527,6 @@ def test_offline_is_refused_outside_local(seo: Seo, settings: Settings) -> None:
                 )
 
     run_on(settings, connect)
-
-
-def test_pagespeed_is_not_available_yet(seo: Seo) -> None:
-    body = {"provider": "pagespeed_insights", "credentials": {"apiKey": "k" * 20}}
-    refused = problem(seo.request("seo.connect", body), 400, "BAD_REQUEST")
-    assert "not available yet" in refused["detail"]
 
 
 def test_key_providers_need_their_kind_of_credentials(seo: Seo) -> None:

@@ -3,7 +3,9 @@ REST and RPC: connecting it starts a backfill whose made-up days queryPerformanc
 the exact totals its deterministic days give, an anonymized share hidden from the query rows,
 and the label on the connection; a second sync and a sync after a purge store the same days;
 another organization sees nothing; outside local, and once Google is connected, it is not
-used."""
+used. Its syncs are noted on it (last_sync_at), it has the daily sync, which follows Google's
+connection while that is present (never both), and its URL inspections are recorded as its
+own, never as Google's."""
 
 from __future__ import annotations
 
@@ -12,15 +14,19 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy import select, update
 
 from contentplatform.config import Environment, Settings
-from contentplatform.kit.db import Database
-from contentplatform.seo.connections import offline, service
+from contentplatform.kit.db import Database, utcnow
+from contentplatform.seo.connections import access as console_access
+from contentplatform.seo.connections import offline
 from contentplatform.seo.connections.errors import SearchConsoleNotConnected
-from contentplatform.seo.models import SeoSiteDay
+from contentplatform.seo.models import SeoConnection, SeoSiteDay
+from contentplatform.seo.search_console import sync
 from tests.conftest import SEO_REDIRECT_URI
+from tests.seo.inspections.support import Inspections, plant_pending
 from tests.seo.search_console.sync_support import GSC, SearchConsole, site_days, stored
-from tests.support.database import run_on
+from tests.support.database import run_on, select_all
 from tests.support.google import GoogleStandIn
 from tests.support.orgs import org_fixture
 from tests.support.problems import problem
@@ -159,7 +165,7 @@ def test_outside_local_offline_is_not_search_console(
 
     async def reach(db: Database, given: Settings) -> str:
         async with db.unit_of_work() as session:
-            access = await service.search_console(session, console.tenant_id, given)
+            access = await console_access.search_console(session, console.tenant_id, given)
             return access.site_url
 
     assert run_on(settings, lambda db: reach(db, settings)) == prop
@@ -201,3 +207,150 @@ def test_a_google_connection_wins_and_takes_the_property_without_the_made_up_day
     assert again["property"]["site_url"] == "sc-domain:offline.example"
     runs = console.ok("seo.listSyncRuns", {"provider": "offline"}, role="member")["data"]
     assert console.wait(runs[0]["id"])["status"] == "succeeded"
+
+
+def schedules(settings: Settings, tenant_id: uuid.UUID) -> dict[str, datetime | None]:
+    """Each Search Console connection's next daily sync, by provider."""
+    rows = select_all(settings, select(SeoConnection).where(SeoConnection.tenant_id == tenant_id))
+    return {row.provider: row.next_sync_at for row in rows if row.provider in (GSC, "offline")}
+
+
+def tick_with_due(settings: Settings, tenant_id: uuid.UUID) -> None:
+    """The tenant's scheduled daily sync made due a minute ago, then the scheduler's tick."""
+
+    async def scenario(db: Database) -> None:
+        async with db.unit_of_work() as session:
+            await session.execute(
+                update(SeoConnection)
+                .where(
+                    SeoConnection.tenant_id == tenant_id, SeoConnection.next_sync_at.is_not(None)
+                )
+                .values(next_sync_at=utcnow() - timedelta(minutes=1))
+            )
+        await sync.tick(db, utcnow())
+
+    run_on(settings, scenario)
+
+
+def scheduled_runs(org: SearchConsole) -> list[dict[str, Any]]:
+    runs = org.ok("seo.listSyncRuns", {"kind": "search_console"}, role="member")["data"]
+    return [run for run in runs if run["trigger"] == "schedule"]
+
+
+def test_its_syncs_are_noted_on_it_in_list_connections(console: SearchConsole) -> None:
+    site, _ = unique_site()
+    connect_offline(console, site)
+    listed = console.ok("seo.listConnections", role="member")["data"]
+    shown = {c["provider"]: c for c in listed}
+    assert shown["offline"]["last_sync_at"] is not None
+    assert shown["offline"]["last_error"] is None
+    assert shown[GSC]["last_sync_at"] is None
+    found = console.ok("seo.getConnection", {"provider": "offline"}, role="member")
+    assert found["last_sync_at"] == shown["offline"]["last_sync_at"]
+
+
+def test_an_offline_connection_gets_the_daily_sync(
+    console: SearchConsole, settings: Settings
+) -> None:
+    site, _ = unique_site()
+    connect_offline(console, site)
+    # Scheduled at the next 04:00 of the organization's zone (UTC here).
+    next_at = schedules(settings, console.tenant_id)["offline"]
+    assert next_at is not None and (next_at.hour, next_at.minute) == (4, 0)
+    assert timedelta(0) < next_at - utcnow() <= timedelta(days=1)
+
+    tick_with_due(settings, console.tenant_id)
+    runs = scheduled_runs(console)
+    assert [run["provider"] for run in runs] == ["offline"], runs
+    assert console.wait(runs[0]["id"])["status"] == "succeeded"
+    moved = schedules(settings, console.tenant_id)["offline"]
+    assert moved is not None and moved > utcnow()
+
+
+def test_the_daily_sync_follows_google_while_it_is_present_never_both(
+    console: SearchConsole, google: GoogleStandIn, settings: Settings
+) -> None:
+    site, _ = unique_site()
+    connect_offline(console, site)
+    # Google's grant holds the profile's site itself: its connection chooses that property and
+    # the offline one keeps its own.
+    google.sites.append({"siteUrl": site, "permissionLevel": "siteOwner"})
+    started = console.ok(
+        "seo.connect", {"provider": GSC, "redirectUri": SEO_REDIRECT_URI}, role="admin"
+    )
+    code = google.authorize(started["authorization_url"])
+    console.ok(
+        "seo.completeConnect",
+        {"provider": GSC, "code": code, "state": started["state"]},
+        role="admin",
+    )
+    backfill = console.ok("seo.listSyncRuns", {"provider": GSC}, role="member")["data"]
+    assert console.wait(backfill[0]["id"])["status"] == "succeeded"
+    now = schedules(settings, console.tenant_id)
+    assert now[GSC] is not None and now["offline"] is None
+
+    # Google's turn comes while it is present: the daily sync is Google's.
+    tick_with_due(settings, console.tenant_id)
+    runs = scheduled_runs(console)
+    assert [run["provider"] for run in runs] == [GSC], runs
+    assert console.wait(runs[0]["id"])["status"] == "succeeded"
+
+    # Google gone, the next turn goes to the offline connection, and moves there.
+    console.ok("seo.disconnect", {"provider": GSC}, role="admin")
+    tick_with_due(settings, console.tenant_id)
+    runs = scheduled_runs(console)
+    assert [run["provider"] for run in runs] == ["offline", GSC], runs
+    assert console.wait(runs[0]["id"])["status"] == "succeeded"
+    now = schedules(settings, console.tenant_id)
+    assert now["offline"] is not None and now[GSC] is None
+
+
+def test_its_url_inspections_are_recorded_as_offline_not_google(console: SearchConsole) -> None:
+    site, _ = unique_site()
+    connect_offline(console, site)
+    inspections = Inspections.of(console)
+    url = f"{site}guides/mulch"
+    answer = inspections.inspect([url])
+    assert answer.status_code == 200, answer.text
+    runs = console.ok("seo.listSyncRuns", {"kind": "url_inspection"}, role="member")["data"]
+    assert [run["provider"] for run in runs] == ["offline"], runs
+    assert inspections.wait_run(runs[0]["id"])["status"] == "succeeded"
+    done = inspections.inspection(answer.json()["data"][0]["id"])
+    assert done["status"] == "completed" and done["verdict"] is not None
+    # The offline connection shows the run among its own; Google's has none.
+    mine = console.ok("seo.getConnection", {"provider": "offline"}, role="member")
+    assert runs[0]["id"] in [run["id"] for run in mine["recent_runs"]]
+    googles = console.ok("seo.getConnection", {"provider": GSC}, role="member")
+    assert googles["recent_runs"] == []
+    by_google = {"kind": "url_inspection", "provider": GSC}
+    assert console.ok("seo.listSyncRuns", by_google, role="member")["data"] == []
+
+
+def test_an_inspection_asked_of_google_is_never_answered_by_offline(
+    console: SearchConsole, settings: Settings
+) -> None:
+    site, _ = unique_site()
+    connected = connect_offline(console, site)
+    url = f"{site}guides/compost-bins"
+    # Asked of Google (its run Google's) before the offline connection was the one in use; its
+    # workflow never started, so the reconciler makes it now, with offline in use.
+    property_id = uuid.UUID(connected["property"]["id"])
+    run_id = plant_pending(settings, console.tenant_id, property_id, url, timedelta(), provider=GSC)
+    inspections = Inspections.of(console)
+    run = inspections.wait_run(run_id)
+    assert (run["provider"], run["status"]) == (GSC, "failed"), run
+    [found] = console.ok("seo.listUrlInspections", {"search": "compost-bins"})["data"]
+    assert found["status"] == "failed" and found["error"]["code"] == "not_connected"
+    assert found["verdict"] is None
+
+
+def test_the_profile_warns_when_its_site_leaves_the_offline_property(
+    console: SearchConsole,
+) -> None:
+    site, prop = unique_site()
+    connect_offline(console, site)
+    elsewhere = console.ok(
+        "seo.updateSettings", {"siteUrl": "https://another.example.net/"}, role="admin"
+    )
+    assert len(elsewhere["warnings"]) == 1 and prop in elsewhere["warnings"][0]
+    assert console.ok("seo.updateSettings", {"siteUrl": site}, role="admin")["warnings"] == []

@@ -5,7 +5,7 @@ own; and rows planted straight in the database (robots.txt sitemaps, a day's quo
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import insert, select
@@ -15,6 +15,7 @@ from contentplatform.kit.db import Database, utcnow
 from contentplatform.seo.inspections import durable
 from contentplatform.seo.inspections.service import quota_day
 from contentplatform.seo.models import SeoConnection, SeoSitemap, SeoUrlInspection
+from contentplatform.seo.sync_runs import service as sync_runs
 from tests.conftest import SEO_REDIRECT_URI
 from tests.support.database import run_on
 from tests.support.google import GoogleStandIn
@@ -173,3 +174,46 @@ def plant_inspections(
 def seconds_to_pacific_midnight() -> float:
     now = utcnow()
     return (quota_day(now)[1] - now).total_seconds()
+
+
+def plant_pending(
+    settings: Settings,
+    tenant_id: uuid.UUID,
+    property_id: uuid.UUID,
+    url: str,
+    age: timedelta,
+    *,
+    provider: str = SEARCH_CONSOLE,
+) -> str:
+    """A run of `provider` and its pending inspection, stored as inspectUrls stores them but
+    with no workflow enqueued (a crash between the commit and the enqueue): the run's id."""
+
+    async def scenario(db: Database) -> str:
+        async with db.unit_of_work() as session:
+            run, _ = await sync_runs.open_run(
+                session,
+                tenant_id,
+                kind="url_inspection",
+                provider=provider,
+                run_key=f"url_inspection:{uuid.uuid4()}",
+                trigger="manual",
+                params={},
+                property_id=property_id,
+            )
+            at = utcnow() - age
+            session.add(
+                SeoUrlInspection(
+                    tenant_id=tenant_id,
+                    property_id=property_id,
+                    run_id=run.id,
+                    url=url,
+                    status="pending",
+                    sitemaps=[],
+                    referring_urls=[],
+                    created_at=at,
+                    updated_at=at,
+                )
+            )
+            return str(run.id)
+
+    return str(run_on(settings, scenario))

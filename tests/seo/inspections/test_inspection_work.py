@@ -6,26 +6,22 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import httpx
 import pytest
 
-from contentplatform.kit.db import Database, utcnow
 from contentplatform.seo.inspections import durable
-from contentplatform.seo.models import SeoUrlInspection
-from contentplatform.seo.sync_runs import service as sync_runs
 from tests.seo.inspections.support import (
     Inspections,
     inspections_sent,
     new_site,
     plant_inspections,
+    plant_pending,
     run_of,
     selected_property,
 )
-from tests.support.database import run_on
 from tests.support.google import GoogleStandIn
 from tests.support.orgs import org_fixture
 from tests.support.servers import AppServer
@@ -79,43 +75,6 @@ def test_two_racing_calls_cannot_both_pass_the_quota(
     made = seo.ok("seo.listUrlInspections", {"search": "/race"})
     assert made["total"] == 1
     seo.wait_run(run_of(settings, seo.tenant_id, made["data"][0]["id"]))
-
-
-def plant_pending(
-    settings, tenant_id: uuid.UUID, property_id: uuid.UUID, url: str, age: timedelta
-) -> str:
-    """A run and its pending inspection, stored as inspectUrls stores them but with no workflow
-    enqueued (a crash between the commit and the enqueue): the run's id."""
-
-    async def scenario(db: Database) -> str:
-        async with db.unit_of_work() as session:
-            run, _ = await sync_runs.open_run(
-                session,
-                tenant_id,
-                kind="url_inspection",
-                provider="google_search_console",
-                run_key=f"url_inspection:{uuid.uuid4()}",
-                trigger="manual",
-                params={},
-                property_id=property_id,
-            )
-            at = utcnow() - age
-            session.add(
-                SeoUrlInspection(
-                    tenant_id=tenant_id,
-                    property_id=property_id,
-                    run_id=run.id,
-                    url=url,
-                    status="pending",
-                    sitemaps=[],
-                    referring_urls=[],
-                    created_at=at,
-                    updated_at=at,
-                )
-            )
-            return str(run.id)
-
-    return str(run_on(settings, scenario))
 
 
 def test_inspections_whose_workflow_never_started_are_made_by_the_reconciler(

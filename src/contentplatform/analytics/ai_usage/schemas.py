@@ -20,7 +20,13 @@ from contentplatform.analytics.schemas import (
 from contentplatform.kit.schemas import MAX_PAGE, Page
 
 # The kinds the ledger records: credits.KINDS (a test holds them equal).
-UsageKind = Literal["documents.ingest", "generation.blog", "chat.message", "website_scan.profile"]
+UsageKind = Literal[
+    "documents.ingest",
+    "generation.blog",
+    "chat.message",
+    "website_scan.profile",
+    "seo.checkRankings",
+]
 Dimension = Literal["kind", "model", "workflow", "job", "user"]
 DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)
 UsageMetric = Literal[

@@ -55,6 +55,7 @@ _KIND_LABELS = {
     "generation.blog": "Article generation",
     "chat.message": "Chat answers",
     "website_scan.profile": "Site profiles",
+    "seo.checkRankings": "Rank checks",
 }
 _NONE_LABELS: dict[Dimension, str] = {
     "kind": "No kind",

@@ -69,9 +69,10 @@ async def connect(ctx: Context, data: schemas.SeoConnectInput) -> schemas.SeoCon
 
     **Key providers** (`credentials`): dataforseo `{login, password}` (checked with GET
     /v3/appendix/user_data), openai and gemini `{apiKey}` (GET /models), perplexity `{apiKey}`
-    (a 1-token completion): checked with that one call before saving; refused: 400 with the
-    provider's words; unreachable: 503 (`retryable`), nothing stored. pagespeed_insights
-    answers 400 (not available yet). Reconnecting replaces the credentials and keeps the data.
+    (a 1-token completion), pagespeed_insights `{apiKey}` (runPagespeed without a URL: Google
+    checks the key first): checked with that one call before saving; refused: 400 with the
+    provider's words; unreachable: 503 (`retryable`), nothing stored. Reconnecting replaces the
+    credentials and keeps the data.
 
     **offline**: connected with no credentials, in the local environment only (400 elsewhere).
     Its data is made up, and labelled so: `account_label` and `config.label` say "Offline

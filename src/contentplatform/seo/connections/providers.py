@@ -1,6 +1,7 @@
 """The key providers: what each can do, and the one cheap call that checks its credentials
 before they are saved (dataforseo: GET /v3/appendix/user_data with Basic auth; openai and
-gemini: GET /models with the key; perplexity: a 1-token chat completion, as it lists no models).
+gemini: GET /models with the key; perplexity: a 1-token chat completion, as it lists no models;
+pagespeed_insights: runPagespeed with the key and no URL, see _pagespeed).
 Every call goes through the guarded client; a refusal's message is the provider's own words,
 never the credential."""
 
@@ -22,7 +23,7 @@ CAPABILITIES: dict[str, list[str]] = {
     "gemini": ["ai_answers"],
     "offline": ["search_console", "serp", "keyword_data", "ai_answers", "pagespeed"],
 }
-KEY_PROVIDERS = frozenset({"dataforseo", "openai", "perplexity", "gemini"})
+KEY_PROVIDERS = frozenset({"dataforseo", "pagespeed_insights", "openai", "perplexity", "gemini"})
 # Labelled as such wherever it shows (account_label, config.label): its data is made up.
 OFFLINE_LABEL = "Offline fixtures (made-up data)"
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "perplexity": "sonar", "gemini": "gemini-2.0-flash"}
@@ -79,6 +80,8 @@ async def verify(
     """One cheap call with `credentials`: Verified, or Refused / Unavailable."""
     if provider == "dataforseo":
         return await _dataforseo(settings, credentials["login"], credentials["password"])
+    if provider == "pagespeed_insights":
+        return await _pagespeed(settings, credentials["api_key"])
     return await _openai_compatible(settings, provider, credentials["api_key"], config)
 
 
@@ -105,6 +108,39 @@ async def _dataforseo(settings: Settings, login: str, password: str) -> Verified
             raise Refused(_message(response))
         raise Unavailable(f"DataForSEO answered {code}: {_message(response)}")
     return Verified(account_label=login[:255], credential_hint=hint(password))
+
+
+def _google_reasons(response: outbound.Response) -> set[str]:
+    """The reasons of a Google API error answer (errors[].reason, details[].reason)."""
+    try:
+        error = response.json().get("error") or {}
+    except (ValueError, AttributeError):
+        return set()
+    found = [*(error.get("errors") or []), *(error.get("details") or [])]
+    return {str(item.get("reason")) for item in found if isinstance(item, dict)}
+
+
+async def _pagespeed(settings: Settings, api_key: str) -> Verified:
+    """runPagespeed with the key and no `url`: Google checks the key before the request, so a
+    bad key is refused (400 API_KEY_INVALID, or 403 when the key may not call the API) and a
+    good one gets the 400 of the missing url, with no Lighthouse run paid for."""
+    response = await _send(
+        settings,
+        "GET",
+        f"{settings.pagespeed_api_base.rstrip('/')}/pagespeedonline/v5/runPagespeed",
+        params={"key": api_key},
+        headers={"accept": "application/json"},
+    )
+    reasons = _google_reasons(response)
+    if response.status == 403 or (
+        response.status == 400 and ("API_KEY_INVALID" in reasons or "keyInvalid" in reasons)
+    ):
+        raise Refused(_message(response))
+    if response.status not in (200, 400):
+        raise Unavailable(
+            f"PageSpeed Insights answered HTTP {response.status}: {_message(response)}"
+        )
+    return Verified(account_label=None, credential_hint=hint(api_key))
 
 
 async def _openai_compatible(

@@ -13,7 +13,9 @@ count; in memory otherwise), keyed by the property's URL. A retryable refusal (4
 quotaExceeded, 5xx, unreachable) is tried again up to RETRIES times after Google's Retry-After
 (else BACKOFF_SECONDS doubling, at most MAX_BACKOFF_SECONDS); then, or for any other refusal,
 the inspection fails with {code: Google's reason, message}. A 401 marks the connection
-needs_reauth (its admins told) and fails the run's inspections left (`grant_revoked`).
+needs_reauth (its admins told) and fails the run's inspections left (`grant_revoked`). A run is
+answered only by its own provider (Google's, or the offline one's made-up data): once another
+is in use, its inspections left fail (`not_connected`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from contentplatform.core import runtime
 from contentplatform.kit import durable
 from contentplatform.kit.db import Database, utcnow
 from contentplatform.kit.errors import TooManyRequests
-from contentplatform.seo.connections import service as connections
+from contentplatform.seo.connections import access as connections
 from contentplatform.seo.connections.errors import SearchConsoleNotConnected
 from contentplatform.seo.connections.google import GoogleApiError, GoogleGrantRevoked
 from contentplatform.seo.inspections import repository, results
@@ -51,6 +53,10 @@ QUEUE = durable.declare_queue("seo.inspections", worker_concurrency=4, per_tenan
 
 REVOKED = "Google no longer accepts the Search Console grant: reconnect Search Console."
 INTERNAL = "The inspection stopped on an internal error; the service logged it."
+SWITCHED = (
+    "Search Console is reached through another provider since the inspection was asked for "
+    "(Google's connection or the offline one's): inspect the URL again."
+)
 
 
 def workflow_id(run_id: uuid.UUID) -> str:
@@ -84,6 +90,7 @@ async def _work(db: Database, tenant_id: uuid.UUID, run_id: uuid.UUID) -> str:
         run = await sync_runs.mark_running(session, tenant_id, run_id)
         if run.status != "running":
             return "settled"
+        provider = run.provider
     while True:
         async with db.unit_of_work() as session:
             item = await repository.next_pending(session, tenant_id, run_id)
@@ -94,6 +101,10 @@ async def _work(db: Database, tenant_id: uuid.UUID, run_id: uuid.UUID) -> str:
                 access = await connections.search_console(session, tenant_id)
             except SearchConsoleNotConnected as refused:
                 return await give_up(session, tenant_id, run_id, "not_connected", refused.detail)
+            if access.provider != provider:
+                # Another provider is in use since the run was asked for: its answers would be
+                # recorded as the run's provider's (made-up ones as Google's, or the reverse).
+                return await give_up(session, tenant_id, run_id, "not_connected", SWITCHED)
         # No transaction is held while Google answers.
         outcome = await _inspect(access, url, language)
         async with db.unit_of_work() as session:
@@ -153,19 +164,16 @@ async def settle(session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID)
     when none completed, partial otherwise (its error names the failed URLs)."""
     await _progress(session, tenant_id, run_id)
     counts = await repository.run_counts(session, tenant_id, run_id)
-    failed, completed = counts.get("failed", 0), counts.get("completed", 0)
-    if not failed:
-        await sync_runs.finish(session, tenant_id, run_id, status="succeeded")
-        return "succeeded"
-    status = "partial" if completed else "failed"
-    error = {
-        "code": "inspections_failed",
-        "message": f"{failed} of {failed + completed} URL inspections failed.",
-        "retryable": True,
-        "items": await repository.run_failures(session, tenant_id, run_id, 100),
-    }
-    await sync_runs.finish(session, tenant_id, run_id, status=status, error=error)
-    return status
+    return await sync_runs.finish_by_items(
+        session,
+        tenant_id,
+        run_id,
+        completed=counts.get("completed", 0),
+        failed=counts.get("failed", 0),
+        failures=lambda: repository.run_failures(session, tenant_id, run_id, 100),
+        code="inspections_failed",
+        noun="URL inspections",
+    )
 
 
 async def give_up(

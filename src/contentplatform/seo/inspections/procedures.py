@@ -33,11 +33,16 @@ async def list_sitemaps(ctx: Context, data: schemas.ListSitemapsInput) -> schema
     `search_console` rows are the selected property's sitemaps as Google's sitemaps.list
     reported them at the last Search Console sync (or as submitted here since: `is_pending`);
     Google's deprecated `indexed` counts are not shown. `robots_txt` rows are the `Sitemap:`
-    lines of the site's robots.txt. Read from our store only: this never calls Google. Sorted
-    by URL. `snapshot` is the cross-check against the latest website-scan crawl; each of its
-    figures is null while the crawl data cannot answer it (today website-scan keeps no
-    sitemap's list of URLs, so all four are null). Non-200 or non-indexable URLs listed in a
-    sitemap feed the audit check sitemap_contains_bad_urls."""
+    lines of the robots.txt each crawled site (within the selected property; every crawled site
+    when none is selected) answered at its newest complete website scan, made again when a scan
+    completes: a sitemap no longer declared goes. Read from our store only: this never calls
+    Google. Sorted by URL. `snapshot` is the cross-check against the newest complete scan of
+    the site that read sitemaps: the URLs the sitemap lists (an index through its children; as
+    far as the scan read, at most its page limit), those crawled with a status other than 200,
+    those crawled but not indexable (noindex, canonical elsewhere, not HTML), and the site's
+    indexable pages that no sitemap lists; all null for a sitemap the scan did not read (or
+    before any such scan). Non-200 or non-indexable URLs listed in a sitemap feed the audit
+    check sitemap_contains_bad_urls."""
     return await service.list_sitemaps(ctx.session, ctx.tenant.tenant_id, data)
 
 

@@ -21,8 +21,6 @@ from contentplatform.seo.models import (
     SeoUrlInspection,
 )
 
-SEARCH_CONSOLE = "google_search_console"
-
 get_sitemap = Owned(SeoSitemap)
 get_inspection = Owned(SeoUrlInspection)
 
@@ -105,6 +103,13 @@ async def delete_sitemaps(
         await session.execute(
             delete(SeoSitemap).where(SeoSitemap.tenant_id == tenant_id, SeoSitemap.id.in_(ids))
         )
+
+
+async def robots_sitemaps(session: AsyncSession, tenant_id: uuid.UUID) -> list[SeoSitemap]:
+    statement = select(SeoSitemap).where(
+        SeoSitemap.tenant_id == tenant_id, SeoSitemap.source == "robots_txt"
+    )
+    return list((await session.execute(statement)).scalars())
 
 
 # --- inspections ------------------------------------------------------------------------------

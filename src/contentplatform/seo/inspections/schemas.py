@@ -117,10 +117,15 @@ class SitemapContent(BaseModel):
 
 
 class SitemapSnapshot(BaseModel):
-    """The sitemap cross-checked against the latest website-scan snapshot. Every figure is
-    null while the snapshot cannot answer it: website-scan keeps no sitemap's URL list yet."""
+    """The sitemap cross-checked against the newest complete website-scan snapshot of the
+    property's site. Every figure is null while no such snapshot read the sitemap (no scan
+    yet, one made before scans kept their sitemaps, or a sitemap the scan did not reach)."""
 
-    urls: int | None = Field(description="URLs the sitemap lists.")
+    snapshot_id: uuid.UUID | None = Field(None, description="The snapshot compared with.")
+    urls: int | None = Field(
+        description="URLs of the site the sitemap lists (through its children for an index), "
+        "as far as the scan read them (at most its page limit)."
+    )
     non_200: int | None = Field(description="Of them, crawled with a status other than 200.")
     non_indexable: int | None = Field(
         description="Of them, crawled as noindex or canonicalized elsewhere."
@@ -131,7 +136,7 @@ class SitemapSnapshot(BaseModel):
 
 
 NO_SNAPSHOT = SitemapSnapshot(
-    urls=None, non_200=None, non_indexable=None, not_listed_indexable_pages=None
+    snapshot_id=None, urls=None, non_200=None, non_indexable=None, not_listed_indexable_pages=None
 )
 
 

@@ -27,7 +27,8 @@ from contentplatform.core import runtime
 from contentplatform.kit.db import Required, insert_ignoring_conflicts, utcnow
 from contentplatform.kit.errors import FieldError
 from contentplatform.kit.schemas import window_of
-from contentplatform.seo.connections import service as connections
+from contentplatform.seo import service as seo
+from contentplatform.seo.connections import access as connections
 from contentplatform.seo.connections.errors import SearchConsoleNotConnected
 from contentplatform.seo.connections.google import GoogleApiError, GoogleGrantRevoked
 from contentplatform.seo.inspections import durable as workflows
@@ -47,6 +48,7 @@ from contentplatform.seo.inspections.errors import (
 from contentplatform.seo.models import SeoSitemap, SeoUrlInspection
 from contentplatform.seo.sync_runs import service as sync_runs
 from contentplatform.tenants import service as tenants
+from contentplatform.website_scan.snapshots import service as snapshots
 
 QUOTA_PER_DAY = 2000
 QUOTA_ZONE = ZoneInfo("America/Los_Angeles")
@@ -60,32 +62,10 @@ require_inspection = Required(repository.get_inspection, UrlInspectionNotFound)
 # --- the property ---------------------------------------------------------------------------
 
 
-def _host(value: str) -> str:
-    """A host as Search Console compares it: lowercase, IDNA (punycode), no trailing dot."""
-    host = value.lower().rstrip(".")
-    try:
-        return host.encode("idna").decode("ascii")
-    except UnicodeError:
-        return host
-
-
 def within(site_url: str, url: str) -> bool:
-    """Whether the https `url` is within the property `site_url`: a domain property
-    (`sc-domain:example.com`) holds its host and every subdomain; a URL-prefix property
-    (`https://example.com/blog/`) the URLs starting with it (scheme and host in any case)."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() != "https" or not parts.hostname:
-        return False
-    host = _host(parts.hostname)
-    if site_url.startswith("sc-domain:"):
-        domain = _host(site_url.removeprefix("sc-domain:"))
-        return bool(domain) and (host == domain or host.endswith("." + domain))
-    prefix = urlsplit(site_url)
-    if prefix.scheme.lower() != "https" or not prefix.hostname:
-        return False
-    if host != _host(prefix.hostname) or (parts.port or 443) != (prefix.port or 443):
-        return False
-    return (parts.path or "/").startswith(prefix.path or "/")
+    """Whether the https `url` is within the property `site_url` (seo.within_property): the
+    URL Inspection API inspects https URLs only."""
+    return urlsplit(url).scheme.lower() == "https" and seo.within_property(site_url, url)
 
 
 def _check_within(site_url: str, urls: list[str], field: str, *, many: bool) -> None:
@@ -160,9 +140,134 @@ async def list_sitemaps(
         source=None if data.source == "all" else data.source,
         **window_of(data),
     )
+    checked = await _cross_check(session, tenant_id, property_id, rows)
     return schemas.SitemapPage(
-        data=[sitemap_record(row) for row in rows], total=total, page=data.page, limit=data.limit
+        data=[
+            sitemap_record(row).model_copy(update={"snapshot": checked[row.id]})
+            if row.id in checked
+            else sitemap_record(row)
+            for row in rows
+        ],
+        total=total,
+        page=data.page,
+        limit=data.limit,
     )
+
+
+# --- robots.txt's sitemaps, and every sitemap against the crawl -------------------------------
+
+MAX_SITEMAP_URL = 2048
+
+
+async def _scans_of_site(
+    session: AsyncSession, tenant_id: uuid.UUID, property_id: uuid.UUID | None
+) -> list[snapshots.SiteFiles]:
+    """The newest complete scan of each crawled site within the selected property (of every
+    crawled site when none is selected), newest first."""
+    site_url = (
+        await repository.property_site_url(session, tenant_id, property_id)
+        if property_id is not None
+        else None
+    )
+    return [
+        scan
+        for scan in await snapshots.latest_site_files(session, tenant_id)
+        if site_url is None or seo.within_property(site_url, scan.start_url)
+    ]
+
+
+async def keep_robots_sitemaps(session: AsyncSession, tenant_id: uuid.UUID) -> None:
+    """The `robots_txt` rows made to match the Sitemap lines of the robots.txt each crawled
+    site answered at its newest complete scan (the sites within the selected property): a
+    sitemap no longer declared goes, one still declared keeps its row (and id)."""
+    property_id = await repository.selected_property(session, tenant_id)
+    declared: dict[str, tuple[datetime | None, bool]] = {}
+    for scan in await _scans_of_site(session, tenant_id, property_id):
+        indexes = {
+            report.get("url")
+            for report in (scan.sitemaps or {}).get("read") or []
+            if report.get("type") == "index"
+        }
+        for url in (scan.robots_txt or {}).get("declared_sitemaps") or []:
+            if _plain_url(url):
+                declared.setdefault(url, (scan.finished_at, url in indexes))
+    kept = {row.url: row for row in await repository.robots_sitemaps(session, tenant_id)}
+    gone = [row.id for url, row in kept.items() if url not in declared]
+    await repository.delete_sitemaps(session, tenant_id, gone)
+    now = utcnow()
+    for url, (seen_at, is_index) in declared.items():
+        row = kept.get(url)
+        if row is None:
+            row = SeoSitemap(
+                tenant_id=tenant_id,
+                property_id=None,
+                url=url,
+                source="robots_txt",
+                errors=0,
+                warnings=0,
+                contents=[],
+                is_pending=False,
+            )
+            session.add(row)
+        row.is_index = is_index
+        row.synced_at = seen_at or now
+        row.updated_at = now
+    await session.flush()
+
+
+def _plain_url(value: object) -> bool:
+    """An http(s) URL of at most 2,048 characters without control characters: what a site's
+    robots.txt names is text from outside, kept only as such."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= MAX_SITEMAP_URL
+        and value.lower().startswith(("http://", "https://"))
+        and not any(ord(char) < 0x20 or ord(char) == 0x7F for char in value)
+    )
+
+
+async def _cross_check(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    property_id: uuid.UUID | None,
+    rows: list[SeoSitemap],
+) -> dict[uuid.UUID, schemas.SitemapSnapshot]:
+    """Each sitemap the newest complete scan of the site read, against that scan's pages: the
+    URLs it lists (its own and, for an index, its children's), those crawled with another
+    status than 200, those crawled but not indexable (noindex, canonical elsewhere, not HTML),
+    and the site's indexable pages no sitemap lists."""
+    if not rows:
+        return {}
+    scans = [
+        scan
+        for scan in await _scans_of_site(session, tenant_id, property_id)
+        if scan.sitemaps is not None
+    ]
+    if not scans:
+        return {}
+    scan = scans[0]
+    sitemaps = scan.sitemaps or {}
+    read = {report.get("url") for report in sitemaps.get("read") or []}
+    listed: dict[str, list[str]] = sitemaps.get("listed") or {}
+    by_sitemap: dict[str, list[str]] = {}
+    for url, where in listed.items():
+        for sitemap in where:
+            by_sitemap.setdefault(sitemap, []).append(url)
+    pages = await snapshots.indexable_pages(session, tenant_id, scan.snapshot_id)
+    not_listed = sum(1 for url, indexable in pages.items() if indexable and url not in listed)
+    checked = {}
+    for row in rows:
+        if row.url not in read:
+            continue  # the scan did not reach it: nothing to say
+        urls = by_sitemap.get(row.url, [])
+        checked[row.id] = schemas.SitemapSnapshot(
+            snapshot_id=scan.snapshot_id,
+            urls=len(urls),
+            non_200=sum(1 for url in urls if url in pages and pages[url] is None),
+            non_indexable=sum(1 for url in urls if pages.get(url) is False),
+            not_listed_indexable_pages=not_listed,
+        )
+    return checked
 
 
 async def _stored(
@@ -321,7 +426,8 @@ async def inspect(
             session,
             tenant_id,
             kind="url_inspection",
-            provider=repository.SEARCH_CONSOLE,
+            # The provider that answers: offline's made-up results never pass for Google's.
+            provider=access.provider,
             run_key=f"url_inspection:{uuid.uuid4()}",
             trigger="manual",
             params={"urls": len(new), "force": data.force, "language_code": language},

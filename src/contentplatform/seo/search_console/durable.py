@@ -47,7 +47,7 @@ from contentplatform.config import Settings
 from contentplatform.core import runtime
 from contentplatform.kit import durable
 from contentplatform.kit.db import Database, utcnow
-from contentplatform.seo.connections import service as connections
+from contentplatform.seo.connections import access as connections
 from contentplatform.seo.connections.errors import SearchConsoleNotConnected
 from contentplatform.seo.connections.google import GoogleApiError, GoogleGrantRevoked
 from contentplatform.seo.inspections import service as inspections
@@ -218,10 +218,14 @@ class _Sync:
         self.total = len(self.days) * len(plan.search_types)
         self.done = 0
         self.refused_in_row = 0
+        # The windows' totals fetched by this run before a crash (its checkpoint), by key.
+        self.kept: dict[str, Any] = {}
 
     async def run(self) -> None:
         todo: list[tuple[str, list[date]]] = []
         async with self.db.unit_of_work() as session:
+            run = await sync_repository.run(session, self.tenant_id, self.run_id)
+            self.kept = dict((run.checkpoint if run is not None else None) or {})
             for search_type in self.plan.search_types:
                 stored = await sync_repository.synced_days(
                     session,
@@ -252,11 +256,14 @@ class _Sync:
         days = _span(first, last)
         if self._spent(search_type, days):
             return
-        try:
-            totals = await self._totals(search_type, first, last)
-        except GoogleApiError as error:
-            self._refused(search_type, days, error)
-            return
+        totals = self._kept_totals(search_type, first, last)
+        if totals is None:
+            try:
+                totals = await self._totals(search_type, first, last)
+            except GoogleApiError as error:
+                self._refused(search_type, days, error)
+                return
+            await self._keep_totals(search_type, first, last, totals)
         self.refused_in_row = 0
         # No impressions in the site's totals: no page or query row can exist. A final day is
         # stored as zeros (so it is never asked for again), a fresh one not at all.
@@ -331,6 +338,42 @@ class _Sync:
         # No firstIncompleteDate: every day answered is final.
         first_incomplete = date.fromisoformat(str(incomplete)[:10]) if incomplete else None
         return _Totals(days, first_incomplete)
+
+    async def _keep_totals(
+        self, search_type: str, first: date, last: date, totals: _Totals
+    ) -> None:
+        """The window's totals in the run's checkpoint: resumed after a crash, the run takes
+        the days it has not stored from there rather than ask Google again."""
+        kept = {
+            "first": first.isoformat(),
+            "last": last.isoformat(),
+            "first_incomplete": totals.first_incomplete and totals.first_incomplete.isoformat(),
+            "days": {
+                day.isoformat(): [figures.clicks, figures.impressions, figures.position]
+                for day, figures in totals.days.items()
+            },
+        }
+        async with self.db.unit_of_work() as session:
+            await sync_runs.keep_checkpoint(
+                session, self.tenant_id, self.run_id, f"totals:{search_type}", kept
+            )
+        self.kept[f"totals:{search_type}"] = kept
+
+    def _kept_totals(self, search_type: str, first: date, last: date) -> _Totals | None:
+        """The totals of [first, last] from the checkpoint, when a window fetched before the
+        crash covered it."""
+        kept = self.kept.get(f"totals:{search_type}")
+        if not kept or not date.fromisoformat(kept["first"]) <= first <= last:
+            return None
+        if last > date.fromisoformat(kept["last"]):
+            return None
+        days = {}
+        for iso, (clicks, impressions, position) in kept["days"].items():
+            day = date.fromisoformat(iso)
+            if first <= day <= last:
+                days[day] = Figures(int(clicks), int(impressions), float(position))
+        incomplete = kept.get("first_incomplete")
+        return _Totals(days, date.fromisoformat(incomplete) if incomplete else None)
 
     async def _rows(self, search_type: str, day: date) -> tuple[list[PageRow], list[QueryRow]]:
         """The day's page and query rows (a day at a time: Google keeps at most its top rows
@@ -544,7 +587,7 @@ async def _finish(db: Database, tenant_id: uuid.UUID, run_id: uuid.UUID, outcome
         if run is None or run.status != "running":
             return "settled"
         await sync_runs.finish(session, tenant_id, run_id, status=status, error=error)
-        await sync_repository.note_sync(session, tenant_id, at=utcnow(), error=error)
+        await sync_repository.note_sync(session, tenant_id, run.provider, at=utcnow(), error=error)
     return status
 
 
@@ -564,7 +607,7 @@ async def fail(
         if run is None or run.status not in ("queued", "running"):
             return
         await sync_runs.finish(session, tenant_id, run_id, status="failed", error=error)
-        await sync_repository.note_sync(session, tenant_id, at=utcnow(), error=error)
+        await sync_repository.note_sync(session, tenant_id, run.provider, at=utcnow(), error=error)
 
 
 @durable.reconcile_source("seo.search_console_sync")

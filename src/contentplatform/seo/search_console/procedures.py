@@ -54,7 +54,21 @@ async def query_performance(
     (negative: moved up). Sorting: `sortBy` clicks|impressions|ctr|position|date (date needs the
     date dimension), ties in key order. The window: endDate not before startDate, at most 16
     months. `data_state.final_through`: stored days up to it are final; later days up to
-    `fresh_through` are fresh and will be replaced when Google finalizes them."""
+    `fresh_through` are fresh and will be replaced when Google finalizes them.
+
+    Beyond Search Console, what it cannot know: with the `date` dimension, `events` lists our
+    own content events in the window on the property's site (passing the pageFilter), newest
+    first, at most 200: a draft `published` here (its first copy on a target), `updated` (a
+    later publish to the same target), a page a website scan found changed (`page_changed`,
+    against the scan before it; the 12 newest scans of the window). They are dated in Search
+    Console's days (Pacific Time), so they line up with the rows' dates. `eventDate` (with a
+    pageFilter, usually `equals` one page) adds `impact`: the page's clicks in the `eventDays`
+    (7-90, default 28) before that day against as many after it (the day itself in neither;
+    fewer when fewer are stored after it), held against the rest of the site over the same
+    days (its totals minus the page's): `expected_clicks` is the page's before, moved as the
+    rest moved; `lift_pct` the page's after against it; `verdict` improved (>= +10%), declined
+    (<= -10%), no_clear_change, or insufficient_data (under 7 days after, or under 20 clicks
+    on the page in both windows)."""
     return await service.query_performance(ctx.session, ctx.tenant.tenant_id, data)
 
 

@@ -4,6 +4,7 @@ alike), and queryPerformance's input and answer."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal, Self
@@ -62,6 +63,8 @@ WINDOW_MONTHS = 16
 # compiled program grows with it.
 MAX_PATTERN = 255
 FIRST_DAY = date(2000, 1, 1)
+# The fewest days on each side of an event its impact is judged on.
+MIN_IMPACT_DAYS = 7
 LAST_DAY = date(2999, 12, 31)
 
 
@@ -109,11 +112,28 @@ class QueryPerformanceInput(Input):
     sort_order: Literal["asc", "desc"] = "desc"
     page: int = Field(1, ge=1, le=MAX_PAGE)
     limit: int = Field(100, ge=1, le=1000)
+    event_date: date | None = Field(
+        None,
+        ge=FIRST_DAY,
+        le=LAST_DAY,
+        description="The day a page changed (a content event's `date`): adds `impact`, the "
+        "pageFilter's clicks in the days before it against the days after it, beside the rest "
+        "of the site's. Needs pageFilter.",
+    )
+    event_days: int = Field(
+        28,
+        ge=MIN_IMPACT_DAYS,
+        le=90,
+        description="Days on each side of eventDate (the day itself is in neither); fewer "
+        "when fewer are stored after it.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
         if self.end_date < self.start_date:
             raise ValueError("endDate is before startDate.")
+        if self.event_date is not None and self.page_filter is None:
+            raise ValueError("eventDate needs pageFilter: the page whose change is measured.")
         if self.start_date < months_before(self.end_date, WINDOW_MONTHS):
             raise ValueError("The window spans more than 16 months.")
         if len(set(self.dimensions)) != len(self.dimensions):
@@ -185,6 +205,70 @@ class DataState(BaseModel):
     )
 
 
+ContentEventKind = Literal["published", "updated", "page_changed"]
+
+
+class ContentEvent(BaseModel):
+    date: Day = Field(
+        description="The day it happened, in Search Console's days (Pacific Time), so it lines "
+        "up with the series' date keys."
+    )
+    at: datetime
+    kind: ContentEventKind = Field(
+        description="`published`: a draft first put on a publishing target here; `updated`: "
+        "a later publish of it to the same target; `page_changed`: a website scan found the "
+        "page changed against the scan before it."
+    )
+    page: str = Field(description="The page's URL.")
+    draft_id: uuid.UUID | None = Field(description="The draft published (published, updated).")
+    title: str | None = Field(description="The draft's title (published, updated).")
+    snapshot_id: uuid.UUID | None = Field(
+        description="The website scan's snapshot that saw the change (page_changed)."
+    )
+    fields_changed: list[str] = Field(
+        description="What changed (page_changed): content, title, meta_description, "
+        "canonical, status_code, headings."
+    )
+
+
+class ImpactSide(BaseModel):
+    before: Metrics
+    after: Metrics
+    change: Change
+
+
+class Window(BaseModel):
+    start: Day
+    end: Day
+
+
+Verdict = Literal["improved", "declined", "no_clear_change", "insufficient_data"]
+
+
+class EventImpact(BaseModel):
+    event_date: Day
+    days: int = Field(description="Days on each side (the event's day is in neither).")
+    before: Window | None = Field(description="Null when no day is stored after the event.")
+    after: Window | None
+    page: ImpactSide = Field(description="The rows of the filters (pageFilter's page).")
+    rest_of_site: ImpactSide = Field(
+        description="The site's totals minus the page's: the trend the page is held against."
+    )
+    expected_clicks: float | None = Field(
+        description="The page's clicks before, moved as the rest of the site moved: what it "
+        "would have earned after without the change. Null when the page had none before."
+    )
+    lift_pct: float | None = Field(
+        description="The page's clicks after against expected_clicks, in %. Null when "
+        "nothing was expected."
+    )
+    verdict: Verdict = Field(
+        description="`improved`/`declined`: lift of at least +10% / -10%; `no_clear_change` "
+        "between; `insufficient_data`: under 7 days after the event, or fewer than 20 clicks "
+        "on the page in both windows together."
+    )
+
+
 class PerformanceReport(Page[PerformanceRow]):
     source: Literal["site", "page", "query"] = Field(
         description="The stored fact read: the site's totals, page totals (page x country x "
@@ -199,3 +283,15 @@ class PerformanceReport(Page[PerformanceRow]):
     )
     data_state: DataState
     last_synced_at: datetime | None = Field(description="Null before the first sync.")
+    events: list[ContentEvent] | None = Field(
+        None,
+        description="With the date dimension: our content events in the window on the "
+        "property's site (and the pageFilter's pages), newest first, at most 200. Null "
+        "otherwise.",
+    )
+    events_truncated: bool = Field(
+        False, description="More events happened in the window than `events` holds."
+    )
+    impact: EventImpact | None = Field(
+        None, description="With eventDate: did the page's change work? Null otherwise."
+    )

@@ -24,13 +24,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.kit.schemas import offset_of
 from contentplatform.seo import service as seo
 from contentplatform.seo.models import SeoProperty
-from contentplatform.seo.search_console import repository
+from contentplatform.seo.search_console import content_events, repository
 from contentplatform.seo.search_console.errors import InvalidPattern
 from contentplatform.seo.search_console.repository import Condition, Fact, Scope, Sums
 from contentplatform.seo.search_console.schemas import (
     Change,
     DataState,
+    EventImpact,
     Hidden,
+    ImpactSide,
     Metrics,
     Operator,
     PerformanceKeys,
@@ -276,9 +278,31 @@ async def query_performance(
     window = previous_window(data)
     if window is not None:
         previous_totals = await _compare(session, reader, window, groups, rows)
+    events, truncated = None, False
+    if "date" in data.dimensions:
+        events, truncated = await content_events.content_events(
+            session,
+            tenant_id,
+            prop.site_url,
+            data.start_date,
+            data.end_date,
+            page_test=(
+                matcher("pageFilter", data.page_operator, data.page_filter)
+                if data.page_filter is not None
+                else None
+            ),
+            exact_page=data.page_filter if data.page_operator == "equals" else None,
+        )
     report = _empty(data, reader.source)
     return report.model_copy(
         update={
+            "events": events,
+            "events_truncated": truncated,
+            "impact": (
+                await _impact(session, reader, data.event_date, prop.fresh_through)
+                if data.event_date is not None
+                else None
+            ),
             "data": rows,
             "total": total,
             "totals": metrics(whole),
@@ -292,6 +316,42 @@ async def query_performance(
             "last_synced_at": prop.last_synced_at,
         }
     )
+
+
+async def _impact(
+    session: AsyncSession, reader: Reader, event: date, stored_through: date | None
+) -> EventImpact:
+    """The filtered rows (the pageFilter's page) before and after the event's day, against
+    the rest of the site over the same days: the site's totals (the page totals of the country
+    and device filters, when given) minus the page's."""
+    days = content_events.impact_windows(event, reader.data.event_days, stored_through)
+    whole_fact: Fact = repository.FACTS["site"]
+    whole_conditions = [c for c in reader.equal if c.column in ("country", "device")]
+    if whole_conditions:
+        whole_fact = repository.FACTS["page"]
+    sides: dict[str, tuple[Sums, Sums]] = {}
+    for name, window in zip(("before", "after"), content_events.windows(event, days), strict=True):
+        if not days:
+            sides[name] = (Sums(0, 0, 0.0), Sums(0, 0, 0.0))
+            continue
+        scope = reader.scope(*window)
+        conditions = await reader.conditions(session, scope)
+        page = await repository.totals(session, reader.tenant_id, reader.fact, scope, conditions)
+        whole = await repository.totals(
+            session, reader.tenant_id, whole_fact, scope, whole_conditions
+        )
+        rest = Sums(
+            max(whole.clicks - page.clicks, 0),
+            max(whole.impressions - page.impressions, 0),
+            max(whole.position_sum - page.position_sum, 0.0),
+        )
+        sides[name] = (page, rest)
+
+    def side(index: int) -> ImpactSide:
+        before, after = metrics(sides["before"][index]), metrics(sides["after"][index])
+        return ImpactSide(before=before, after=after, change=change(after, before))
+
+    return content_events.judge(event, days, side(0), side(1))
 
 
 async def _compare(

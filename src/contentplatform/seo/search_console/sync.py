@@ -182,15 +182,21 @@ def next_daily(now: datetime, zone: str) -> datetime:
 async def on_connected(
     session: AsyncSession, tenant_id: uuid.UUID, row: SeoConnection
 ) -> SeoSyncRun | None:
-    """Search Console was connected (or its property chosen): the daily sync is scheduled and
-    the first backfill queued (settings' backfill_months), unless syncing is paused, no
+    """Search Console was connected (or its property chosen): the daily sync is scheduled on
+    the connection in use (Google's when present, else the offline one) and, when that is
+    `row`, the first backfill queued (settings' backfill_months), unless syncing is paused, no
     property is selected yet, or a search_console run is already queued or running. Never
     raises for that: a connection succeeds whether or not a sync can start."""
-    zone = await tenants.timezone_of(session, tenant_id)
-    await sync_repository.schedule_next(session, tenant_id, next_daily(utcnow(), zone))
-    if not row.sync_enabled or row.property_id is None:
+    await session.flush()  # the connection's new state, for connection_in_use and start() to read
+    in_use = await offline.connection_in_use(session, tenant_id)
+    if in_use is None:
         return None
-    await session.flush()  # the connection's new state, for start() to read
+    zone = await tenants.timezone_of(session, tenant_id)
+    await sync_repository.schedule_next(session, tenant_id, in_use.id, next_daily(utcnow(), zone))
+    # The offline one connected while Google's is present is not used: its backfill would be
+    # Google's sync.
+    if in_use.id != row.id or not row.sync_enabled or row.property_id is None:
+        return None
     try:
         return await start(
             session,
@@ -204,8 +210,8 @@ async def on_connected(
 
 
 async def tick(db: Database, now: datetime) -> dict[str, int]:
-    """Start the daily syncs due by `now` (for the scheduler's tick): each connection's next
-    sync moves to the next DAILY_AT of its organization's zone whether its sync starts or not
+    """Start the daily syncs due by `now` (for the scheduler's tick): each tenant's next sync
+    moves to the next DAILY_AT of its organization's zone whether its sync starts or not
     (paused, not connected, no property: skipped). Each in its own transaction, so one that
     cannot start never holds up the others."""
     report = {"started": 0, "skipped": 0, "failed": 0}
@@ -224,11 +230,16 @@ async def tick(db: Database, now: datetime) -> dict[str, int]:
 
 
 async def _fire(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> str | None:
-    connection = await sync_repository.connection(session, tenant_id, for_update=True)
-    if connection is None or connection.next_sync_at is None or connection.next_sync_at > now:
+    rows = await sync_repository.connections(session, tenant_id, for_update=True)
+    due = [row for row in rows if row.next_sync_at is not None and row.next_sync_at <= now]
+    if not due:
         return None  # another tick took it, or it changed meanwhile
+    # The next turn goes on the connection in use now, which may not be the one that was due
+    # (Google's connected or disconnected since): the schedule follows the provider the sync
+    # below goes through. With none in use it stays where it was, to be skipped.
+    connection = await offline.connection_in_use(session, tenant_id) or due[0]
     zone = await tenants.timezone_of(session, tenant_id)
-    connection.next_sync_at = next_daily(now, zone)
+    await sync_repository.schedule_next(session, tenant_id, connection.id, next_daily(now, zone))
     if not connection.sync_enabled:
         return "skipped"
     try:

@@ -1,6 +1,10 @@
 """The queries of the Search Console sync (sync.py, durable.py): which days a run may skip, the
 connections its daily schedule is due for, and the runs its reconcile source watches. The
-day's facts themselves are written by repository.replace_day."""
+day's facts themselves are written by repository.replace_day.
+
+A tenant reaches Search Console through Google's connection or, in the local environment, the
+offline provider's (connections/offline.py): the daily schedule is kept on one of the two rows,
+the one in use, and a sync is noted on the row of the provider that ran it."""
 
 from __future__ import annotations
 
@@ -12,9 +16,13 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.kit.db import cross_tenant
+from contentplatform.seo.connections import offline
 from contentplatform.seo.models import SeoConnection, SeoProperty, SeoSyncedDay, SeoSyncRun
 
 PROVIDER = "google_search_console"
+# The providers a Search Console sync may run through: Google's, and the offline one's made-up
+# data.
+PROVIDERS = (PROVIDER, offline.OFFLINE)
 KIND = "search_console"
 
 
@@ -48,41 +56,55 @@ async def final_through(
     return found
 
 
-async def connection(
+async def connections(
     session: AsyncSession, tenant_id: uuid.UUID, *, for_update: bool = False
-) -> SeoConnection | None:
-    """The tenant's Search Console connection row, if any."""
-    statement = select(SeoConnection).where(
-        SeoConnection.tenant_id == tenant_id, SeoConnection.provider == PROVIDER
+) -> list[SeoConnection]:
+    """The tenant's Search Console connection rows (Google's, the offline one's), by provider:
+    every caller locks them in the same order."""
+    statement = (
+        select(SeoConnection)
+        .where(SeoConnection.tenant_id == tenant_id, SeoConnection.provider.in_(PROVIDERS))
+        .order_by(SeoConnection.provider)
     )
     if for_update:
         statement = statement.with_for_update()
-    found: SeoConnection | None = (await session.execute(statement)).scalar_one_or_none()
-    return found
+    return list((await session.execute(statement)).scalars())
 
 
 async def note_sync(
     session: AsyncSession,
     tenant_id: uuid.UUID,
+    provider: str,
     *,
     at: datetime,
     error: dict[str, Any] | None,
 ) -> None:
-    """The connection's last sync and its error (None when it succeeded), as listConnections
-    shows them."""
+    """The last sync and its error (None when it succeeded), as listConnections shows them, on
+    the connection of `provider`: the one the run went through (its own provider)."""
     await session.execute(
         update(SeoConnection)
-        .where(SeoConnection.tenant_id == tenant_id, SeoConnection.provider == PROVIDER)
+        .where(SeoConnection.tenant_id == tenant_id, SeoConnection.provider == provider)
         .values(last_sync_at=at, last_error=error)
     )
 
 
 async def schedule_next(
-    session: AsyncSession, tenant_id: uuid.UUID, next_sync_at: datetime | None
+    session: AsyncSession, tenant_id: uuid.UUID, connection_id: uuid.UUID, next_sync_at: datetime
 ) -> None:
+    """The daily sync's next turn on the connection `connection_id`, and none on the tenant's
+    other Search Console connection: a tenant never has two daily syncs."""
     await session.execute(
         update(SeoConnection)
-        .where(SeoConnection.tenant_id == tenant_id, SeoConnection.provider == PROVIDER)
+        .where(
+            SeoConnection.tenant_id == tenant_id,
+            SeoConnection.provider.in_(PROVIDERS),
+            SeoConnection.id != connection_id,
+        )
+        .values(next_sync_at=None)
+    )
+    await session.execute(
+        update(SeoConnection)
+        .where(SeoConnection.tenant_id == tenant_id, SeoConnection.id == connection_id)
         .values(next_sync_at=next_sync_at)
     )
 
@@ -98,7 +120,7 @@ async def due_connections(
         .where(
             SeoConnection.next_sync_at.is_not(None),
             SeoConnection.next_sync_at <= now,
-            SeoConnection.provider == PROVIDER,
+            SeoConnection.provider.in_(PROVIDERS),
         )
         .order_by(SeoConnection.next_sync_at)
         .limit(limit)

@@ -20,7 +20,9 @@ How a part uses it:
 
 from __future__ import annotations
 
+import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -31,7 +33,27 @@ from contentplatform.seo.models import SeoSyncRun
 from contentplatform.seo.sync_runs import repository, schemas
 from contentplatform.seo.sync_runs.errors import SyncRunNotFound
 
+log = logging.getLogger(__name__)
+
 require = Required(repository.get, SyncRunNotFound)
+
+# What another SEO part does when a run of a kind ends, in the transaction that ends it (the
+# page inventory's figures after a Search Console sync): registered by that part, so that the
+# parts running syncs need not import it.
+Ended = Callable[[AsyncSession, SeoSyncRun], Awaitable[None]]
+_when_ended: dict[str, list[Ended]] = {}
+
+
+def when_ended(kind: str) -> Callable[[Ended], Ended]:
+    """Register `handler(session, run)` to run when a run of `kind` ends (any ending)."""
+    _one_of(kind, schemas.KINDS, "kind")
+
+    def register(handler: Ended) -> Ended:
+        _when_ended.setdefault(kind, []).append(handler)
+        return handler
+
+    return register
+
 
 MAX_RUN_KEY = 200
 # The message a run cancelled by a disconnect ends with.
@@ -205,9 +227,54 @@ async def finish(
         return run
     run.status = status
     run.error = _error(error) if error is not None else None
+    run.checkpoint = None
     run.finished_at = utcnow()
     await session.flush()
+    for handler in _when_ended.get(run.kind, ()):
+        # In a savepoint: a handler's failure is logged and ends the run all the same.
+        try:
+            async with session.begin_nested():
+                await handler(session, run)
+        except Exception:
+            log.exception("a handler of the end of sync run %s failed", run_id)
     return run
+
+
+async def finish_by_items(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    run_id: uuid.UUID,
+    *,
+    completed: int,
+    failed: int,
+    failures: Callable[[], Awaitable[list[dict[str, Any]]]],
+    code: str,
+    noun: str,
+) -> str:
+    """A run of items (URLs inspected, measured) ended by what became of them: succeeded when
+    none failed, failed when none completed, partial otherwise, its error `code` counting the
+    failed `noun` and naming them (`failures()`, read only then)."""
+    if not failed:
+        await finish(session, tenant_id, run_id, status="succeeded")
+        return "succeeded"
+    status = "partial" if completed else "failed"
+    error = {
+        "code": code,
+        "message": f"{failed} of {failed + completed} {noun} failed.",
+        "retryable": True,
+        "items": await failures(),
+    }
+    await finish(session, tenant_id, run_id, status=status, error=error)
+    return status
+
+
+async def keep_checkpoint(
+    session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID, key: str, value: Any
+) -> None:
+    """`value` under `key` in the running run's checkpoint (see SeoSyncRun.checkpoint)."""
+    run = await require(session, tenant_id, run_id, for_update=True)
+    run.checkpoint = {**(run.checkpoint or {}), key: value}
+    await session.flush()
 
 
 async def cancel_queued(session: AsyncSession, tenant_id: uuid.UUID, provider: str) -> int:

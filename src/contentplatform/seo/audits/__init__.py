@@ -1,0 +1,1 @@
+"""Technical SEO audits over completed website-scan snapshots (issue 41)."""

@@ -1,0 +1,1 @@
+"""PageSpeed: Lighthouse lab data and Chrome UX Report field data of key URLs."""
