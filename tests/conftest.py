@@ -24,13 +24,15 @@ from contentplatform.config import Settings
 from contentplatform.events import service as events
 from contentplatform.kit import migrations
 from contentplatform.kit.db import Database
+from tests.seo.pagespeed.standin import PageSpeedStandIn
+from tests.seo.rank.standin import SerpStandIn
 from tests.support.backends import Backends, test_backends
 from tests.support.database import run_on
 from tests.support.google import GoogleStandIn
 from tests.support.idp import AUDIENCE, ISSUER, IdentityProvider
 from tests.support.mailbox import Mailbox
 from tests.support.orgs import Org, new_org
-from tests.support.servers import AppServer
+from tests.support.servers import DOCUMENT_TIMEOUT, AppServer
 
 # The `stack` and `services` fixtures: service processes on backends of their own; `chromium`:
 # the browser for the browser tests (tests/support/browser.py).
@@ -78,6 +80,10 @@ def idp() -> Iterator[IdentityProvider]:
 # The Google stand-in's URLs and OAuth client, which every service of the session is given
 # (SEO's Search Console connections: tests/support/google).
 _google = GoogleStandIn()
+# PageSpeed Insights' stand-in (tests/seo/pagespeed/standin.py), every service pointed at it.
+_pagespeed = PageSpeedStandIn()
+# DataForSEO's SERP API stand-in (tests/seo/rank/standin.py), every service pointed at it.
+_serp = SerpStandIn()
 # Where the suite's SEO OAuth flows say the front end receives Google's redirect.
 SEO_REDIRECT_URI = "https://app.example.test/seo/callback"
 
@@ -88,6 +94,24 @@ def google() -> Iterator[GoogleStandIn]:
     if not _google.thread.is_alive():
         _google.thread.start()
     yield _google
+
+
+@pytest.fixture(scope="session")
+def pagespeed() -> Iterator[PageSpeedStandIn]:
+    """The PageSpeed Insights stand-in the session's services are pointed at (started on first
+    use)."""
+    if not _pagespeed.thread.is_alive():
+        _pagespeed.thread.start()
+    yield _pagespeed
+
+
+@pytest.fixture(scope="session")
+def serp() -> Iterator[SerpStandIn]:
+    """The DataForSEO SERP stand-in the session's services are pointed at (started on first
+    use)."""
+    if not _serp.thread.is_alive():
+        _serp.thread.start()
+    yield _serp
 
 
 # The SMTP server on loopback every service of the session sends its mail to (mail/).
@@ -151,6 +175,8 @@ def make_settings(
         "webhook_timeout_seconds": 2,
         # SEO: Google is the stand-in (serving once a test asks for the `google` fixture).
         **_google.settings(),
+        **_pagespeed.settings(),
+        **_serp.settings(),
         "seo_oauth_redirect_uris": [SEO_REDIRECT_URI],
         # Search Console syncs retry quota answers at once (Retry-After capped too).
         "seo_sync_backoff_seconds": 0.01,
@@ -205,7 +231,7 @@ def settings_with(
 
 @pytest.fixture(scope="session")
 def openapi_document(client: httpx.Client) -> dict[str, Any]:
-    return client.get("/openapi.json").json()
+    return client.get("/openapi.json", timeout=DOCUMENT_TIMEOUT).json()
 
 
 Token = Callable[..., str]

@@ -142,7 +142,9 @@ def create_app(
         version=API_VERSION,
         description=description(settings.public_base_url),
         lifespan=lifespan,
-        # Served from package files instead (kit/docs.py): FastAPI's own pages load a CDN.
+        # Served by kit/docs.py instead: FastAPI's own pages load a CDN, and its document route
+        # makes the document on the event loop.
+        openapi_url=None,
         docs_url=None,
         redoc_url=None,
     )

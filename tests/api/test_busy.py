@@ -13,6 +13,7 @@ from sqlalchemy.exc import DBAPIError
 
 from contentplatform.app import _database_unreachable
 from contentplatform.kit import db
+from contentplatform.support import request_log
 from tests.support.orgs import new_org
 from tests.support.servers import second_service
 
@@ -111,7 +112,9 @@ def terminate(settings: Any, pid: int) -> None:
     engine = create_engine(url)
     try:
         with engine.connect() as connection:
-            assert connection.scalar(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+            # With a timeout the call waits until the backend has exited: without one it only
+            # signals, and a request sent at once could still be served by the dying backend.
+            assert connection.scalar(text("SELECT pg_terminate_backend(:pid, 10000)"), {"pid": pid})
     finally:
         engine.dispose()
 
@@ -132,6 +135,9 @@ def test_a_connection_the_database_dropped_costs_at_most_one_503(
     headers = {"Authorization": f"Bearer {token(org, role='admin')}", "x-idp-org-id": org}
     with one_connection.client() as http:
         assert http.get("/v1/drafts", headers=headers).status_code == 200
+        # The failures earlier tests logged (support/request_log.py) are written first: a write
+        # meeting the dropped connection would spend the one failure this test looks for.
+        asyncio.run_coroutine_threadsafe(request_log.settled(), one_connection.loop).result(10)
         terminate(settings, backend_of(one_connection))
         first = http.get("/v1/drafts", headers=headers)
         if idle == "a while":

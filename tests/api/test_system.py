@@ -5,6 +5,7 @@ from __future__ import annotations
 from uuid import uuid4
 
 from tests.support.problems import problem
+from tests.support.servers import DOCUMENT_TIMEOUT
 
 
 def test_health_needs_no_token(call):
@@ -141,7 +142,7 @@ def test_interactive_docs_and_openapi_document(client):
     docs = client.get("/docs")
     assert docs.status_code == 200
     assert "text/html" in docs.headers["content-type"]
-    document = client.get("/openapi.json").json()
+    document = client.get("/openapi.json", timeout=DOCUMENT_TIMEOUT).json()
     assert document["info"]["version"] == "0.2.0"
     whoami = document["paths"]["/v1/system/whoami"]["get"]
     assert whoami["operationId"] == "system.whoami"

@@ -240,7 +240,9 @@ def seconds_to_a_clean_exit(worker: Worker) -> float:
 
 def test_sigterm_lets_the_workflow_in_flight_finish(demo: Demo) -> None:
     wid = "demo:draining"
-    worker = demo.spawn("start", workflow_id=wid)
+    # A grace far longer than the work left: a shutdown that waited all of it cannot pass for
+    # one slowed by a loaded machine (DBOS also joins its background threads after the wait).
+    worker = demo.spawn("start", workflow_id=wid, shutdown_grace_seconds=60)
     wait_for(
         "step 2 to begin", lambda: ("step2", worker.process.pid) in attempts_of(demo, wid), worker
     )
@@ -249,7 +251,7 @@ def test_sigterm_lets_the_workflow_in_flight_finish(demo: Demo) -> None:
     took = seconds_to_a_clean_exit(worker)
 
     assert demo.status(wid) == "SUCCESS", worker.tail()
-    assert took < 10, f"shutdown waited {took:.1f}s for work that could finish at once"
+    assert took < 30, f"shutdown waited {took:.1f}s for work that could finish at once"
     assert steps_of(demo, wid) == ["step1", "step2", "step3"]
 
 

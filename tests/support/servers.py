@@ -22,6 +22,10 @@ from contentplatform.config import Settings
 from contentplatform.core.procedures import ProcedureRouter
 from contentplatform.kit import logs
 
+# How long a client waits for the service's OpenAPI document: made at its first request, seconds
+# of CPU (a minute under CI's load) in a thread (kit/docs.py).
+DOCUMENT_TIMEOUT = 120
+
 
 class AppServer:
     """Runs an ASGI app under uvicorn on a free loopback port, in a thread. `client()` talks to
@@ -43,8 +47,15 @@ class AppServer:
                 self.loop = asyncio.get_running_loop()
             await app(scope, receive, send)
 
+        # The server keeps an idle connection longer than httpx's pool does (5 s, uvicorn's
+        # default too): with equal timeouts, a request reusing a connection at the moment the
+        # server closes it meets a reset (seen once under CI's load, on a document upload).
         config = uvicorn.Config(
-            recording_loop, log_config=None, lifespan="on", timeout_graceful_shutdown=5
+            recording_loop,
+            log_config=None,
+            lifespan="on",
+            timeout_graceful_shutdown=5,
+            timeout_keep_alive=30,
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(

@@ -24,6 +24,7 @@ from tests.support.backends import clear_redis
 from tests.support.clerk import SECRET_KEY, Clerk, new_webhook_secret
 from tests.support.orgs import Org
 from tests.support.processes import Service, Services, Stack, _databases
+from tests.support.servers import DOCUMENT_TIMEOUT
 
 
 @pytest.fixture(scope="package")
@@ -81,7 +82,7 @@ def in_process_client(client: httpx.Client) -> httpx.Client:
 
 @pytest.fixture(scope="package")
 def openapi_document(client: httpx.Client) -> dict[str, Any]:
-    return client.get("/openapi.json").json()
+    return client.get("/openapi.json", timeout=DOCUMENT_TIMEOUT).json()
 
 
 @pytest.fixture(scope="package")
