@@ -49,7 +49,7 @@ from typing import Any
 
 import httpx
 from scale_lists import analyze
-from serving import dev_headers, own_service
+from serving import dev_headers, interleaved_p95, own_service
 from sqlalchemy import create_engine, insert, text
 from sqlalchemy.engine import Engine, make_url
 
@@ -216,11 +216,6 @@ async def seed(database_url: str, tenant_id: uuid.UUID, rows: int, others: int, 
 # --- the measures -------------------------------------------------------------------------------
 
 
-def p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, round(0.95 * len(ordered)) - 1)]
-
-
 def sync_engine(database_url: str) -> Engine:
     url = make_url(database_url)
     driver = "sqlite" if url.drivername.startswith("sqlite") else "postgresql+psycopg"
@@ -235,21 +230,6 @@ def period_bounds(days: int) -> tuple[str, datetime, datetime]:
     start = datetime.combine(first, datetime.min.time(), tzinfo=UTC)
     end = datetime.combine(today + timedelta(days=1), datetime.min.time(), tzinfo=UTC)
     return f"dateFrom={first}&dateTo={today}", start, end
-
-
-def timed_get(client: httpx.Client, url: str, headers: dict[str, str]) -> float:
-    started = time.perf_counter()
-    answer = client.get(url, headers=headers)
-    elapsed = (time.perf_counter() - started) * 1000
-    answer.raise_for_status()
-    return elapsed
-
-
-def timed_count(engine: Engine, sql: str, params: dict[str, Any]) -> float:
-    started = time.perf_counter()
-    with engine.connect() as connection:
-        connection.execute(text(sql), params).scalar_one()
-    return (time.perf_counter() - started) * 1000
 
 
 def reports(
@@ -282,16 +262,19 @@ def reports(
             url = f"{base}{path.format(period=query)}"
             if name.endswith("Timeseries") and days == 365:
                 url += "&granularity=week"
-            timed_get(client, url, headers)  # warm
-            served: list[float] = []
-            floor: list[float] = []
-            for _ in range(rounds):
-                for _ in range(requests):
-                    served.append(timed_get(client, url, headers))
-                    floor.append(timed_count(engine, sql, params))
+            client.get(url, headers=headers).raise_for_status()  # warm
+
+            def served(url: str = url) -> None:
+                client.get(url, headers=headers).raise_for_status()
+
+            def counted(sql: str = sql, params: dict[str, Any] = params) -> None:
+                with engine.connect() as connection:
+                    connection.execute(text(sql), params).scalar_one()
+
+            report, floor = interleaved_p95(served, counted, rounds, requests)
             print(
-                f"    {name:<22} p95 {p95(served):8.2f} ms   count(*) p95 {p95(floor):7.2f} ms   "
-                f"ratio {p95(served) / p95(floor):6.2f}x (aim {TARGET:g}x)",
+                f"    {name:<22} p95 {report:8.2f} ms   count(*) p95 {floor:7.2f} ms   "
+                f"ratio {report / floor:6.2f}x (aim {TARGET:g}x)",
                 flush=True,
             )
 

@@ -26,6 +26,31 @@ from tests.support.backends import postgres_databases
 BIN = Path(sys.executable).parent
 
 
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, round(0.95 * len(ordered)) - 1)]
+
+
+def timed_ms(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return (time.perf_counter() - started) * 1000
+
+
+def interleaved_p95(
+    served: Callable[[], object], floor: Callable[[], object], rounds: int, requests: int
+) -> tuple[float, float]:
+    """The p95 in ms of `served` and of `floor`, each called `rounds` x `requests` times, in
+    turn, so both see the same machine (a figure means something only beside its floor)."""
+    served_ms: list[float] = []
+    floor_ms: list[float] = []
+    for _ in range(rounds):
+        for _ in range(requests):
+            served_ms.append(timed_ms(served))
+            floor_ms.append(timed_ms(floor))
+    return p95(served_ms), p95(floor_ms)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
