@@ -25,6 +25,7 @@ UsageKind = Literal[
     "chat.message",
     "website_scan.profile",
     "seo.checkRankings",
+    "seo.researchKeywords",
 ]
 
 # The limits a plan sets: listed with the settings, which check the free plan's against them.

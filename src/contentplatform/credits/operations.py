@@ -35,13 +35,20 @@ from contentplatform.kit.db import utcnow
 from contentplatform.kit.schemas import offset_of
 
 # Kinds a member may not hold credits for through the API: they spend an editor's budget.
-EDITOR_KINDS = (pricing.INGEST, pricing.GENERATION, pricing.SITE_PROFILE, pricing.RANK_CHECK)
+EDITOR_KINDS = (
+    pricing.INGEST,
+    pricing.GENERATION,
+    pricing.SITE_PROFILE,
+    pricing.RANK_CHECK,
+    pricing.KEYWORD_RESEARCH,
+)
 RESOURCE_OF_KIND = {
     pricing.INGEST: "document",
     pricing.GENERATION: "draft",
     pricing.CHAT: "conversation",
     pricing.SITE_PROFILE: "crawl_config",
     pricing.RANK_CHECK: "seo_sync_run",
+    pricing.KEYWORD_RESEARCH: "seo_keyword_research",
 }
 
 

@@ -17,6 +17,9 @@ would have taken. A hold is the most the operation can cost; it commits what it 
 | profile            |                                        | at least 1, at most the hold       |
 | seo.checkRankings  | 1 per SERP page (10 results), keyword  | the pages of the tasks that        |
 |                    | and device (estimate: one unit)        | succeeded                          |
+| seo.research-      | 1 per keyword-provider request: one    | the requests that succeeded (none  |
+| Keywords           | per seed for ideas, one for metrics    | when answered from the 30-day      |
+|                    | (estimate: one unit)                   | store or from Search Console)      |
 
 The committed column is `tokens_charge` and `words_charge` below: generation's and chat's
 workflows price what they used with them, so no other module knows a rate.
@@ -38,7 +41,8 @@ GENERATION = "generation.blog"
 CHAT = "chat.message"
 SITE_PROFILE = "website_scan.profile"
 RANK_CHECK = "seo.checkRankings"
-KINDS = (INGEST, GENERATION, CHAT, SITE_PROFILE, RANK_CHECK)
+KEYWORD_RESEARCH = "seo.researchKeywords"
+KINDS = (INGEST, GENERATION, CHAT, SITE_PROFILE, RANK_CHECK, KEYWORD_RESEARCH)
 
 BYTES_PER_CREDIT = 1_000_000
 TOKENS_PER_CREDIT = 1_000
@@ -93,6 +97,14 @@ def price(kind: str, *, content_length: int | None = None) -> Price:
             1,
             "1 credit per SERP page (10 results), keyword and device: a check holds keywords x "
             "devices x depth/10 and commits the pages of the tasks that succeeded",
+        )
+    if kind == KEYWORD_RESEARCH:
+        return Price(
+            kind,
+            1,
+            "1 credit per keyword-provider request: a research holds one per seed (related, "
+            "matching, questions) or one (metrics) and commits the requests that succeeded; "
+            "nothing when answered from its 30-day store or from Search Console",
         )
     raise ValueError(f"No price for {kind!r}.")
 

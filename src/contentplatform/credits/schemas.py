@@ -22,6 +22,7 @@ Kind = Literal[
     "chat.message",
     "website_scan.profile",
     "seo.checkRankings",
+    "seo.researchKeywords",
 ]
 IdempotencyKey = Annotated[
     str, StringConstraints(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9._:-]+$")

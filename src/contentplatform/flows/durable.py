@@ -1,6 +1,6 @@
 """The scheduler as a DBOS scheduled workflow: every `scheduler_interval_seconds`, one tick
-starting the jobs, the website crawls, the daily Search Console syncs and the weekly SEO audits
-that are due.
+starting the jobs, the website crawls, the daily Search Console syncs, the weekly SEO audits
+and the scheduled rank checks that are due.
 
 DBOS names each firing's workflow after its scheduled time, so however many processes run,
 each firing runs once; and the tick itself is idempotent (scheduler.py), so one recovered
@@ -21,6 +21,7 @@ from contentplatform.flows import scheduler
 from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
 from contentplatform.seo.audits import scans as audit_schedule
+from contentplatform.seo.rank import schedule as rank_schedule
 from contentplatform.seo.search_console import sync as search_console
 from contentplatform.website_scan.crawls import service as crawls
 
@@ -53,9 +54,14 @@ async def tick_step() -> dict[str, int]:
     audits = await audit_schedule.tick(runtime.current().db, now)
     if any(audits.values()):
         log.info("weekly SEO audits: %s", audits)
+    # And the scheduled rank checks, each at its hour of its organization's zone.
+    ranks = await rank_schedule.tick(runtime.current().db, now)
+    if any(ranks.values()):
+        log.info("scheduled rank checks: %s", ranks)
     return {
         **asdict(report),
         **{f"crawls_{key}": value for key, value in scans.items()},
         **{f"seo_syncs_{key}": value for key, value in syncs.items()},
         **{f"seo_audits_{key}": value for key, value in audits.items()},
+        **{f"seo_ranks_{key}": value for key, value in ranks.items()},
     }

@@ -26,6 +26,7 @@ from contentplatform.seo.pagespeed import durable as pagespeed_durable
 from contentplatform.seo.pagespeed import procedures as pagespeed_procedures
 from contentplatform.seo.rank import durable as rank_durable
 from contentplatform.seo.rank import procedures as rank_procedures
+from contentplatform.seo.research import procedures as research_procedures
 from contentplatform.seo.search_console import durable as search_console_durable
 from contentplatform.seo.search_console import procedures as search_console_procedures
 from contentplatform.seo.sync_runs import procedures as sync_run_procedures
@@ -44,6 +45,7 @@ domain = Domain(
         audit_procedures.router,
         pagespeed_procedures.router,
         rank_procedures.router,
+        research_procedures.router,
     ),
     models=models,
     unmodelled=models.include_name,

@@ -43,6 +43,8 @@ PENDING_INSPECTION = text("status = 'pending'")
 SYNC_SCHEDULED = text("next_sync_at IS NOT NULL")
 # An organization whose audits run weekly: the tick's rows.
 AUDIT_SCHEDULED = text("next_audit_at IS NOT NULL")
+# An organization whose tracked keywords are checked on a schedule: the rank tick's rows.
+RANK_SCHEDULED = text("next_rank_check_at IS NOT NULL")
 # Fact tables hold millions of rows: an integer key (SQLite's rowid) rather than a UUID.
 FactKey = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -60,6 +62,12 @@ class SeoSettings(TenantMixin, Base):
             sqlite_where=AUDIT_SCHEDULED,
             postgresql_where=AUDIT_SCHEDULED,
         ),
+        Index(
+            "ix_seo_settings_next_rank_check_at",
+            "next_rank_check_at",
+            sqlite_where=RANK_SCHEDULED,
+            postgresql_where=RANK_SCHEDULED,
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -75,6 +83,9 @@ class SeoSettings(TenantMixin, Base):
     updated_by: Mapped[str | None] = mapped_column(String(255))
     # When the weekly audit is next due (audit.trigger `weekly`; none otherwise).
     next_audit_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # When the scheduled rank check is next due (rank.frequency daily or weekly, at a local
+    # hour of the organization's zone; none when `off` or before any keyword was tracked).
+    next_rank_check_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class SeoCompetitor(RecordMixin, TenantMixin, Base):
@@ -414,8 +425,8 @@ class SeoPage(RecordMixin, TenantMixin, Base):
     website scans (title, status, indexability, citability), Search Console (the 28-day
     figures), URL inspections (the newest verdict), our published drafts (draft_id). `id` is
     the page_id the other SEO parts refer to. open_issues/highest_severity (audits) and
-    performance_score/lcp_category (PageSpeed) are written by those parts; ai_citations_28d
-    and tracked_keywords stay null/0 until AI visibility and rank tracking exist."""
+    performance_score/lcp_category (PageSpeed) are written by those parts, tracked_keywords at
+    the end of each rank check; ai_citations_28d stays null until AI visibility exists."""
 
     __tablename__ = "seo_pages"
     __table_args__ = (
@@ -460,8 +471,9 @@ class SeoPage(RecordMixin, TenantMixin, Base):
     highest_severity: Mapped[str | None] = mapped_column(String(10))
     performance_score: Mapped[int | None] = mapped_column(Integer)
     lcp_category: Mapped[str | None] = mapped_column(String(10))
-    # Null/0 until AI visibility and rank tracking exist.
+    # Null until AI visibility exists.
     ai_citations_28d: Mapped[int | None] = mapped_column(Integer)
+    # Tracked keywords whose newest check ranks this page (written when a rank check ends).
     tracked_keywords: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
 
 
@@ -754,3 +766,32 @@ class SeoSerpSnapshot(RecordMixin, TenantMixin, Base):
     stopped_at_own_domain: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     item_types: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
     items: Mapped[list[dict[str, Any]]] = mapped_column(JSON, nullable=False, default=list)
+
+
+class SeoKeywordResearch(RecordMixin, TenantMixin, Base):
+    """One keyword-research answer of the keyword provider (seo.researchKeywords), kept 30 days
+    per market (location, language) and request (`request_hash`: mode, normalized seeds, limit)
+    so that asking again is free. `ideas` are the provider's, de-duplicated, before the
+    request's filters and without our positions (both applied on read)."""
+
+    __tablename__ = "seo_keyword_research"
+    __table_args__ = (
+        UniqueConstraint(
+            "tenant_id",
+            "location_code",
+            "language_code",
+            "request_hash",
+            name="uq_seo_keyword_research_request",
+        ),
+    )
+
+    location_code: Mapped[int] = mapped_column(Integer, nullable=False)
+    language_code: Mapped[str] = mapped_column(String(35), nullable=False)
+    request_hash: Mapped[str] = mapped_column(String(64), nullable=False)
+    mode: Mapped[str] = mapped_column(String(10), nullable=False)
+    seeds: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    limit: Mapped[int] = mapped_column(Integer, nullable=False)
+    source: Mapped[str] = mapped_column(String(20), nullable=False)
+    ideas: Mapped[list[dict[str, Any]]] = mapped_column(JSON, nullable=False, default=list)
+    credits_used: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    fetched_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)

@@ -57,7 +57,10 @@ async def update_settings(
     organization's job and publisher connection (404 otherwise). `audit.trigger`: `after_scan`
     audits each completed website scan, `weekly` the newest completed scan once a week (the
     first at the scheduler's next tick, then every seven days; an unchanged scan with unchanged
-    checks keeps its audit), `manual` only on seo.createAudit.
+    checks keeps its audit), `manual` only on seo.createAudit. `rank.frequency` and
+    `rank.weekday`: the tracked keywords' scheduled checks, at 05:00 of the organization's
+    time zone every day (daily) or on the weekday (weekly), never (off); a change moves the
+    next one to the first such slot ahead (never at once: a check costs credits).
 
     The answer is the profile with `warnings`: what is saved but deserves a look (the site
     URL outside the selected Search Console property)."""

@@ -97,3 +97,16 @@ async def audits_due(session: AsyncSession, now: datetime, limit: int) -> list[u
         .limit(limit)
     )
     return list((await session.scalars(statement)).all())
+
+
+@cross_tenant("the scheduler's tick: every organization whose scheduled rank check is due")
+async def rank_checks_due(session: AsyncSession, now: datetime, limit: int) -> list[uuid.UUID]:
+    """The organizations whose scheduled rank check is due, the longest due first (the partial
+    index on next_rank_check_at reads only them)."""
+    statement = (
+        select(SeoSettings.tenant_id)
+        .where(SeoSettings.next_rank_check_at.is_not(None), SeoSettings.next_rank_check_at <= now)
+        .order_by(SeoSettings.next_rank_check_at)
+        .limit(limit)
+    )
+    return list((await session.scalars(statement)).all())

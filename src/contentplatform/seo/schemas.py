@@ -171,7 +171,11 @@ def _page_multiple(value: int | None) -> int | None:
 
 
 class RankPatch(Input):
-    frequency: Frequency | None = None
+    frequency: Frequency | None = Field(
+        None,
+        description="Scheduled checks at 05:00 of the organization's zone: daily, weekly "
+        "(on `weekday`) or off.",
+    )
     weekday: Weekday | None = Field(None, description="The day of weekly checks.")
     depth: int | None = Field(
         None,

@@ -10,14 +10,21 @@ the tenant is locked while one is added, so two adds at once cannot pass the lim
 
 The other parts read the profile through brand_terms(), site_url() and
 search_console_block(), which never write.
+
+Scheduled rank checks keep their clock on the profile (`next_rank_check_at`): the next
+RANK_CHECK_AT of the organization's zone, every day (rank.frequency `daily`) or on rank.weekday
+(`weekly`); none when `off`. It starts when keywords are first tracked (start_rank_clock) and
+moves when the rank schedule changes here; the tick in rank/schedule.py moves it on.
 """
 
 from __future__ import annotations
 
 import copy
 import uuid
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -40,6 +47,10 @@ _STORED_AS = {"page_speed_top_pages": "pagespeed_top_pages"}
 _NULLABLE_IN_BLOCKS = {"auto_generate_day", "default_job_id", "default_publisher_connection_id"}
 _NULLABLE = ("site_url", "brand_name", "country", "language", "location_code")
 _BLOCKS = ("search_console", "rank", "ai_visibility", "audit", "actions", "planning")
+# Scheduled rank checks start at this hour of the organization's zone: after Search Console's
+# daily sync (04:00), so a day's figures and positions are read side by side.
+RANK_CHECK_AT = time(5, 0)
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 # --- settings ---------------------------------------------------------------------------------
@@ -104,11 +115,41 @@ async def update(
         row.next_audit_at = None
     elif row.next_audit_at is None:
         row.next_audit_at = utcnow()
+    # The rank checks' clock follows their schedule (never a check at once: it costs credits).
+    if data.rank is not None and {"frequency", "weekday"} & data.rank.model_fields_set:
+        zone = await tenants.timezone_of(session, tenant_id)
+        row.next_rank_check_at = next_rank_check(utcnow(), zone, blocks["rank"])
     row.updated_at = utcnow()
     row.updated_by = subject
     await session.flush()
     warnings = await _warnings(session, tenant_id, row)
     return schemas.UpdatedSettings(**record(row).model_dump(), warnings=warnings)
+
+
+def next_rank_check(now: datetime, zone: str, rank: dict[str, Any]) -> datetime | None:
+    """The first scheduled rank check after `now` (UTC) that the rank block names, in `zone`:
+    RANK_CHECK_AT of the next day (daily) or of the next rank.weekday (weekly); None when off."""
+    frequency = rank.get("frequency")
+    if frequency not in ("daily", "weekly"):
+        return None
+    tz = ZoneInfo(zone)
+    local = now.astimezone(tz)
+    for offset in range(8):
+        day = local.date() + timedelta(days=offset)
+        moment = datetime.combine(day, RANK_CHECK_AT, tzinfo=tz)
+        if moment > local and (frequency == "daily" or WEEKDAYS[day.weekday()] == rank["weekday"]):
+            return moment.astimezone(UTC)
+    return None
+
+
+async def start_rank_clock(session: AsyncSession, tenant_id: uuid.UUID) -> None:
+    """Start the scheduled rank checks' clock when it is not running (the first keywords
+    tracked, or a schedule switched on before any was), as the rank settings say."""
+    row = await repository.settings(session, tenant_id, for_update=True)
+    if row.next_rank_check_at is None:
+        zone = await tenants.timezone_of(session, tenant_id)
+        row.next_rank_check_at = next_rank_check(utcnow(), zone, blocks_of(row)["rank"])
+        await session.flush()
 
 
 def _changes(patch: Input) -> dict[str, Any]:

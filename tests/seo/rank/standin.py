@@ -9,6 +9,9 @@ auth checked:
 A test places domains on a keyword's SERP (`place(keyword, domain, position)`), adds an AI
 Overview citing a domain (`ai_overview`), and fails chosen keywords' tasks (`fail`: their
 task_get or live answer carries task status 50000). Other results are `siteN.standin.example`.
+
+It serves DataForSEO Labs too (keyword research), on the same base: `labs`
+(tests/seo/research/labs_standin.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.seo.research.labs_standin import LabsStandIn
 from tests.support.servers import LoopbackServer, send
 
 LOGIN, PASSWORD = "rank-login@example.com", "rank-password-0123456789"
@@ -39,6 +43,8 @@ class SerpStandIn(LoopbackServer):
         self.collected: set[str] = set()
         self.calls: Counter[str] = Counter()
         self.posted: list[dict[str, Any]] = []
+        self.live: list[dict[str, Any]] = []
+        self.labs = LabsStandIn()
 
     def settings(self) -> dict[str, Any]:
         return {"dataforseo_api_base": self.url, "rank_poll_seconds": 0.02}
@@ -76,6 +82,8 @@ class SerpStandIn(LoopbackServer):
     def _answer(self, method: str, path: str, body: Any) -> dict[str, Any]:
         if path == "/v3/appendix/user_data":
             return _envelope([{"status_code": 20000, "result": [{"login": LOGIN}]}])
+        if method == "POST" and path.startswith("/v3/dataforseo_labs/"):
+            return _envelope(self.labs.answer(path, body))
         if method == "POST" and path == f"{BASE}/task_post":
             answered = []
             for data in body:
@@ -110,6 +118,7 @@ class SerpStandIn(LoopbackServer):
             self.collected.add(task_id)
             return _envelope([self._task(task_id, data)])
         if method == "POST" and path == f"{BASE}/live/advanced":
+            self.live.append(body[0])
             return _envelope([self._task(str(uuid.uuid4()), body[0])])
         return {"status_code": 40400, "status_message": "Not Found.", "tasks": []}
 

@@ -26,6 +26,7 @@ UsageKind = Literal[
     "chat.message",
     "website_scan.profile",
     "seo.checkRankings",
+    "seo.researchKeywords",
 ]
 Dimension = Literal["kind", "model", "workflow", "job", "user"]
 DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)

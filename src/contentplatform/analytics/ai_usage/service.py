@@ -56,6 +56,7 @@ _KIND_LABELS = {
     "chat.message": "Chat answers",
     "website_scan.profile": "Site profiles",
     "seo.checkRankings": "Rank checks",
+    "seo.researchKeywords": "Keyword research",
 }
 _NONE_LABELS: dict[Dimension, str] = {
     "kind": "No kind",

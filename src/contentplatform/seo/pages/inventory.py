@@ -11,6 +11,7 @@ of a page onto the page's row (seo_pages), keyed by the normalized URL's hash.
 - A draft goes live on a target (`draft.published`): that URL's row links to the draft; taken
   down (`draft.unpublished`), the row leaves the published ones (the link to the draft stays).
 - A URL-inspection run ends: each inspected URL's row gets its newest verdict.
+- A rank check ends: each page's count of tracked keywords whose newest check ranks it.
 
 A tenant's first write (or first read, service.py) that finds no row yet builds the inventory
 from everything stored first (`rebuild`, then the write itself), so the tenants that scanned or
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -35,6 +37,7 @@ from contentplatform.seo.connections import offline
 from contentplatform.seo.geo import citability
 from contentplatform.seo.pages import repository
 from contentplatform.seo.pagespeed import service as pagespeed
+from contentplatform.seo.rank import service as rank
 from contentplatform.website_scan.crawling.urls import normalize, url_hash
 from contentplatform.website_scan.snapshots import service as snapshots
 
@@ -297,3 +300,21 @@ async def measured(session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUI
         if key is not None:
             found[key[1]] = {"performance_score": score, "lcp_category": lcp}
     await repository.set_facts(session, tenant_id, found)
+
+
+# --- rank tracking ------------------------------------------------------------------------------
+
+
+async def ranked(session: AsyncSession, tenant_id: uuid.UUID) -> None:
+    """A rank check ended: each page's count of the tracked keywords whose newest check ranks
+    it (written over every page, as a keyword may have moved to another URL or away)."""
+    await ensure_built(session, tenant_id)
+    counts = Counter(
+        key[1]
+        for keyword in await rank.ranking(session, tenant_id)
+        if keyword.url and (key := key_of(keyword.url)) is not None
+    )
+    await repository.clear_tracked_keywords(session, tenant_id)
+    await repository.set_facts(
+        session, tenant_id, {key: {"tracked_keywords": n} for key, n in counts.items()}
+    )

@@ -72,3 +72,8 @@ async def inspected(session: AsyncSession, run: SeoSyncRun) -> None:
 @sync_runs.when_ended("pagespeed")
 async def pagespeed_measured(session: AsyncSession, run: SeoSyncRun) -> None:
     await inventory.measured(session, run.tenant_id, run.id)
+
+
+@sync_runs.when_ended("rank_check")
+async def rank_checked(session: AsyncSession, run: SeoSyncRun) -> None:
+    await inventory.ranked(session, run.tenant_id)

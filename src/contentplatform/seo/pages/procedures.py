@@ -25,8 +25,8 @@ async def list_pages(ctx: Context, data: schemas.ListPagesInput) -> schemas.SeoP
     before for `clicks_change_pct`), a publication its draft, a URL-inspection run the newest
     verdict. The first read of an organization with no row yet builds them from what is stored.
     `open_issues`/`highest_severity` come from the audits, `performance_score`/`lcp_category`
-    from PageSpeed; `ai_citations_28d` is null and `tracked_keywords` 0 until AI visibility and
-    rank tracking exist.
+    from PageSpeed, `tracked_keywords` (the tracked keywords whose newest check ranks the page)
+    from the end of each rank check; `ai_citations_28d` is null until AI visibility exists.
 
     Filters: `search` (URL or title contains, any case; 1-255 characters), `source`,
     `indexable`, `hasIssues`, `severity` (highest open issue), `verdict` (newest inspection).
@@ -51,7 +51,8 @@ async def get_page(ctx: Context, data: schemas.GetPageInput) -> schemas.SeoPageD
     completed URL inspection of the URL (null before any). `geo`: its citability in the newest
     complete scan of the site (null when it is no indexable page of that scan). `issues`
     (the newest audit's open ones) and `pagespeed` (the newest result per strategy) come from
-    the audits and PageSpeed; `tracked_keywords`, `ai_citations` and `actions` are empty until
-    rank tracking, AI visibility and SEO actions exist. 404 for an unknown id, or another
-    organization's page."""
+    the audits and PageSpeed. `tracked_keywords`: the tracked keywords (keyword x market x
+    device) whose newest check found this page as our ranking URL, {id, keyword, position,
+    device, market}, best position first. `ai_citations` and `actions` are empty until AI
+    visibility and SEO actions exist. 404 for an unknown id, or another organization's page."""
     return await service.get_page(ctx.session, ctx.tenant.tenant_id, data)

@@ -116,6 +116,15 @@ async def unpublish(
     )
 
 
+async def clear_tracked_keywords(session: AsyncSession, tenant_id: uuid.UUID) -> None:
+    """The tenant's pages' counts of tracked keywords cleared, before they are written again."""
+    await session.execute(
+        update(SeoPage)
+        .where(SeoPage.tenant_id == tenant_id, SeoPage.tracked_keywords > 0)
+        .values(tracked_keywords=0, updated_at=utcnow())
+    )
+
+
 async def drop_sourceless(session: AsyncSession, tenant_id: uuid.UUID) -> None:
     """The tenant's pages no source knows any more (only Search Console did, and no longer)."""
     await session.execute(

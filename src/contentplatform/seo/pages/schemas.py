@@ -82,7 +82,8 @@ class _PageFields(Record):
 
 class SeoPage(_PageFields):
     tracked_keywords: int = Field(
-        description="Keywords tracked for it: 0 until rank tracking exists (a later part)."
+        description="Tracked keywords whose newest check ranks this page (as of the newest "
+        "rank check's end)."
     )
 
 
@@ -124,6 +125,21 @@ class AiCitation(BaseModel):
     answered_at: datetime
 
 
+class KeywordMarket(BaseModel):
+    location_code: int
+    language_code: str
+
+
+class PageKeyword(BaseModel):
+    """A tracked keyword whose newest check ranks this page."""
+
+    id: uuid.UUID = Field(description="The tracked keyword (seo.listTrackedKeywords).")
+    keyword: str
+    position: int | None
+    device: Literal["desktop", "mobile"]
+    market: KeywordMarket
+
+
 class SeoPageDetail(_PageFields):
     series: list[SeriesPoint] = Field(description="Daily web search figures of the period.")
     top_queries: list[TopQuery] = Field(
@@ -133,8 +149,9 @@ class SeoPageDetail(_PageFields):
     issues: list[PageIssue] = Field(description="Its open audit issues.")
     latest_inspection: UrlInspection | None
     pagespeed: PageSpeedPair
-    tracked_keywords: list[dict[str, object]] = Field(
-        description="The keywords tracked for it: empty until rank tracking exists."
+    tracked_keywords: list[PageKeyword] = Field(
+        description="The tracked keywords whose newest check found this page as our ranking "
+        "URL, best position first."
     )
     ai_citations: list[AiCitation] = Field(description="Empty until AI visibility exists.")
     geo: GeoPage | None = Field(

@@ -22,6 +22,7 @@ from contentplatform.seo.models import SeoPage
 from contentplatform.seo.pages import inventory, repository, schemas
 from contentplatform.seo.pages.errors import PageNotFound
 from contentplatform.seo.pagespeed import service as pagespeed
+from contentplatform.seo.rank import service as rank
 
 require = Required(repository.get, PageNotFound)
 TOP_QUERIES = 20
@@ -71,7 +72,7 @@ async def get_page(
         issues=await audit_issues(session, tenant_id, row),
         latest_inspection=None if inspection is None else inspections.inspection_record(inspection),
         pagespeed=await pagespeed_results(session, tenant_id, row),
-        tracked_keywords=[],
+        tracked_keywords=await tracked_keywords(session, tenant_id, row),
         ai_citations=[],
         geo=await geo.page_of(session, tenant_id, row.url) if row.in_latest_snapshot else None,
         actions=[],
@@ -138,6 +139,26 @@ async def audit_issues(
         for check_id, severity, category, evidence in await repository.open_findings(
             session, tenant_id, row.audit_id, row.url_hash
         )
+    ]
+
+
+async def tracked_keywords(
+    session: AsyncSession, tenant_id: uuid.UUID, row: SeoPage
+) -> list[schemas.PageKeyword]:
+    """The tracked keywords whose newest check ranks this page (their URL normalized as the
+    inventory's), best position first: read from the keywords' rows (at most 500)."""
+    return [
+        schemas.PageKeyword(
+            id=keyword.id,
+            keyword=keyword.keyword,
+            position=keyword.position,
+            device=keyword.device,
+            market=schemas.KeywordMarket(
+                location_code=keyword.location_code, language_code=keyword.language_code
+            ),
+        )
+        for keyword in await rank.ranking(session, tenant_id)
+        if keyword.url and (key := inventory.key_of(keyword.url)) and key[1] == row.url_hash
     ]
 
 

@@ -54,9 +54,17 @@ async def add_tracked_keywords(
     en, both devices). One tracked keyword per keyword x location x language x device: one
     already tracked is skipped (`duplicate`), as is what passes the organization's 500
     (`plan_limit`): neither is an error. Volume, difficulty, CPC and intent stay null until a
-    keyword-data provider fills them (not part of this operation). Nothing is checked here:
-    seo.checkRankings checks them."""
-    return await service.add_keywords(ctx.session, ctx.tenant.tenant_id, data)
+    keyword-data provider fills them (not part of this operation).
+
+    **First check**: with `checkNow` (default true) and a SERP provider connected, the keywords
+    added are checked at once, as seo.checkRankings would check them (their credits held, the
+    run answered in `check` to poll); none starts when the organization's check is already
+    running or its credits are short, and `check_skipped` says why (the add succeeds all the
+    same). From the first keyword tracked, the scheduled checks follow the SEO settings'
+    `rank.frequency` and `rank.weekday`."""
+    return await service.add_keywords(
+        ctx.session, ctx.settings, ctx.tenant.tenant_id, ctx.identity.subject, data
+    )
 
 
 @router.patch(
@@ -136,6 +144,13 @@ async def check_rankings(
     ctx: Context, data: schemas.CheckRankingsInput
 ) -> SyncRun | schemas.RankCheckPreview:
     """Check positions now for all or some tracked keywords (scheduled checks follow settings).
+
+    **Scheduled checks**: every active keyword is also checked on the SEO settings' schedule,
+    `rank.frequency` daily (every day) or weekly (on `rank.weekday`), at 05:00 of the
+    organization's time zone (jobs.schedulingConfig), `off` never; the clock starts with the
+    first keyword tracked. A scheduled check is charged like this one; one the credits cannot
+    pay for is not run and is kept as a failed run (trigger `schedule`, error code
+    `insufficient_credits`), never retried within its day or week.
 
     Checks the active keywords among `keywordIds` (default: all active ones), one SERP task per
     tracked keyword (keyword x market x device), `rank.depth` results deep (SEO settings:

@@ -102,10 +102,6 @@ def _auth(credentials: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _url(settings: Settings, path: str) -> str:
-    return f"{settings.dataforseo_api_base.rstrip('/')}{BASE_PATH}{path}"
-
-
 async def _send(
     settings: Settings,
     credentials: dict[str, Any],
@@ -113,7 +109,20 @@ async def _send(
     path: str,
     body: Any = None,
 ) -> list[dict[str, Any]]:
-    """One request: its `tasks`, or RequestFailed."""
+    """One request of the SERP API (`path` under BASE_PATH)."""
+    return await request(settings, credentials, method, f"{BASE_PATH}{path}", body)
+
+
+async def request(
+    settings: Settings,
+    credentials: dict[str, Any],
+    method: str,
+    path: str,
+    body: Any = None,
+) -> list[dict[str, Any]]:
+    """One request to DataForSEO at `path` (from the API's base, `/v3/...`), with Basic auth
+    from `credentials`: its `tasks`, or RequestFailed. Keyword research (seo/research/labs.py)
+    calls the Labs API through it."""
     policy = outbound.policy_of(
         settings,
         timeout=settings.rank_request_timeout_seconds,
@@ -122,7 +131,10 @@ async def _send(
     try:
         async with outbound.GuardedClient(policy) as client:
             response = await client.request(
-                method, _url(settings, path), headers=_auth(credentials), json=body
+                method,
+                f"{settings.dataforseo_api_base.rstrip('/')}{path}",
+                headers=_auth(credentials),
+                json=body,
             )
     except outbound.OutboundError as error:
         raise RequestFailed("unreachable", str(error)) from None

@@ -110,6 +110,17 @@ async def to_check(
     return list((await session.execute(statement)).scalars())
 
 
+async def ranking(session: AsyncSession, tenant_id: uuid.UUID) -> list[SeoTrackedKeyword]:
+    """The keywords whose newest check found one of our URLs (at most the 500 tracked), best
+    position first."""
+    statement = (
+        select(SeoTrackedKeyword)
+        .where(SeoTrackedKeyword.tenant_id == tenant_id, SeoTrackedKeyword.url.is_not(None))
+        .order_by(SeoTrackedKeyword.position, SeoTrackedKeyword.keyword, SeoTrackedKeyword.id)
+    )
+    return list((await session.execute(statement)).scalars())
+
+
 async def by_ids(
     session: AsyncSession, tenant_id: uuid.UUID, ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, SeoTrackedKeyword]:

@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 
 from contentplatform.kit.schemas import MAX_PAGE, Input, Page, Record
 from contentplatform.kit.text import Identifier, Name
+from contentplatform.seo.sync_runs.schemas import SyncRun
 
 MAX_KEYWORDS = 500
 MAX_TAGS = 10
@@ -24,6 +25,10 @@ Movement = Literal["improved", "declined", "new", "lost", "unchanged"]
 Bucket = Literal["top3", "top10", "top20", "top100", "not_ranking"]
 SortBy = Literal["position", "change_7d", "search_volume", "estimated_traffic", "keyword"]
 Owner = Literal["self", "competitor", "other"]
+# Why adding keywords started no first check of them.
+CheckSkipped = Literal[
+    "not_requested", "nothing_added", "no_provider", "check_running", "insufficient_credits"
+]
 _SPACES = re.compile(r"\s+")
 
 
@@ -42,6 +47,13 @@ def keyword_of(value: str) -> str:
     if "<" in found or ">" in found:
         raise ValueError("must not contain markup (< or >)")
     return found
+
+
+def language_of(value: str | None) -> str | None:
+    """A language code as DataForSEO takes it (en, en-GB, pt-BR), or ValueError."""
+    if value is not None and not re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*", value):
+        raise ValueError("must be a language code (en, en-GB, pt-BR)")
+    return value
 
 
 def _http_url(value: str) -> str:
@@ -136,18 +148,18 @@ class AddTrackedKeywordsInput(Input):
     )
     tags: Tags | None = None
     target_url: HttpUrl | None = Field(None, description="The page meant to rank.")
+    check_now: bool = Field(
+        True,
+        description="Queue the first check of the keywords added (default true; false: they "
+        "wait for the next scheduled or manual check).",
+    )
 
     @field_validator("devices")
     @classmethod
     def _distinct(cls, value: list[str] | None) -> list[str] | None:
         return None if value is None else list(dict.fromkeys(value))
 
-    @field_validator("language_code")
-    @classmethod
-    def _language(cls, value: str | None) -> str | None:
-        if value is not None and not re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*", value):
-            raise ValueError("must be a language code (en, en-GB, pt-BR)")
-        return value
+    _language = field_validator("language_code")(language_of)
 
 
 class KeywordIdInput(Input):
@@ -267,6 +279,16 @@ class SkippedKeyword(BaseModel):
 class AddedKeywords(BaseModel):
     created: list[TrackedKeyword]
     skipped: list[SkippedKeyword]
+    check: SyncRun | None = Field(
+        description="The first check of the keywords added (a rank_check sync run to poll), "
+        "null when none started (see check_skipped)."
+    )
+    check_skipped: CheckSkipped | None = Field(
+        description="Why no first check started: not_requested (checkNow false), "
+        "nothing_added, no_provider (no SERP provider connected), check_running (the "
+        "organization's check already running: the next check reads them), "
+        "insufficient_credits; null when one started."
+    )
 
 
 class HistoryPoint(BaseModel):

@@ -4,7 +4,8 @@ seo.checkRankings holds the check's credits (kind `seo.checkRankings`: one per S
 results, keyword and device, so keywords x devices x depth/10), opens a sync run of kind
 `rank_check` with one pending position row per tracked keyword, and queues the run's durable
 workflow (durable.py) once this commits; the workflow reads the SERPs and commits the credits
-of the tasks that succeeded. Reads never call a provider.
+of the tasks that succeeded. Reads never call a provider. The same start (start_check) serves
+the first check of keywords just added (checkNow) and the scheduled checks (schedule.py).
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.config import Settings
 from contentplatform.credits import pricing
 from contentplatform.credits import service as credits
+from contentplatform.credits.errors import InsufficientCredits
 from contentplatform.kit.db import Required, utcnow
 from contentplatform.kit.schemas import window_of
 from contentplatform.seo import repository as seo_repository
 from contentplatform.seo import service as seo
 from contentplatform.seo.connections import access as connections
-from contentplatform.seo.models import SeoKeywordPosition, SeoTrackedKeyword
+from contentplatform.seo.models import SeoKeywordPosition, SeoSyncRun, SeoTrackedKeyword
 from contentplatform.seo.rank import checks, repository, schemas, visibility
 from contentplatform.seo.rank import durable as workflows
 from contentplatform.seo.rank.errors import (
@@ -108,7 +110,11 @@ async def list_keywords(
 
 
 async def add_keywords(
-    session: AsyncSession, tenant_id: uuid.UUID, data: schemas.AddTrackedKeywordsInput
+    session: AsyncSession,
+    settings: Settings,
+    tenant_id: uuid.UUID,
+    requested_by: str,
+    data: schemas.AddTrackedKeywordsInput,
 ) -> schemas.AddedKeywords:
     # One add at a time per organization: two cannot pass the cap together.
     await tenants.lock_tenant(session, tenant_id)
@@ -157,7 +163,50 @@ async def add_keywords(
             session.add(row)
             created.append(row)
     await session.flush()
-    return schemas.AddedKeywords(created=[record(row) for row in created], skipped=skipped)
+    if created:
+        await seo.start_rank_clock(session, tenant_id)
+    run, reason = await _first_check(session, settings, tenant_id, requested_by, data, created)
+    return schemas.AddedKeywords(
+        created=[record(row) for row in created],
+        skipped=skipped,
+        check=None if run is None else sync_runs.record(run),
+        check_skipped=reason,
+    )
+
+
+async def _first_check(
+    session: AsyncSession,
+    settings: Settings,
+    tenant_id: uuid.UUID,
+    requested_by: str,
+    data: schemas.AddTrackedKeywordsInput,
+    created: list[SeoTrackedKeyword],
+) -> tuple[SeoSyncRun | None, schemas.CheckSkipped | None]:
+    """The first check of the keywords just added (checkNow), or why none started. Short
+    credits skip it rather than refuse the add: the keywords are tracked all the same, and
+    the next scheduled check reads them."""
+    if not data.check_now:
+        return None, "not_requested"
+    if not created:
+        return None, "nothing_added"
+    found = await connections.serp_provider(session, tenant_id, settings)
+    if found is None:
+        return None, "no_provider"
+    try:
+        async with session.begin_nested():
+            run, started = await start_check(
+                session,
+                settings,
+                tenant_id,
+                created,
+                provider=found[0],
+                keys=manual_keys(f"added:{uuid.uuid4()}"),
+                trigger="manual",
+                created_by=requested_by,
+            )
+    except InsufficientCredits:
+        return None, "insufficient_credits"
+    return (run, None) if started else (None, "check_running")
 
 
 async def update_keyword(
@@ -181,6 +230,12 @@ async def delete_keyword(
 ) -> None:
     await require(session, tenant_id, keyword_id, for_update=True)
     await repository.delete_keyword(session, tenant_id, keyword_id)
+
+
+async def ranking(session: AsyncSession, tenant_id: uuid.UUID) -> list[SeoTrackedKeyword]:
+    """The tracked keywords whose newest check found one of our URLs (`url`, `position`): what
+    the page inventory shows on each page."""
+    return await repository.ranking(session, tenant_id)
 
 
 # --- history and SERPs ----------------------------------------------------------------------
@@ -283,22 +338,18 @@ async def check(
     keywords = await repository.to_check(session, tenant_id, data.keyword_ids)
     if not keywords:
         raise NothingToCheck("There is no active tracked keyword to check among those asked for.")
-    block = await _rank_block(session, tenant_id)
-    depth = int(block["depth"])
-    pages = depth // 10
-    tasks = len(keywords)
-    amount = tasks * pages
-    mode = "live" if tasks <= settings.rank_live_max_tasks else "task"
     if data.preview:
+        pages = int((await _rank_block(session, tenant_id))["depth"]) // 10
+        amount = len(keywords) * pages
         balance = await credits.balance(session, tenant_id)
         return schemas.RankCheckPreview(
             preview=True,
             keywords=len({(k.keyword, k.location_code, k.language_code) for k in keywords}),
             devices=len({k.device for k in keywords}),
-            tasks=tasks,
+            tasks=len(keywords),
             pages=pages,
             credits=amount,
-            mode=mode,
+            mode="live" if len(keywords) <= settings.rank_live_max_tasks else "task",
             available=balance.available,
             sufficient=balance.available >= amount,
         )
@@ -307,19 +358,66 @@ async def check(
         raise SerpProviderNotConnected(
             "No SERP provider is connected: connect dataforseo (seo.connect) first."
         )
+    key = data.idempotency_key or str(uuid.uuid4())
+    run, _ = await start_check(
+        session,
+        settings,
+        tenant_id,
+        keywords,
+        provider=found[0],
+        keys=manual_keys(key),
+        trigger="manual",
+        created_by=requested_by,
+    )
+    return sync_runs.record(run)
+
+
+def manual_keys(key: str) -> tuple[str, str]:
+    """The run key and the credit hold's key of a check asked for under `key`."""
+    run_key = f"rank_check:{key}"[: sync_runs.MAX_RUN_KEY]
+    return run_key, f"seo.checkRankings:{key}"[: credits.MAX_KEY_LENGTH]
+
+
+def scheduled_keys(period: str) -> tuple[str, str]:
+    """The keys of the scheduled check of `period`: `@` where a manual key has `:`, so no key a
+    client sends can name them."""
+    return f"rank_check@{period}", f"seo.checkRankings@{period}"
+
+
+async def start_check(
+    session: AsyncSession,
+    settings: Settings,
+    tenant_id: uuid.UUID,
+    keywords: list[SeoTrackedKeyword],
+    *,
+    provider: str,
+    keys: tuple[str, str],
+    trigger: str,
+    created_by: str | None,
+) -> tuple[SeoSyncRun, bool]:
+    """A check of `keywords` opened under `keys` (run key, credit key), its credits held (402
+    when short) and its workflow queued once this commits: (the run, True). The run already
+    under the run key, or the organization's check already running, is answered instead
+    (with False): one check at a time per organization, and one hold per key."""
+    block = await _rank_block(session, tenant_id)
+    depth = int(block["depth"])
+    pages = depth // 10
+    tasks = len(keywords)
+    amount = tasks * pages
+    mode = "live" if tasks <= settings.rank_live_max_tasks else "task"
     # One check at a time per organization: the one running is the answer.
     await tenants.lock_tenant(session, tenant_id)
     running = await sync_runs.active_run(session, tenant_id, "rank_check")
     if running is not None:
-        return sync_runs.record(running)
-    key = data.idempotency_key or str(uuid.uuid4())
+        return running, False
+    run_key, credit_key = keys
     run, created = await sync_runs.open_run(
         session,
         tenant_id,
         kind="rank_check",
-        provider=found[0],
-        run_key=f"rank_check:{key}"[: sync_runs.MAX_RUN_KEY],
-        trigger="manual",
+        provider=provider,
+        run_key=run_key,
+        trigger=trigger,
         params={
             "keywords": len({(k.keyword, k.location_code, k.language_code) for k in keywords}),
             "devices": len({k.device for k in keywords}),
@@ -327,13 +425,13 @@ async def check(
             "depth": depth,
             "pages": pages,
             "credits": amount,
-            "mode": "live" if found[0] == connections.OFFLINE else mode,
+            "mode": "live" if provider == connections.OFFLINE else mode,
             "stop_at_own_domain": bool(block["stop_at_own_domain"]),
         },
-        created_by=requested_by,
+        created_by=created_by,
     )
     if not created:
-        return sync_runs.record(run)
+        return run, False
     ttl = min(
         24 * 3600,
         max(
@@ -344,7 +442,7 @@ async def check(
         session,
         tenant_id,
         kind=KIND,
-        idempotency_key=f"seo.checkRankings:{key}"[: credits.MAX_KEY_LENGTH],
+        idempotency_key=credit_key,
         amount=amount,
         ttl_seconds=ttl,
         monthly_grant=settings.monthly_credit_grant,
@@ -377,7 +475,43 @@ async def check(
     await sync_runs.record_progress(session, tenant_id, run.id, done=0, total=tasks)
     await session.refresh(run)
     workflows.enqueue_after_commit(session, tenant_id, run.id)
-    return sync_runs.record(run)
+    return run, True
+
+
+async def record_refused(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    provider: str,
+    keys: tuple[str, str],
+    trigger: str,
+    refusal: InsufficientCredits,
+) -> SeoSyncRun:
+    """A check that could not hold its credits, kept as a failed run under its run key (code
+    `insufficient_credits`): what the organization sees of a scheduled check it could not pay
+    for, and what keeps the same period from trying again."""
+    run, created = await sync_runs.open_run(
+        session,
+        tenant_id,
+        kind="rank_check",
+        provider=provider,
+        run_key=keys[0],
+        trigger=trigger,
+        params={},
+    )
+    if created:
+        await sync_runs.finish(
+            session,
+            tenant_id,
+            run.id,
+            status="failed",
+            error={
+                "code": "insufficient_credits",
+                "message": refusal.detail,
+                "retryable": False,
+            },
+        )
+    return run
 
 
 # --- rankOverview ---------------------------------------------------------------------------

@@ -1,0 +1,107 @@
+"""Scheduled rank checks, started by the scheduler's tick (flows/durable.py): each organization
+whose clock (`next_rank_check_at`, seo/service.py) is due gets one check of its active tracked
+keywords, as seo.checkRankings would start it, and its clock moves to the next slot whether a
+check starts or not.
+
+Idempotent per organization and period: the check's run key and credit key name the period it
+was due for (the local day for daily checks, the ISO week for weekly ones, in the
+organization's zone), so a second tick, a tick replayed after a crash, or a schedule changed
+within the period finds the period's run instead of starting (and charging) another; its
+workflow id follows from that run (`seo.rank:<run id>`). Skipped: no active keyword, no SERP
+provider connected, a check already running (it reads the same keywords). Too few credits: no
+check, a failed run kept under the period's key (error code `insufficient_credits`) for the
+organization to see, and nothing retried until the next period, so a tenant out of credits
+costs one row a period, not an error at every tick.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from contentplatform.core import runtime
+from contentplatform.credits.errors import InsufficientCredits
+from contentplatform.kit.db import Database
+from contentplatform.seo import repository as seo_repository
+from contentplatform.seo import service as seo
+from contentplatform.seo.connections import access as connections
+from contentplatform.seo.rank import repository, service
+from contentplatform.tenants import service as tenants
+
+log = logging.getLogger(__name__)
+
+# Organizations a tick takes at most; the rest are due at the next one.
+TICK_LIMIT = 100
+
+
+def period_of(due: datetime, zone: str, frequency: str) -> str:
+    """The period a slot due at `due` (UTC) belongs to, in `zone`: its day (daily), its ISO
+    week (weekly)."""
+    local = due.astimezone(ZoneInfo(zone))
+    if frequency == "daily":
+        return local.date().isoformat()
+    year, week, _ = local.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+async def tick(db: Database, now: datetime) -> dict[str, int]:
+    """Start the scheduled rank checks due by `now`, each organization in its own transaction,
+    so one that cannot start never holds up the others."""
+    report = {"started": 0, "skipped": 0, "failed": 0}
+    async with db.unit_of_work() as session:
+        due = await seo_repository.rank_checks_due(session, now, TICK_LIMIT)
+    for tenant_id in due:
+        try:
+            async with db.unit_of_work() as session:
+                outcome = await _fire(session, tenant_id, now)
+        except Exception:
+            log.exception("could not start the scheduled rank check of %s", tenant_id)
+            outcome = "failed"
+        if outcome is not None:
+            report[outcome] += 1
+    return report
+
+
+async def _fire(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> str | None:
+    # The organization before its profile, the order adding keywords takes them in.
+    await tenants.lock_tenant(session, tenant_id)
+    row = await seo_repository.settings(session, tenant_id, for_update=True)
+    due = row.next_rank_check_at
+    if due is None or due > now:
+        return None  # another tick took it, or the schedule changed meanwhile
+    zone = await tenants.timezone_of(session, tenant_id)
+    rank = seo.blocks_of(row)["rank"]
+    # The next slot after now: a tick that comes late (the service was down) runs one check for
+    # what it missed, not one per missed slot.
+    row.next_rank_check_at = seo.next_rank_check(now, zone, rank)
+    if rank["frequency"] not in ("daily", "weekly"):
+        return "skipped"
+    keywords = await repository.to_check(session, tenant_id, None)
+    settings = runtime.current().settings
+    found = await connections.serp_provider(session, tenant_id, settings)
+    if not keywords or found is None:
+        return "skipped"
+    keys = service.scheduled_keys(period_of(due, zone, rank["frequency"]))
+    try:
+        async with session.begin_nested():
+            _, started = await service.start_check(
+                session,
+                settings,
+                tenant_id,
+                keywords,
+                provider=found[0],
+                keys=keys,
+                trigger="schedule",
+                created_by=None,
+            )
+    except InsufficientCredits as refusal:
+        log.info("scheduled rank check of %s skipped: %s", tenant_id, refusal.detail)
+        await service.record_refused(
+            session, tenant_id, provider=found[0], keys=keys, trigger="schedule", refusal=refusal
+        )
+        return "skipped"
+    return "started" if started else "skipped"
