@@ -4,13 +4,16 @@ provider call runs inside (sync_runs/), Search Console's performance data and it
 (search_console/), sitemaps and URL inspections (inspections/), the opportunities found in
 that data (insights/), readiness for AI answers: crawlers' access, llms.txt, citability
 (geo/), the page inventory joining them per URL (pages/), technical SEO audits of the
-website scans (audits/), PageSpeed's Lighthouse and field data (pagespeed/), and rank
-tracking through a SERP provider (rank/)."""
+website scans (audits/), PageSpeed's Lighthouse and field data (pagespeed/), rank tracking
+through a SERP provider (rank/), keyword research (research/), the SEO to-do list made from
+all of them (actions/), and the control center over them all (overview/)."""
 
 from __future__ import annotations
 
 from contentplatform.core.manifest import Domain
 from contentplatform.seo import models, procedures
+from contentplatform.seo.actions import listeners as action_listeners
+from contentplatform.seo.actions import procedures as action_procedures
 from contentplatform.seo.audits import durable as audit_durable
 from contentplatform.seo.audits import procedures as audit_procedures
 from contentplatform.seo.audits import scans as audit_scans
@@ -20,6 +23,7 @@ from contentplatform.seo.insights import procedures as insight_procedures
 from contentplatform.seo.inspections import durable as inspection_durable
 from contentplatform.seo.inspections import procedures as inspection_procedures
 from contentplatform.seo.inspections import scans as inspection_scans
+from contentplatform.seo.overview import procedures as overview_procedures
 from contentplatform.seo.pages import listeners as page_listeners
 from contentplatform.seo.pages import procedures as page_procedures
 from contentplatform.seo.pagespeed import durable as pagespeed_durable
@@ -46,6 +50,8 @@ domain = Domain(
         pagespeed_procedures.router,
         rank_procedures.router,
         research_procedures.router,
+        action_procedures.router,
+        overview_procedures.router,
     ),
     models=models,
     unmodelled=models.include_name,
@@ -58,5 +64,6 @@ domain = Domain(
         audit_scans,
         pagespeed_durable,
         rank_durable,
+        action_listeners,
     ),
 )

@@ -795,3 +795,77 @@ class SeoKeywordResearch(RecordMixin, TenantMixin, Base):
     ideas: Mapped[list[dict[str, Any]]] = mapped_column(JSON, nullable=False, default=list)
     credits_used: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     fetched_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+# --- SEO actions (issue 42, part c) ----------------------------------------------------------
+# The SEO to-do list: tasks made by rules from the signals above (audits, Search Console
+# insights, URL inspections, rank checks, GEO) or by hand. A generated one is keyed by its
+# fingerprint (a hash of type and subject), unique per tenant, so regenerating finds it again
+# rather than making a second, and a dismissed one stays dismissed.
+
+
+class SeoAction(RecordMixin, TenantMixin, Base):
+    """One task: open <-> in_progress -> done -> verified (by the system, when the signal is
+    gone); open | in_progress -> dismissed -> open; a regression reopens a verified one.
+    `priority_rank` orders `priority` (critical 3 .. low 0)."""
+
+    __tablename__ = "seo_actions"
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "fingerprint", name="uq_seo_actions_fingerprint"),
+        # The list's filters, each with the default order (priority, impact) behind it.
+        Index(
+            "ix_seo_actions_status", "tenant_id", "status", "priority_rank", "impact_score", "id"
+        ),
+        Index("ix_seo_actions_type", "tenant_id", "type", "status"),
+        Index("ix_seo_actions_source", "tenant_id", "source", "status"),
+        Index("ix_seo_actions_assignee", "tenant_id", "assignee_id"),
+        # A published draft finds its action through its job or its job instance.
+        Index("ix_seo_actions_job", "tenant_id", "job_id"),
+        Index("ix_seo_actions_job_instance", "tenant_id", "job_instance_id"),
+    )
+
+    type: Mapped[str] = mapped_column(String(40), nullable=False)
+    source: Mapped[str] = mapped_column(String(20), nullable=False)
+    title: Mapped[str] = mapped_column(String(200), nullable=False)
+    description: Mapped[str | None] = mapped_column(Text)
+    priority: Mapped[str] = mapped_column(String(10), nullable=False)
+    priority_rank: Mapped[int] = mapped_column(Integer, nullable=False)
+    impact_score: Mapped[int] = mapped_column(Integer, nullable=False)
+    effort: Mapped[str] = mapped_column(String(10), nullable=False)
+    status: Mapped[str] = mapped_column(String(12), nullable=False)
+    target_urls: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    page_ids: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    keywords: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    # The numbers that made it (and `subject`, what its fingerprint is of).
+    evidence: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+    fingerprint: Mapped[str] = mapped_column(String(64), nullable=False)
+    assignee_id: Mapped[str | None] = mapped_column(String(255))
+    due_date: Mapped[date | None] = mapped_column(Date)
+    job_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    job_instance_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    draft_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    audit_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    check_id: Mapped[str | None] = mapped_column(String(64))
+    dismissed_reason: Mapped[str | None] = mapped_column(String(500))
+    # {checked_at, result, detail}: what the last generation found of a done or verified one.
+    verification: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    done_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SeoActionHistory(TenantMixin, Base):
+    """One move of an action (or a job made for it): when, by whom (a user id, or `system`),
+    from and to which status, and why."""
+
+    __tablename__ = "seo_action_history"
+    __table_args__ = (Index("ix_seo_action_history_action", "tenant_id", "action_id", "at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
+    action_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("seo_actions.id", ondelete="CASCADE"), nullable=False
+    )
+    at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    actor: Mapped[str] = mapped_column(String(255), nullable=False)
+    from_status: Mapped[str | None] = mapped_column(String(12))
+    to_status: Mapped[str] = mapped_column(String(12), nullable=False)
+    note: Mapped[str | None] = mapped_column(Text)

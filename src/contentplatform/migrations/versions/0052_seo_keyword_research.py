@@ -21,7 +21,7 @@ from alembic import op
 from contentplatform.kit.db import UTCDateTime
 
 revision = "0052_seo_keyword_research"
-down_revision = "0050_seo_rank"
+down_revision = "0051_seo_actions"
 
 SCHEDULED = sa.text("next_rank_check_at IS NOT NULL")
 # As seo/service.py's RANK_CHECK_AT and WEEKDAYS when this revision was written (a migration

@@ -19,7 +19,9 @@ hear), once per draft and audit, naming the draft, the URL and the checks.
 
 from __future__ import annotations
 
+import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -43,6 +45,17 @@ ALERT_EVENT = "seo.audit_issue_on_published_page"
 OUR_PAGES_READ = 5_000
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 SAMPLES = 5
+
+log = logging.getLogger(__name__)
+Completed = Callable[[AsyncSession, SeoAuditRun], Awaitable[None]]
+_when_completed: list[Completed] = []
+
+
+def when_completed(handler: Completed) -> Completed:
+    """Register `handler(session, audit)` to run in the transaction that completes an audit
+    (SEO actions generate from it): the parts above hear of audits without audits naming them."""
+    _when_completed.append(handler)
+    return handler
 
 
 async def begin(session: AsyncSession, tenant_id: uuid.UUID, audit_id: uuid.UUID) -> bool:
@@ -188,6 +201,13 @@ async def store(
             payload=payload,
             actor=actors.SYSTEM,
         )
+    for handler in _when_completed:
+        # In a savepoint: a handler's failure is logged and the audit completes all the same.
+        try:
+            async with session.begin_nested():
+                await handler(session, row)
+        except Exception:
+            log.exception("a handler of the completion of audit %s failed", audit_id)
 
 
 async def _onto_page_inventory(

@@ -21,6 +21,7 @@ from __future__ import annotations
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, timedelta
 from itertools import pairwise
 
@@ -34,6 +35,7 @@ from contentplatform.seo.insights.schemas import (
     CtrCurve,
     CurvePoint,
     InsightPage,
+    InsightType,
     ListSearchInsightsInput,
     SearchInsight,
 )
@@ -136,13 +138,73 @@ def _insight(kind: str, page: str, clicks: int, impressions: int, **more: object
     return SearchInsight.model_validate(values)
 
 
+@dataclass(frozen=True)
+class Computed:
+    """One kind's insights over a period (largest opportunity first), and what they were
+    read against."""
+
+    insights: list[SearchInsight]
+    first: date
+    last: date
+    curve: Curve
+
+
+async def compute(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    kind: InsightType,
+    *,
+    period: str = "28d",
+    min_impressions: int = 100,
+) -> Computed | None:
+    """Every insight of `kind` (listSearchInsights' rules); None while no property is selected
+    or no final day is stored (SEO actions read this too)."""
+    prop = await search_console.selected_property(session, tenant_id)
+    last = (prop.final_through or prop.fresh_through) if prop else None
+    if prop is None or last is None:
+        return None
+    days = 28 if period == "28d" else 90
+    first = last - timedelta(days=days - 1)
+    at = (session, tenant_id, prop.id)
+    curve = fit_curve(
+        await repository.ctr_by_position(*at, last - timedelta(days=CURVE_DAYS - 1), last)
+    )
+    found: list[SearchInsight]
+    if kind in ("striking_distance", "low_ctr"):
+        pairs = await repository.query_pages(*at, first, last)
+        kept = [pair for pair in pairs if pair[3] >= max(min_impressions, 1)]
+        found = (
+            striking_distance(kept, curve) if kind == "striking_distance" else low_ctr(kept, curve)
+        )
+    elif kind == "decaying_page":
+        gap = timedelta(days=days)
+        now_clicks = await repository.page_clicks(*at, first, last)
+        before = await repository.page_clicks(*at, first - gap, first - timedelta(days=1))
+        year_ago = await repository.page_clicks(*at, _year_before(first), _year_before(last))
+        found = decaying(now_clicks, before, year_ago, min_impressions)
+    else:
+        pairs = await repository.query_pages(*at, first, last)
+        candidates = sharing(pairs, min_impressions)
+        daily = await repository.daily_query_pages(*at, first, last, sorted(candidates))
+        found = cannibalization(candidates, daily, curve)
+    found.sort(
+        key=lambda insight: (-insight.opportunity_clicks, insight.query or "", insight.page_url)
+    )
+    return Computed(found, first, last, curve)
+
+
 async def list_insights(
     session: AsyncSession, tenant_id: uuid.UUID, data: ListSearchInsightsInput
 ) -> InsightPage:
-    prop = await search_console.selected_property(session, tenant_id)
-    last = (prop.final_through or prop.fresh_through) if prop else None
+    computed = await compute(
+        session,
+        tenant_id,
+        data.type,
+        period=data.period,
+        min_impressions=data.min_impressions,
+    )
     now = utcnow()
-    if prop is None or last is None:
+    if computed is None:
         return InsightPage(
             data=[],
             total=0,
@@ -153,44 +215,15 @@ async def list_insights(
             ctr_curve=fit_curve([]).shown(),
             computed_at=now,
         )
-    days = 28 if data.period == "28d" else 90
-    first = last - timedelta(days=days - 1)
-    at = (session, tenant_id, prop.id)
-    curve = fit_curve(
-        await repository.ctr_by_position(*at, last - timedelta(days=CURVE_DAYS - 1), last)
-    )
-    found: list[SearchInsight]
-    if data.type in ("striking_distance", "low_ctr"):
-        pairs = await repository.query_pages(*at, first, last)
-        kept = [pair for pair in pairs if pair[3] >= max(data.min_impressions, 1)]
-        found = (
-            striking_distance(kept, curve)
-            if data.type == "striking_distance"
-            else low_ctr(kept, curve)
-        )
-    elif data.type == "decaying_page":
-        gap = timedelta(days=days)
-        now_clicks = await repository.page_clicks(*at, first, last)
-        before = await repository.page_clicks(*at, first - gap, first - timedelta(days=1))
-        year_ago = await repository.page_clicks(*at, _year_before(first), _year_before(last))
-        found = decaying(now_clicks, before, year_ago, data.min_impressions)
-    else:
-        pairs = await repository.query_pages(*at, first, last)
-        candidates = sharing(pairs, data.min_impressions)
-        daily = await repository.daily_query_pages(*at, first, last, sorted(candidates))
-        found = cannibalization(candidates, daily, curve)
-    found.sort(
-        key=lambda insight: (-insight.opportunity_clicks, insight.query or "", insight.page_url)
-    )
     start = offset_of(data.page, data.limit)
     return InsightPage(
-        data=found[start : start + data.limit],
-        total=len(found),
+        data=computed.insights[start : start + data.limit],
+        total=len(computed.insights),
         page=data.page,
         limit=data.limit,
-        period_start=first,
-        period_end=last,
-        ctr_curve=curve.shown(),
+        period_start=computed.first,
+        period_end=computed.last,
+        ctr_curve=computed.curve.shown(),
         computed_at=now,
     )
 

@@ -1,0 +1,1 @@
+"""The SEO control center (seo.overview): one read over the other SEO parts."""

@@ -1,0 +1,175 @@
+"""The SEO control center (seo.overview) over REST and RPC: a new organization's blocks are
+null, never zeros; once Search Console is synced, a keyword tracked and checked, a scan
+audited and an action open, each block holds what that part's own read answers; an audit that
+ends shows at once through the cache; bad input is 400; another organization sees none of
+it."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import update
+
+from contentplatform.kit.db import Database
+from contentplatform.seo.rank import durable as rank_durable
+from contentplatform.website_scan.models import CrawlConfig
+from tests.conftest import Run
+from tests.seo.audits.support import Auditor
+from tests.seo.audits.test_audits import site_pages
+from tests.seo.connections.test_offline import unique_site
+from tests.seo.rank.standin import LOGIN, PASSWORD, SerpStandIn
+from tests.seo.search_console.sync_support import SearchConsole
+from tests.support.orgs import org_fixture
+from tests.support.problems import problem
+from tests.support.waits import until_workflow_ends
+
+
+class Control(Auditor, SearchConsole):
+    default_role = "editor"
+
+    def overview(self, **query: Any) -> dict[str, Any]:
+        return self.ok("seo.overview", query, role="member")  # type: ignore[no-any-return]
+
+    def rank_checked(self) -> dict[str, Any]:
+        run_id = self.ok("seo.checkRankings", {})["id"]
+
+        def ended() -> dict[str, Any] | None:
+            found = self.run(run_id)
+            return found if found["status"] not in ("queued", "running") else None
+
+        return until_workflow_ends(
+            rank_durable.workflow_id(uuid.UUID(run_id)), ended, timeout=60, what="rank check"
+        )
+
+
+def days_ago(days: int) -> str:
+    return (datetime.now(UTC).date() - timedelta(days=days)).isoformat()
+
+
+control = org_fixture(Control)
+other = org_fixture(Control, second=True)
+
+
+def test_a_new_organization_has_null_blocks_never_zeros(control: Control) -> None:
+    seen = control.overview()
+    assert seen["period"] == "28d"
+    assert (seen["range"]["end"] > seen["range"]["start"]) is True
+    for block in ("search", "audit", "rank", "ai_visibility", "geo"):
+        assert seen[block] is None, block
+    assert seen["actions"] == {
+        "open": 0,
+        "in_progress": 0,
+        "by_priority": {"critical": 0, "high": 0, "medium": 0, "low": 0},
+    }
+    assert {row["status"] for row in seen["connections"]} == {"not_connected"}
+    assert seen["running"] == []
+
+
+def test_each_block_holds_what_its_part_answers_and_another_org_sees_none(
+    control: Control, other: Control, serp: SerpStandIn, run: Run
+) -> None:
+    # Search Console: the offline provider's one-month backfill.
+    site, _ = unique_site()
+    control.ok(
+        "seo.updateSettings",
+        {"siteUrl": site, "searchConsole": {"backfillMonths": 1}},
+        role="admin",
+    )
+    control.ok("seo.connect", {"provider": "offline"}, role="admin")
+    backfill = control.ok("seo.listSyncRuns", {"kind": "search_console"}, role="member")["data"]
+    assert SearchConsole.wait(control, backfill[0]["id"])["status"] == "succeeded"
+    # Rank: two keywords, one at 2 and one at 12, through the DataForSEO stand-in.
+    control.ok(
+        "seo.connect",
+        {"provider": "dataforseo", "credentials": {"login": LOGIN, "password": PASSWORD}},
+        role="admin",
+    )
+    host = site.removeprefix("https://").rstrip("/")
+    words = [f"{control.org} overview {n}" for n in range(2)]
+    serp.place(words[0], host, 2)
+    serp.place(words[1], host, 12)
+    control.ok("seo.addTrackedKeywords", {"keywords": words, "devices": ["desktop"]})
+    assert control.rank_checked()["status"] == "succeeded"
+    # An action of our own.
+    control.ok("seo.createAction", {"title": "Fix the pricing page", "priority": "high"})
+
+    seen = control.overview(period="7d")
+    first, last = seen["range"]["start"], seen["range"]["end"]
+    performance = control.ok(
+        "seo.queryPerformance",
+        {"startDate": first, "endDate": last, "compare": "previous_period"},
+        role="member",
+    )
+    totals = performance["totals"]
+    assert {key: seen["search"][key] for key in totals} == totals
+    assert seen["search"]["last_synced_at"] == performance["last_synced_at"]
+    assert seen["search"]["change"]["clicks_pct"] == pytest.approx(
+        (totals["clicks"] - performance["previous_totals"]["clicks"])
+        * 100.0
+        / performance["previous_totals"]["clicks"]
+    )
+    ranked = control.ok("seo.rankOverview", {"startDate": days_ago(6)}, role="member")
+    assert seen["rank"] == {
+        "tracked": 2,
+        "visibility": ranked["visibility"],
+        "visibility_change": ranked["visibility_change"],
+        "avg_position": ranked["avg_position"],
+        "top3": 1,
+        "top10": 1,
+    }
+    # Generated by the sync's and the check's ends (actions.auto_generate), and ours.
+    listed = {
+        status: control.ok("seo.listActions", {"status": status, "limit": 1}, role="member")
+        for status in ("open", "in_progress")
+    }
+    assert seen["actions"]["open"] == listed["open"]["total"] > 0
+    assert seen["actions"]["in_progress"] == listed["in_progress"]["total"]
+    high = control.ok("seo.listActions", {"priority": "high", "limit": 1}, role="member")
+    assert seen["actions"]["by_priority"]["high"] == high["total"] > 0
+    assert seen["audit"] is None and seen["geo"] is None
+    assert {row["provider"]: row["status"] for row in seen["connections"]}["dataforseo"] == (
+        "connected"
+    )
+
+    # A scan of the site audited: the cached answer gives way at once. (Its config is made
+    # for a loopback URL, as a config's start URL must resolve, then moved to the site.)
+    root = site.rstrip("/")
+    config = control.config()
+
+    async def on_the_site(db: Database) -> None:
+        async with db.unit_of_work() as session:
+            await session.execute(
+                update(CrawlConfig)
+                .where(CrawlConfig.tenant_id == control.tenant_id)
+                .values(start_url=site, host=host)
+            )
+
+    run(on_the_site)
+    _, snapshot = control.plant(run, site_pages(root), config_id=config)
+    audit = control.audit(snapshot)
+    seen = control.overview(period="7d")
+    assert seen["audit"] == {
+        "audit_id": audit["id"],
+        "health_score": audit["health_score"],
+        "errors": audit["issue_counts"].get("error", 0),
+        "warnings": audit["issue_counts"].get("warning", 0),
+        "notices": audit["issue_counts"].get("notice", 0),
+        "new_issues": audit["new_issue_count"],
+        "finished_at": audit["finished_at"],
+    }
+    readiness = control.ok("seo.geoReadiness", {}, role="member")
+    assert seen["geo"] == {"readiness_score": readiness["score"], "snapshot_id": snapshot}
+
+    theirs = other.overview(period="7d")
+    for block in ("search", "audit", "rank", "geo"):
+        assert theirs[block] is None, block
+    assert theirs["actions"]["open"] == 0
+
+
+def test_bad_input_is_400_and_only_members_read(control: Control) -> None:
+    problem(control.request("seo.overview", {"period": "30d"}, role="member"), 400, "BAD_REQUEST")
+    unauthenticated = control.client.get("/v1/seo/overview", headers={"x-idp-org-id": control.org})
+    assert unauthenticated.status_code == 401
