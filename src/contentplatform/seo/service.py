@@ -20,7 +20,9 @@ moves when the rank schedule changes here; the tick in rank/schedule.py moves it
 from __future__ import annotations
 
 import copy
+import logging
 import uuid
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.jobs import service as jobs
 from contentplatform.jobs.errors import JobNotFound
-from contentplatform.kit.db import Required, utcnow
+from contentplatform.kit.db import Database, Required, utcnow
 from contentplatform.kit.schemas import Input
 from contentplatform.publishers import service as publishers
 from contentplatform.publishers.errors import ConnectionNotFound
@@ -38,6 +40,32 @@ from contentplatform.seo import repository, schemas
 from contentplatform.seo.errors import CompetitorExists, CompetitorNotFound, TooManyCompetitors
 from contentplatform.seo.models import SeoCompetitor, SeoSettings
 from contentplatform.tenants import service as tenants
+
+log = logging.getLogger(__name__)
+
+# One organization's scheduled work started in its session: "started", "skipped", or None when
+# it was not due after all (another tick took it, or its schedule changed meanwhile).
+Fire = Callable[[AsyncSession, uuid.UUID], Awaitable[str | None]]
+
+
+async def fire_each(
+    db: Database, due: Sequence[uuid.UUID], fire: Fire, what: str
+) -> dict[str, int]:
+    """A scheduler tick's work over the organizations `due`: each `fire`d in a transaction of
+    its own, so one that cannot start never holds up the others; a failure is logged (`what`
+    names the work) and counted as "failed"."""
+    report = {"started": 0, "skipped": 0, "failed": 0}
+    for tenant_id in due:
+        try:
+            async with db.unit_of_work() as session:
+                outcome = await fire(session, tenant_id)
+        except Exception:
+            log.exception("could not start %s of %s", what, tenant_id)
+            outcome = "failed"
+        if outcome is not None:
+            report[outcome] += 1
+    return report
+
 
 require_competitor = Required(repository.competitor, CompetitorNotFound)
 

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import String, cast, func, or_, select
+from sqlalchemy import ColumnElement, String, cast, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.kit.db import Owned, lock_rows, page_of
@@ -84,16 +84,8 @@ async def by_ids(
     """The tenant's actions among `ids`, locked, by id (another tenant's are simply absent)."""
     if not ids:
         return {}
-    criteria = [SeoAction.tenant_id == tenant_id, SeoAction.id.in_(list(ids))]
-    await lock_rows(session, SeoAction, *criteria)
-    statement = (
-        select(SeoAction)
-        .where(*criteria)
-        .order_by(SeoAction.id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-    return {row.id: row for row in (await session.execute(statement)).scalars()}
+    found = await _locked(session, tenant_id, SeoAction.id.in_(list(ids)))
+    return {row.id: row for row in found}
 
 
 async def generated(
@@ -103,7 +95,15 @@ async def generated(
     fingerprint."""
     if not sources:
         return {}
-    criteria = [SeoAction.tenant_id == tenant_id, SeoAction.source.in_(list(sources))]
+    found = await _locked(session, tenant_id, SeoAction.source.in_(list(sources)))
+    return {row.fingerprint: row for row in found}
+
+
+async def _locked(
+    session: AsyncSession, tenant_id: uuid.UUID, *where: ColumnElement[bool]
+) -> list[SeoAction]:
+    """The tenant's actions matching `where`, locked in id order, read fresh."""
+    criteria = (SeoAction.tenant_id == tenant_id, *where)
     await lock_rows(session, SeoAction, *criteria)
     statement = (
         select(SeoAction)
@@ -112,7 +112,7 @@ async def generated(
         .with_for_update()
         .execution_options(populate_existing=True)
     )
-    return {row.fingerprint: row for row in (await session.execute(statement)).scalars()}
+    return list((await session.execute(statement)).scalars())
 
 
 async def of_draft(

@@ -62,19 +62,13 @@ async def tick(db: Database, now: datetime) -> dict[str, int]:
     (then nothing new runs), and its next audit a week on whether one starts or not (no
     completed scan yet: skipped). Each in its own transaction, so one that cannot start never
     holds up the others."""
-    report = {"started": 0, "skipped": 0, "failed": 0}
     async with db.unit_of_work() as session:
         due = await seo_repository.audits_due(session, now, TICK_LIMIT)
-    for tenant_id in due:
-        try:
-            async with db.unit_of_work() as session:
-                outcome = await _fire(session, tenant_id, now)
-        except Exception:
-            log.exception("could not start the weekly audit of %s", tenant_id)
-            outcome = "failed"
-        if outcome is not None:
-            report[outcome] += 1
-    return report
+
+    async def fire(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
+        return await _fire(session, tenant_id, now)
+
+    return await seo.fire_each(db, due, fire, "the weekly audit")
 
 
 async def _fire(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> str | None:

@@ -214,19 +214,15 @@ async def tick(db: Database, now: datetime) -> dict[str, int]:
     moves to the next DAILY_AT of its organization's zone whether its sync starts or not
     (paused, not connected, no property: skipped). Each in its own transaction, so one that
     cannot start never holds up the others."""
-    report = {"started": 0, "skipped": 0, "failed": 0}
     async with db.unit_of_work() as session:
         due = await sync_repository.due_connections(session, now, TICK_LIMIT)
-    for tenant_id, _ in due:
-        try:
-            async with db.unit_of_work() as session:
-                outcome = await _fire(session, tenant_id, now)
-        except Exception:
-            log.exception("could not start the daily Search Console sync of %s", tenant_id)
-            outcome = "failed"
-        if outcome is not None:
-            report[outcome] += 1
-    return report
+
+    async def fire(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
+        return await _fire(session, tenant_id, now)
+
+    return await seo.fire_each(
+        db, [tenant_id for tenant_id, _ in due], fire, "the daily Search Console sync"
+    )
 
 
 async def _fire(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> str | None:
