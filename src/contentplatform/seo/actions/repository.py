@@ -130,20 +130,9 @@ async def of_draft(
         matches.append(SeoAction.id == action_id)
     if not matches:
         return []
-    criteria = [
-        SeoAction.tenant_id == tenant_id,
-        SeoAction.status.in_(("open", "in_progress")),
-        or_(*matches),
-    ]
-    await lock_rows(session, SeoAction, *criteria)
-    statement = (
-        select(SeoAction)
-        .where(*criteria)
-        .order_by(SeoAction.id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
+    return await _locked(
+        session, tenant_id, SeoAction.status.in_(("open", "in_progress")), or_(*matches)
     )
-    return list((await session.execute(statement)).scalars())
 
 
 async def history(
