@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from contentplatform.core import runtime
 from contentplatform.kit import durable
-from contentplatform.kit.db import Database, utcnow
+from contentplatform.kit.db import Database
 from contentplatform.kit.errors import TooManyRequests
 from contentplatform.seo.connections import access as connections
 from contentplatform.seo.connections.errors import SearchConsoleNotConnected
@@ -191,29 +191,13 @@ async def unfinished_runs(session: AsyncSession) -> list[durable.Unfinished]:
     """Runs with inspections still pending: restarted when their workflow is missing (a crash
     between the commit and the enqueue), given up when it ended in error or when the oldest
     pending one waited STALL_SECONDS."""
-    now = utcnow()
-    return [
-        durable.Unfinished(
-            workflow_id=workflow_id(run_id),
-            restart=durable.restarter(
-                inspect_urls, workflow_id(run_id), str(tenant_id), str(run_id), queue=QUEUE
-            ),
-            give_up=_giver_up(tenant_id, run_id),
-            stalled_reason=("stalled" if (now - oldest).total_seconds() > STALL_SECONDS else None),
-        )
-        for tenant_id, run_id, oldest in await repository.pending_runs(session)
-    ]
-
-
-def _giver_up(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Any:
-    async def give_up_run(session: AsyncSession, reason: str) -> None:
-        message = (
-            "The inspection waited 30 minutes without an answer and was stopped."
-            if reason == "stalled"
-            else f"The inspection's background work ended unexpectedly ({reason})."
-        )
-        await give_up(
-            session, tenant_id, run_id, "stalled" if reason == "stalled" else "failed", message
-        )
-
-    return give_up_run
+    return sync_runs.unfinished_item_runs(
+        await repository.pending_runs(session),
+        workflow=inspect_urls,
+        workflow_id=workflow_id,
+        queue=QUEUE,
+        give_up=give_up,
+        stall_seconds=STALL_SECONDS,
+        stalled="The inspection waited 30 minutes without an answer and was stopped.",
+        work="The inspection's background work",
+    )

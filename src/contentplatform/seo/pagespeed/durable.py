@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import Any
 
 from dbos import DBOS
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.config import Settings
 from contentplatform.core import runtime
 from contentplatform.kit import durable
-from contentplatform.kit.db import Database, utcnow
+from contentplatform.kit.db import Database
 from contentplatform.seo.connections import access as connections
 from contentplatform.seo.pagespeed import local, provider, repository, results
 from contentplatform.seo.sync_runs import service as sync_runs
@@ -172,29 +171,13 @@ async def unfinished_runs(session: AsyncSession) -> list[durable.Unfinished]:
     """Runs with measurements still pending: restarted when their workflow is missing (a crash
     between the commit and the enqueue), given up when it ended in error or when none of
     their measurements moved for STALL_SECONDS."""
-    now = utcnow()
-    return [
-        durable.Unfinished(
-            workflow_id=workflow_id(run_id),
-            restart=durable.restarter(
-                measure_urls, workflow_id(run_id), str(tenant_id), str(run_id), queue=QUEUE
-            ),
-            give_up=_giver_up(tenant_id, run_id),
-            stalled_reason=("stalled" if (now - moved).total_seconds() > STALL_SECONDS else None),
-        )
-        for tenant_id, run_id, moved in await repository.pending_runs(session)
-    ]
-
-
-def _giver_up(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Any:
-    async def give_up_run(session: AsyncSession, reason: str) -> None:
-        message = (
-            "The measurement made no progress for 30 minutes and was stopped."
-            if reason == "stalled"
-            else f"The measurement's background work ended unexpectedly ({reason})."
-        )
-        await give_up(
-            session, tenant_id, run_id, "stalled" if reason == "stalled" else "failed", message
-        )
-
-    return give_up_run
+    return sync_runs.unfinished_item_runs(
+        await repository.pending_runs(session),
+        workflow=measure_urls,
+        workflow_id=workflow_id,
+        queue=QUEUE,
+        give_up=give_up,
+        stall_seconds=STALL_SECONDS,
+        stalled="The measurement made no progress for 30 minutes and was stopped.",
+        work="The measurement's background work",
+    )

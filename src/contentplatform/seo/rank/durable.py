@@ -333,29 +333,13 @@ async def give_up(
 async def unfinished_runs(session: AsyncSession) -> list[durable.Unfinished]:
     """Checks with tasks still open: restarted when their workflow is missing, given up when it
     ended in error or none of their tasks moved for STALL_SECONDS."""
-    now = utcnow()
-    return [
-        durable.Unfinished(
-            workflow_id=workflow_id(run_id),
-            restart=durable.restarter(
-                check_rankings, workflow_id(run_id), str(tenant_id), str(run_id), queue=QUEUE
-            ),
-            give_up=_giver_up(tenant_id, run_id),
-            stalled_reason=("stalled" if (now - moved).total_seconds() > STALL_SECONDS else None),
-        )
-        for tenant_id, run_id, moved in await repository.open_runs(session)
-    ]
-
-
-def _giver_up(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Any:
-    async def give_up_run(session: AsyncSession, reason: str) -> None:
-        message = (
-            "The check made no progress for 2 hours and was stopped."
-            if reason == "stalled"
-            else f"The check's background work ended unexpectedly ({reason})."
-        )
-        await give_up(
-            session, tenant_id, run_id, "stalled" if reason == "stalled" else "failed", message
-        )
-
-    return give_up_run
+    return sync_runs.unfinished_item_runs(
+        await repository.open_runs(session),
+        workflow=check_rankings,
+        workflow_id=workflow_id,
+        queue=QUEUE,
+        give_up=give_up,
+        stall_seconds=STALL_SECONDS,
+        stalled="The check made no progress for 2 hours and was stopped.",
+        work="The check's background work",
+    )

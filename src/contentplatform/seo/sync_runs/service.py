@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from contentplatform.kit import durable
 from contentplatform.kit.db import Required, utcnow
 from contentplatform.kit.schemas import window_of
 from contentplatform.seo.models import SeoSyncRun
@@ -283,3 +285,48 @@ async def cancel_queued(session: AsyncSession, tenant_id: uuid.UUID, provider: s
     _one_of(provider, schemas.PROVIDERS, "provider")
     error = _error({"code": "cancelled", "message": CANCELLED, "retryable": False})
     return await repository.fail_queued(session, tenant_id, provider, error)
+
+
+# A run's items still open given up: (session, tenant, run, code, message) -> the run's status.
+GiveUp = Callable[[AsyncSession, uuid.UUID, uuid.UUID, str, str], Awaitable[str]]
+
+
+def unfinished_item_runs(
+    runs: Iterable[tuple[uuid.UUID, uuid.UUID, datetime]],
+    *,
+    workflow: durable.Workflow,
+    workflow_id: Callable[[uuid.UUID], str],
+    queue: str,
+    give_up: GiveUp,
+    stall_seconds: float,
+    stalled: str,
+    work: str,
+) -> list[durable.Unfinished]:
+    """The reconciler's view of runs made of items (PageSpeed measurements, URL inspections,
+    rank tasks), each given as (tenant, run, when its items last moved): restarted under its
+    workflow when that is missing, its open items given up when the workflow ended in error
+    (failed: "{work} ended unexpectedly (reason)") or when nothing moved for `stall_seconds`
+    (stalled: the `stalled` message)."""
+    now = utcnow()
+
+    def giver_up(tenant_id: uuid.UUID, run_id: uuid.UUID) -> Callable[..., Awaitable[None]]:
+        async def give_up_run(session: AsyncSession, reason: str) -> None:
+            if reason == "stalled":
+                await give_up(session, tenant_id, run_id, "stalled", stalled)
+            else:
+                message = f"{work} ended unexpectedly ({reason})."
+                await give_up(session, tenant_id, run_id, "failed", message)
+
+        return give_up_run
+
+    return [
+        durable.Unfinished(
+            workflow_id=workflow_id(run_id),
+            restart=durable.restarter(
+                workflow, workflow_id(run_id), str(tenant_id), str(run_id), queue=queue
+            ),
+            give_up=giver_up(tenant_id, run_id),
+            stalled_reason="stalled" if (now - moved).total_seconds() > stall_seconds else None,
+        )
+        for tenant_id, run_id, moved in runs
+    ]
