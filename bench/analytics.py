@@ -63,6 +63,7 @@ MAINTENANCE_URL = "postgresql://postgres@127.0.0.1:5432/test"
 TARGET = 3.0  # issue 38's aim: a report at most 3x the bare count under it
 ORG = "bench"
 JOBS = 50
+MS = timedelta(milliseconds=1)
 BATCH = 5000
 STEPS = ("research", "outline", "write", "publish")
 KINDS = ("generation.blog", "chat.message", "website_scan.profile")
@@ -124,6 +125,8 @@ def _runs(
                 "attempts": 1,
                 "started_at": started if status != "skipped" else None,
                 "finished_at": finished,
+                # What the model keeps on every write of an instance (job_instances/models.py).
+                "duration_ms": None if status == "skipped" else round((finished - started) / MS),
                 "created_at": started,
                 "updated_at": finished,
             }

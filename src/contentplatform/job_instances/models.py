@@ -2,8 +2,21 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid, text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+    event,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from contentplatform.kit.db import Base, RecordMixin, TenantMixin, UTCDateTime
@@ -21,9 +34,16 @@ class JobInstance(RecordMixin, TenantMixin, Base):
         UniqueConstraint("job_id", "scheduled_date"),
         Index("ix_job_instances_tenant_id_scheduled_date", "tenant_id", "scheduled_date"),
         # Automation analytics count from this index alone (job_instances.repository): finished
-        # runs by when they finished, runs in flight (finished_at NULL) by their start.
+        # runs by when they finished, runs in flight (finished_at NULL) by their start, and
+        # ranks their durations.
         Index(
-            "ix_job_instances_runs", "tenant_id", "finished_at", "started_at", "status", "job_id"
+            "ix_job_instances_runs",
+            "tenant_id",
+            "finished_at",
+            "started_at",
+            "status",
+            "job_id",
+            "duration_ms",
         ),
         Index("ix_job_instances_tenant_id_started_at", "tenant_id", "started_at"),
         Index(
@@ -57,3 +77,24 @@ class JobInstance(RecordMixin, TenantMixin, Base):
     attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # A run that ran to its end (completed or failed, having started): finished_at - started_at
+    # in whole milliseconds, never below 0; None otherwise. Kept by `_keep_duration` whenever the
+    # row is written, so that analytics sum and rank an integer the index holds rather than
+    # working it out of two instants for every run of a period.
+    duration_ms: Mapped[int | None] = mapped_column(BigInteger)
+
+
+# The statuses of a run that ran to its end: a duration is theirs.
+TIMED = ("completed", "failed")
+
+
+def run_duration_ms(instance: JobInstance) -> int | None:
+    if instance.status not in TIMED or instance.started_at is None or instance.finished_at is None:
+        return None
+    return max(0, round((instance.finished_at - instance.started_at).total_seconds() * 1000))
+
+
+@event.listens_for(JobInstance, "before_insert")
+@event.listens_for(JobInstance, "before_update")
+def _keep_duration(_mapper: Any, _connection: Any, instance: JobInstance) -> None:
+    instance.duration_ms = run_duration_ms(instance)

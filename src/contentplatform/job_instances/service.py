@@ -11,6 +11,7 @@ ends is told as `job.run_completed` or `job.run_failed` (`run_ended`); a skip te
 from __future__ import annotations
 
 import uuid
+from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -334,33 +335,36 @@ async def _rank_durations(
     percents: Sequence[int],
     found: dict[CountKey, RunCounts],
 ) -> None:
-    """Each span's duration percentiles. One span (an overview): the duration at each rank,
-    sorted from the nearer end with a limit, so the database sorts no more than it must (SQLite's
-    window functions took five times as long over 100,000 runs); several (a series): one
-    ranking by window function over them all."""
-    if len(spans) == 1:
-        runs = found.get((0, None))
-        if runs is None or not runs.timed:
-            return
+    """Each span's duration percentiles, exact, in two passes of about a count's cost: the runs
+    counted per duration bucket, which says in which bucket each wanted rank falls and where in
+    it; then only those buckets' runs sorted. Ranking every duration (a window function over the
+    period, or a sort limited to the nearer end) took 20-40 times a count over a year of runs."""
+    per_span: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for index, bucket, count in await repository.duration_buckets(
+        session, tenant_id, spans, job_ids=job_ids
+    ):
+        per_span[index].append((bucket, count))
+    wanted: dict[tuple[int, int], tuple[int, int, int]] = {}
+    for index, buckets in per_span.items():
+        buckets.sort()
+        timed = sum(count for _, count in buckets)
         for percent in percents:
-            duration = await repository.duration_at_rank(
-                session,
-                tenant_id,
-                *spans[0],
-                job_ids=job_ids,
-                rank=nearest_rank(percent, runs.timed),
-                count=runs.timed,
-            )
-            if duration is not None:
-                runs.percentiles[percent] = duration
-        return
-    ranked = await repository.duration_percentiles(
-        session, tenant_id, spans, job_ids=job_ids, percents=percents
-    )
-    for index, rank, count, duration in ranked:
-        for percent in percents:
-            if rank == nearest_rank(percent, count):
-                found[(index, None)].percentiles[percent] = float(duration)
+            rank, below = nearest_rank(percent, timed), 0
+            for bucket, count in buckets:
+                if below + count >= rank:
+                    wanted[(index, percent)] = (index, bucket, rank - below)
+                    break
+                below += count
+    durations = {
+        (index, bucket, rank): duration
+        for index, bucket, rank, duration in await repository.durations_at(
+            session, tenant_id, spans, wanted.values(), job_ids=job_ids
+        )
+    }
+    for (index, percent), target in wanted.items():
+        runs = found.get((index, None))
+        if runs is not None and target in durations:
+            runs.percentiles[percent] = durations[target]
 
 
 async def failed_runs(
@@ -370,7 +374,7 @@ async def failed_runs(
     end: datetime,
     *,
     job_ids: Collection[uuid.UUID] | None = None,
-) -> list[Any]:
+) -> list[repository.FailureGroup]:
     """The runs that failed in [start, end) counted per (job_id, problem, step), each row with
     its `count` and the last one's `finished_at` and `error`."""
     return await repository.failure_groups(session, tenant_id, start, end, job_ids=job_ids)

@@ -12,6 +12,7 @@ out."""
 
 from __future__ import annotations
 
+import random
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -399,3 +400,69 @@ def test_real_runs_through_the_api_count_with_their_recorded_problem_and_times(p
     assert figures["totalDrafts"] == row["drafts"]
     assert row["credits_used"] > 0
     assert row["last_run_at"] == done["finished_at"]
+
+
+@pytest.mark.own_org
+def test_percentiles_are_exact_over_durations_of_every_size_and_ties(planner, settings):
+    """p50 and p95 are the nearest ranks of every run's duration, in ms, whatever their spread:
+    runs of 0 ms to 3 days, ties, and durations on either side of 1 s, 10 s and 100 s, over
+    five days and per day (they are ranked per duration bucket of 1%: a rank falling on a
+    bucket's edge or among ties must still be exact)."""
+    job = planner.job(name="Spread")["id"]
+    rng = random.Random(38)
+    edges = [999, 1000, 1009, 1010, 9999, 10000, 10099, 10100, 99_999, 100_000, 100_999]
+    per_day = {
+        day: [rng.choice(edges) + rng.choice((0, 0, 1)) for _ in range(rng.randint(3, 40))]
+        + [rng.randint(0, 3 * 86_400_000) for _ in range(rng.randint(0, 30))]
+        + [0] * rng.randint(0, 3)
+        for day in range(1, 6)
+    }
+
+    async def write(db: Database) -> None:
+        async with db.unit_of_work() as session:
+            for day, lasted in per_day.items():
+                for n, milliseconds in enumerate(lasted):
+                    started = datetime(2026, 5, day, 6, tzinfo=UTC) + timedelta(seconds=n)
+                    values = instances.new_instance(
+                        planner.tenant_id, uuid.UUID(job), started - timedelta(days=1)
+                    )
+                    status = rng.choice(("completed", "failed"))
+                    values.update(
+                        status=status,
+                        started_at=started - timedelta(milliseconds=milliseconds),
+                        finished_at=started,
+                        run_id=uuid.uuid4(),
+                        error=f"Run {day}-{n} failed." if status == "failed" else None,
+                    )
+                    session.add(JobInstance(**values))
+                    if status == "failed":
+                        failed.append(values["error"])
+
+    failed: list[str] = []
+    run_on(settings, write)
+
+    def nearest(values: list[int], percent: int) -> float:
+        ranked = sorted(values)
+        return float(ranked[max(1, (percent * len(ranked) + 99) // 100) - 1])
+
+    every = [each for lasted in per_day.values() for each in lasted]
+    may = {"dateFrom": "2026-05-01", "dateTo": "2026-05-05"}
+    metrics = planner.ok("analytics.automationOverview", {**may, "compare": "none"})["metrics"]
+    assert (metrics["duration_p50_ms"], metrics["duration_p95_ms"]) == (
+        nearest(every, 50),
+        nearest(every, 95),
+    )
+    series = planner.ok(
+        "analytics.automationTimeseries", {**may, "metrics": "duration_p50_ms,duration_p95_ms"}
+    )
+    assert [point["values"] for point in series["data"]] == [
+        {"duration_p50_ms": nearest(lasted, 50), "duration_p95_ms": nearest(lasted, 95)}
+        for lasted in per_day.values()
+    ]
+    # Failed runs without a problem or a step: one group, its sample the last one's error.
+    [group] = planner.ok("analytics.failureBreakdown", may)["data"]
+    assert (group["group"]["key"], group["count"], group["sample_error"]) == (
+        "unknown",
+        len(failed),
+        failed[-1],
+    )
