@@ -26,6 +26,7 @@ UsageKind = Literal[
     "website_scan.profile",
     "seo.checkRankings",
     "seo.researchKeywords",
+    "seoPlans.generate",
 ]
 
 # The limits a plan sets: listed with the settings, which check the free plan's against them.

@@ -20,6 +20,8 @@ would have taken. A hold is the most the operation can cost; it commits what it 
 | seo.research-      | 1 per keyword-provider request: one    | the requests that succeeded (none  |
 | Keywords           | per seed for ideas, one for metrics    | when answered from the 30-day      |
 |                    | (estimate: one unit)                   | store or from Search Console)      |
+| seoPlans.generate  | 1 per started 10 items asked           | 1 per started 10 items written     |
+|                    | (estimate: one unit)                   | (none when it fails)               |
 
 The committed column is `tokens_charge` and `words_charge` below: generation's and chat's
 workflows price what they used with them, so no other module knows a rate.
@@ -42,7 +44,10 @@ CHAT = "chat.message"
 SITE_PROFILE = "website_scan.profile"
 RANK_CHECK = "seo.checkRankings"
 KEYWORD_RESEARCH = "seo.researchKeywords"
-KINDS = (INGEST, GENERATION, CHAT, SITE_PROFILE, RANK_CHECK, KEYWORD_RESEARCH)
+SEO_PLAN = "seoPlans.generate"
+KINDS = (INGEST, GENERATION, CHAT, SITE_PROFILE, RANK_CHECK, KEYWORD_RESEARCH, SEO_PLAN)
+# A plan generation holds 1 credit per started this many items asked.
+SEO_PLAN_ITEMS_PER_CREDIT = 10
 
 BYTES_PER_CREDIT = 1_000_000
 TOKENS_PER_CREDIT = 1_000
@@ -105,6 +110,14 @@ def price(kind: str, *, content_length: int | None = None) -> Price:
             "1 credit per keyword-provider request: a research holds one per seed (related, "
             "matching, questions) or one (metrics) and commits the requests that succeeded; "
             "nothing when answered from its 30-day store or from Search Console",
+        )
+    if kind == SEO_PLAN:
+        return Price(
+            kind,
+            1,
+            f"1 credit per started {SEO_PLAN_ITEMS_PER_CREDIT} plan items: a generation holds "
+            "one per started ten items asked and commits one per started ten items written; "
+            "nothing when it fails",
         )
     raise ValueError(f"No price for {kind!r}.")
 

@@ -23,6 +23,7 @@ Kind = Literal[
     "website_scan.profile",
     "seo.checkRankings",
     "seo.researchKeywords",
+    "seoPlans.generate",
 ]
 IdempotencyKey = Annotated[
     str, StringConstraints(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9._:-]+$")

@@ -94,6 +94,20 @@ async def web_pages(session: AsyncSession, tenant_id: uuid.UUID, limit: int) -> 
     return list((await session.scalars(statement)).all())
 
 
+async def ready_knowledge(
+    session: AsyncSession, tenant_id: uuid.UUID, document_ids: list[uuid.UUID] | None, limit: int
+) -> list[Document]:
+    """The tenant's ready documents that are not archived (of `document_ids` when given), the
+    primary first, then the newest."""
+    statement = _live(tenant_id).where(Document.status == "ready", Document.archived_at.is_(None))
+    if document_ids is not None:
+        statement = statement.where(Document.id.in_(document_ids))
+    statement = statement.order_by(
+        Document.is_primary.desc(), Document.created_at.desc(), Document.id
+    ).limit(limit)
+    return list((await session.scalars(statement)).all())
+
+
 async def primary(session: AsyncSession, tenant_id: uuid.UUID) -> Document | None:
     result = await session.execute(_live(tenant_id).where(Document.is_primary.is_(True)))
     return result.scalar_one_or_none()

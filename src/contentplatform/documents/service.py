@@ -542,6 +542,27 @@ async def primary_knowledge_id(session: AsyncSession, tenant_id: uuid.UUID) -> u
     return document.id
 
 
+async def knowledge_texts(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    document_ids: list[uuid.UUID] | None = None,
+    limit: int = 20,
+) -> list[tuple[uuid.UUID, str, str]]:
+    """(id, filename, text) of the tenant's ready documents that are not archived (of
+    `document_ids` when given; the primary first, then the newest, at most `limit`): the text
+    rebuilt from the stored chunks, so no object storage is read."""
+    found = []
+    for document in await repository.ready_knowledge(session, tenant_id, document_ids, limit):
+        found.append(
+            (
+                document.id,
+                document.filename,
+                await search.document_text(session, tenant_id, document.id),
+            )
+        )
+    return found
+
+
 async def public_urls(
     session: AsyncSession, tenant_id: uuid.UUID, document_ids: list[uuid.UUID]
 ) -> dict[uuid.UUID, str]:

@@ -421,6 +421,19 @@ async def published_between(
     return [(published_at, score) for published_at, score in result.tuples() if published_at]
 
 
+async def titles_since(
+    session: AsyncSession, tenant_id: uuid.UUID, since: datetime, limit: int
+) -> list[str]:
+    """The titles of the live drafts created since `since`, newest first."""
+    result = await session.execute(
+        select(Draft.title)
+        .where(Draft.tenant_id == tenant_id, Draft.deleted_at.is_(None), Draft.created_at >= since)
+        .order_by(Draft.created_at.desc(), Draft.id)
+        .limit(limit)
+    )
+    return [title for title in result.scalars() if title]
+
+
 async def in_review(session: AsyncSession, tenant_id: uuid.UUID, limit: int) -> list[Draft]:
     """The live drafts in review, least recently changed first."""
     result = await session.execute(

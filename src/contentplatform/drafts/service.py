@@ -107,6 +107,14 @@ async def published_between(
     return await repository.published_between(session, tenant_id, start, end)
 
 
+async def titles_since(
+    session: AsyncSession, tenant_id: uuid.UUID, since: datetime, limit: int = 500
+) -> list[str]:
+    """What the organization wrote lately: the titles of its drafts created since `since`
+    (SEO plans leave out what was targeted recently)."""
+    return await repository.titles_since(session, tenant_id, since, limit)
+
+
 async def in_review(session: AsyncSession, tenant_id: uuid.UUID, limit: int) -> list[Draft]:
     """The live drafts in review, least recently changed first (the dashboard's queue)."""
     return await repository.in_review(session, tenant_id, limit)

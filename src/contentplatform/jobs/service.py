@@ -88,8 +88,15 @@ async def stats(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.JobStats
 
 
 async def create(
-    session: AsyncSession, tenant_id: uuid.UUID, created_by: str, data: schemas.CreateJobInput
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    created_by: str,
+    data: schemas.CreateJobInput,
+    *,
+    seo_plan: bool = False,
 ) -> schemas.Job:
+    """A new job. `seo_plan`: made by seoPlans.approve, its topic_source `seo_plan` (which
+    jobs.create refuses from a client): each of its instances carries its own topic."""
     timezone = await tenants.timezone_of(session, tenant_id)
     if data.status == "active":
         await _room_for_a_running_job(session, tenant_id)
@@ -109,6 +116,8 @@ async def create(
         created_by=created_by,
     )
     await _apply(session, job, data, timezone)
+    if seo_plan:
+        job.topic_source = "seo_plan"
     _check_schedule(job)
     plan_next_run(job, timezone, utcnow())
     session.add(job)
@@ -160,8 +169,8 @@ async def _apply(session: AsyncSession, job: Job, data: schemas.JobFields, timez
     if "topic_source" in given and data.topic_source is not None:
         if data.topic_source == "seo_plan":
             raise BadSchedule(
-                "topicSource seo_plan is reserved for SEO plans, which are not available yet.",
-                errors=[FieldError("topicSource", "seo_plan is not available yet")],
+                "topicSource seo_plan is set by seoPlans.approve only: approve an SEO plan.",
+                errors=[FieldError("topicSource", "seo_plan is set by seoPlans.approve only")],
             )
         job.topic_source = data.topic_source
     if "keywords" in given:

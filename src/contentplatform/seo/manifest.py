@@ -6,7 +6,8 @@ that data (insights/), readiness for AI answers: crawlers' access, llms.txt, cit
 (geo/), the page inventory joining them per URL (pages/), technical SEO audits of the
 website scans (audits/), PageSpeed's Lighthouse and field data (pagespeed/), rank tracking
 through a SERP provider (rank/), keyword research (research/), the SEO to-do list made from
-all of them (actions/), and the control center over them all (overview/)."""
+all of them (actions/), monthly content plans approved into jobs (plans/), and the control
+center over them all (overview/)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ from contentplatform.seo.pages import listeners as page_listeners
 from contentplatform.seo.pages import procedures as page_procedures
 from contentplatform.seo.pagespeed import durable as pagespeed_durable
 from contentplatform.seo.pagespeed import procedures as pagespeed_procedures
+from contentplatform.seo.plans import durable as plan_durable
+from contentplatform.seo.plans import listeners as plan_listeners
+from contentplatform.seo.plans import procedures as plan_procedures
 from contentplatform.seo.rank import durable as rank_durable
 from contentplatform.seo.rank import procedures as rank_procedures
 from contentplatform.seo.research import procedures as research_procedures
@@ -52,6 +56,7 @@ domain = Domain(
         research_procedures.router,
         action_procedures.router,
         overview_procedures.router,
+        plan_procedures.router,
     ),
     models=models,
     unmodelled=models.include_name,
@@ -65,5 +70,7 @@ domain = Domain(
         pagespeed_durable,
         rank_durable,
         action_listeners,
+        plan_durable,
+        plan_listeners,
     ),
 )

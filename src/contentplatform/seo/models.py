@@ -869,3 +869,102 @@ class SeoActionHistory(TenantMixin, Base):
     from_status: Mapped[str | None] = mapped_column(String(12))
     to_status: Mapped[str] = mapped_column(String(12), nullable=False)
     note: Mapped[str | None] = mapped_column(Text)
+
+
+# --- SEO plans (issue 44) --------------------------------------------------------------------
+# A month's content plan made from the signals above (seo/plans/): its items, each a topic with
+# a target date, approved into one job whose instances write them. At most one live plan (not
+# archived, not deleted) per tenant and month, kept by a partial unique index.
+
+LIVE_PLAN = text("status <> 'archived' AND deleted_at IS NULL")
+
+
+class SeoPlan(RecordMixin, TenantMixin, Base):
+    """generating -> draft | failed; draft -> approved -> completed; draft | failed ->
+    generating (regenerate); any but generating -> archived. Soft-deleted (`deleted_at`)."""
+
+    __tablename__ = "seo_plans"
+    __table_args__ = (
+        Index(
+            "uq_seo_plans_live_month",
+            "tenant_id",
+            "month",
+            unique=True,
+            sqlite_where=LIVE_PLAN,
+            postgresql_where=LIVE_PLAN,
+        ),
+        UniqueConstraint("tenant_id", "idempotency_key", name="uq_seo_plans_idempotency_key"),
+        Index("ix_seo_plans_tenant_month", "tenant_id", "month"),
+        Index("ix_seo_plans_status", "status"),
+    )
+
+    month: Mapped[str] = mapped_column(String(7), nullable=False)  # YYYY-MM
+    name: Mapped[str] = mapped_column(String(100), nullable=False)
+    status: Mapped[str] = mapped_column(String(12), nullable=False)
+    goals: Mapped[str | None] = mapped_column(Text)
+    notes: Mapped[str | None] = mapped_column(Text)
+    signals_used: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    # {status, step, percent, provider, model, error}
+    generation: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+    # What the last generate or regenerate asked for (the workflow reads it).
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+    # Which generation this is (the workflow's id carries it: a regenerate is a new one).
+    generation_round: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    idempotency_key: Mapped[str | None] = mapped_column(String(255))
+    reservation_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    credits_used: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    job_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    publisher_connection_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    created_by: Mapped[str | None] = mapped_column(String(255))
+    approved_by: Mapped[str | None] = mapped_column(String(255))
+    approved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    archive_reason: Mapped[str | None] = mapped_column(String(500))
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SeoPlanItem(RecordMixin, TenantMixin, Base):
+    """One topic of a plan: proposed -> accepted | rejected; accepted -> scheduled (a job
+    instance) -> in_progress -> drafted -> published; scheduled -> skipped | failed."""
+
+    __tablename__ = "seo_plan_items"
+    __table_args__ = (
+        Index("ix_seo_plan_items_plan", "tenant_id", "plan_id", "target_date", "position"),
+        Index("ix_seo_plan_items_date", "tenant_id", "target_date"),
+        Index("ix_seo_plan_items_instance", "tenant_id", "job_instance_id"),
+    )
+
+    plan_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("seo_plans.id", ondelete="CASCADE"), nullable=False
+    )
+    title: Mapped[str] = mapped_column(String(200), nullable=False)
+    primary_keyword: Mapped[str] = mapped_column(String(100), nullable=False)
+    secondary_keywords: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    kind: Mapped[str] = mapped_column(String(10), nullable=False)  # new | refresh | geo
+    intent: Mapped[str | None] = mapped_column(String(20))
+    target_date: Mapped[date] = mapped_column(Date, nullable=False)
+    target_url: Mapped[str | None] = mapped_column(String(2048))
+    page_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    search_volume: Mapped[int | None] = mapped_column(Integer)
+    keyword_difficulty: Mapped[int | None] = mapped_column(Integer)
+    cpc: Mapped[float | None] = mapped_column(Float)
+    opportunity_score: Mapped[float | None] = mapped_column(Float)
+    source: Mapped[str] = mapped_column(String(20), nullable=False)
+    rationale: Mapped[str | None] = mapped_column(Text)
+    evidence: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+    # {outline[], questions[], word_count_target, instructions}
+    brief: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+    # {target_position, ctr, clicks, search_volume}: volume x CTR at the target position.
+    forecast: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
+    document_ids: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    seo_action_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    ai_prompt_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    cluster: Mapped[str | None] = mapped_column(String(100))
+    locked: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    status: Mapped[str] = mapped_column(String(12), nullable=False)
+    job_instance_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    draft_id: Mapped[uuid.UUID | None] = mapped_column(Uuid)
+    published_url: Mapped[str | None] = mapped_column(Text)
+    published_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    position: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
