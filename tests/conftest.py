@@ -24,6 +24,7 @@ from contentplatform.config import Settings
 from contentplatform.events import service as events
 from contentplatform.kit import migrations
 from contentplatform.kit.db import Database
+from tests.seo.ai_visibility.standin import AnswerEngineStandIn
 from tests.seo.pagespeed.standin import PageSpeedStandIn
 from tests.seo.rank.standin import SerpStandIn
 from tests.support.backends import Backends, test_backends
@@ -84,6 +85,9 @@ _google = GoogleStandIn()
 _pagespeed = PageSpeedStandIn()
 # DataForSEO's SERP API stand-in (tests/seo/rank/standin.py), every service pointed at it.
 _serp = SerpStandIn()
+# The AI answer engines' stand-in (tests/seo/ai_visibility/standin.py), every service pointed at
+# it.
+_answers = AnswerEngineStandIn()
 # Where the suite's SEO OAuth flows say the front end receives Google's redirect.
 SEO_REDIRECT_URI = "https://app.example.test/seo/callback"
 
@@ -112,6 +116,15 @@ def serp() -> Iterator[SerpStandIn]:
     if not _serp.thread.is_alive():
         _serp.thread.start()
     yield _serp
+
+
+@pytest.fixture(scope="session")
+def answer_engines() -> Iterator[AnswerEngineStandIn]:
+    """The AI answer engines' stand-in the session's services are pointed at (started on first
+    use)."""
+    if not _answers.thread.is_alive():
+        _answers.thread.start()
+    yield _answers
 
 
 # The SMTP server on loopback every service of the session sends its mail to (mail/).
@@ -177,6 +190,7 @@ def make_settings(
         **_google.settings(),
         **_pagespeed.settings(),
         **_serp.settings(),
+        **_answers.settings(),
         "seo_oauth_redirect_uris": [SEO_REDIRECT_URI],
         # Search Console syncs retry quota answers at once (Retry-After capped too).
         "seo_sync_backoff_seconds": 0.01,

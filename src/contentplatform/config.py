@@ -435,6 +435,15 @@ class Settings(BaseSettings):
     """Perplexity's API base for the SEO `perplexity` provider (OpenAI-compatible)."""
     gemini_api_base: str = "https://generativelanguage.googleapis.com/v1beta/openai"
     """Gemini's OpenAI-compatible API base for the SEO `gemini` provider."""
+    anthropic_api_base: str = "https://api.anthropic.com"
+    """Anthropic's API base for the SEO `anthropic` provider (a key is checked with GET
+    /v1/models; AI visibility's claude engine asks POST /v1/messages with the web search tool)."""
+    ai_gemini_api_base: str = "https://generativelanguage.googleapis.com/v1beta"
+    """Gemini's native API base, which AI visibility asks the `gemini` engine through
+    (`POST {base}/models/{model}:generateContent` with Google Search grounding)."""
+    ai_visibility_request_timeout_seconds: float = Field(120.0, ge=1, le=600)
+    """How long one answer engine may take to answer one AI visibility sample (an answer with
+    web search commonly takes 5-60 s)."""
     rank_live_max_tasks: int = Field(20, ge=0, le=500)
     """Rank checks of at most this many SERP tasks (keyword x device) use DataForSEO's live mode
     (one request per task, answered at once, dearer per task); larger ones its task mode

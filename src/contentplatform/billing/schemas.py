@@ -26,6 +26,7 @@ UsageKind = Literal[
     "website_scan.profile",
     "seo.checkRankings",
     "seo.researchKeywords",
+    "seo.runAiVisibility",
     "seoPlans.generate",
 ]
 

@@ -41,6 +41,7 @@ EDITOR_KINDS = (
     pricing.SITE_PROFILE,
     pricing.RANK_CHECK,
     pricing.KEYWORD_RESEARCH,
+    pricing.AI_VISIBILITY,
 )
 RESOURCE_OF_KIND = {
     pricing.INGEST: "document",
@@ -49,6 +50,7 @@ RESOURCE_OF_KIND = {
     pricing.SITE_PROFILE: "crawl_config",
     pricing.RANK_CHECK: "seo_sync_run",
     pricing.KEYWORD_RESEARCH: "seo_keyword_research",
+    pricing.AI_VISIBILITY: "seo_sync_run",
 }
 
 

@@ -20,6 +20,8 @@ would have taken. A hold is the most the operation can cost; it commits what it 
 | seo.research-      | 1 per keyword-provider request: one    | the requests that succeeded (none  |
 | Keywords           | per seed for ideas, one for metrics    | when answered from the 30-day      |
 |                    | (estimate: one unit)                   | store or from Search Console)      |
+| seo.runAi-         | 1 per prompt x engine x sample         | the answers received               |
+| Visibility         | (estimate: one unit)                   |                                    |
 | seoPlans.generate  | 1 per started 10 items asked           | 1 per started 10 items written     |
 |                    | (estimate: one unit)                   | (none when it fails)               |
 
@@ -44,8 +46,18 @@ CHAT = "chat.message"
 SITE_PROFILE = "website_scan.profile"
 RANK_CHECK = "seo.checkRankings"
 KEYWORD_RESEARCH = "seo.researchKeywords"
+AI_VISIBILITY = "seo.runAiVisibility"
 SEO_PLAN = "seoPlans.generate"
-KINDS = (INGEST, GENERATION, CHAT, SITE_PROFILE, RANK_CHECK, KEYWORD_RESEARCH, SEO_PLAN)
+KINDS = (
+    INGEST,
+    GENERATION,
+    CHAT,
+    SITE_PROFILE,
+    RANK_CHECK,
+    KEYWORD_RESEARCH,
+    AI_VISIBILITY,
+    SEO_PLAN,
+)
 # A plan generation holds 1 credit per started this many items asked.
 SEO_PLAN_ITEMS_PER_CREDIT = 10
 
@@ -110,6 +122,13 @@ def price(kind: str, *, content_length: int | None = None) -> Price:
             "1 credit per keyword-provider request: a research holds one per seed (related, "
             "matching, questions) or one (metrics) and commits the requests that succeeded; "
             "nothing when answered from its 30-day store or from Search Console",
+        )
+    if kind == AI_VISIBILITY:
+        return Price(
+            kind,
+            1,
+            "1 credit per answer asked for: a run holds prompts x engines x samples and commits "
+            "the answers received",
         )
     if kind == SEO_PLAN:
         return Price(

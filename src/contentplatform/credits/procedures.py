@@ -3,7 +3,8 @@ the prices in pricing.py.
 
 Every member reads the balance, the ledger and the holds, and may estimate; reserving
 documents.ingest, generation.blog, website_scan.profile, seo.checkRankings,
-seo.researchKeywords or seoPlans.generate credits needs an editor (chat.message: any member);
+seo.researchKeywords, seo.runAiVisibility or seoPlans.generate credits needs an editor
+(chat.message: any member);
 committing a client-owned hold is an admin's; releasing one is its creator's or an admin's.
 """
 
@@ -72,8 +73,9 @@ async def estimate(ctx: Context, data: schemas.EstimateInput) -> schemas.Estimat
     profile can cost; seo.checkRankings: 1 credit, one SERP page of one keyword and device,
     which a check holds keywords x devices x pages of: seo.checkRankings with `preview` prices a
     whole check; seo.researchKeywords: 1 credit, one keyword-provider request, which a research
-    holds one of per seed, or one for metrics; seoPlans.generate: 1 credit per started ten plan
-    items asked). Deterministic for the same inputs."""
+    holds one of per seed, or one for metrics; seo.runAiVisibility: 1 credit, one answer of one
+    engine to one prompt, which a run holds prompts x engines x samples of; seoPlans.generate:
+    1 credit per started ten plan items asked). Deterministic for the same inputs."""
     return await operations.estimate(ctx.session, ctx.tenant.tenant_id, data)
 
 

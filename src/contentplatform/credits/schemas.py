@@ -23,6 +23,7 @@ Kind = Literal[
     "website_scan.profile",
     "seo.checkRankings",
     "seo.researchKeywords",
+    "seo.runAiVisibility",
     "seoPlans.generate",
 ]
 IdempotencyKey = Annotated[

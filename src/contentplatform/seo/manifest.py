@@ -5,9 +5,9 @@ provider call runs inside (sync_runs/), Search Console's performance data and it
 that data (insights/), readiness for AI answers: crawlers' access, llms.txt, citability
 (geo/), the page inventory joining them per URL (pages/), technical SEO audits of the
 website scans (audits/), PageSpeed's Lighthouse and field data (pagespeed/), rank tracking
-through a SERP provider (rank/), keyword research (research/), the SEO to-do list made from
-all of them (actions/), monthly content plans approved into jobs (plans/), and the control
-center over them all (overview/)."""
+through a SERP provider (rank/), keyword research (research/), how AI answer engines speak of
+the brand (ai_visibility/), the SEO to-do list made from all of them (actions/), monthly
+content plans approved into jobs (plans/), and the control center over them all (overview/)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from contentplatform.core.manifest import Domain
 from contentplatform.seo import models, procedures
 from contentplatform.seo.actions import listeners as action_listeners
 from contentplatform.seo.actions import procedures as action_procedures
+from contentplatform.seo.ai_visibility import durable as ai_visibility_durable
+from contentplatform.seo.ai_visibility import procedures as ai_visibility_procedures
 from contentplatform.seo.audits import durable as audit_durable
 from contentplatform.seo.audits import procedures as audit_procedures
 from contentplatform.seo.audits import scans as audit_scans
@@ -54,6 +56,7 @@ domain = Domain(
         pagespeed_procedures.router,
         rank_procedures.router,
         research_procedures.router,
+        ai_visibility_procedures.router,
         action_procedures.router,
         overview_procedures.router,
         plan_procedures.router,
@@ -69,6 +72,7 @@ domain = Domain(
         audit_scans,
         pagespeed_durable,
         rank_durable,
+        ai_visibility_durable,
         action_listeners,
         plan_durable,
         plan_listeners,

@@ -871,6 +871,88 @@ class SeoActionHistory(TenantMixin, Base):
     note: Mapped[str | None] = mapped_column(Text)
 
 
+# --- AI visibility (issue 45, SEO part 4) ----------------------------------------------------
+# The prompts tracked across AI answer engines, and every answer a run got for one (prompt x
+# engine x sample), kept as evidence with what was read from it locally: mentions with their
+# character offsets, citations reduced to registrable domains, sentiment per mention sentence.
+PENDING_AI_ANSWER = text("status = 'pending'")
+
+
+class SeoAiPrompt(RecordMixin, TenantMixin, Base):
+    """A tracked prompt: active <-> paused; deleted (soft: `deleted_at` set) leaves its answers
+    stored but out of every metric. `text` is immutable so its series stays comparable;
+    `text_key` (casefolded, blanks made one space) is what duplicates are compared on, with the
+    market (country, language). `latest` is the newest run's reading of it."""
+
+    __tablename__ = "seo_ai_prompts"
+    __table_args__ = (
+        Index("ix_seo_ai_prompts_key", "tenant_id", "text_key"),
+        Index("ix_seo_ai_prompts_status", "tenant_id", "status", "created_at"),
+    )
+
+    text: Mapped[str] = mapped_column(String(500), nullable=False)
+    text_key: Mapped[str] = mapped_column(String(500), nullable=False)
+    topic: Mapped[str | None] = mapped_column(String(100))
+    tags: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    intent: Mapped[str | None] = mapped_column(String(20))
+    country: Mapped[str | None] = mapped_column(String(2))
+    language: Mapped[str | None] = mapped_column(String(35))
+    engines: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    status: Mapped[str] = mapped_column(String(10), nullable=False, default="active")
+    source: Mapped[str] = mapped_column(String(10), nullable=False, default="manual")
+    # {run_id, run_at, visibility, position, sentiment, cited, competitors_mentioned}
+    latest: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # Whether the newest run's answers mentioned the brand (the list's `mentioned` filter).
+    latest_mentioned: Mapped[bool | None] = mapped_column(Boolean)
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SeoAiAnswer(RecordMixin, TenantMixin, Base):
+    """One sample of one prompt asked of one engine in one run (a sync run of kind
+    `ai_visibility`): pending -> answered | failed. Keyed by (run, prompt, engine, sample), and
+    each stored in its own transaction, so a resumed run never asks again for a sample it has.
+    Answered, it holds the raw text and what extraction read from it."""
+
+    __tablename__ = "seo_ai_answers"
+    __table_args__ = (
+        UniqueConstraint(
+            "tenant_id", "sync_run_id", "prompt_id", "engine", "sample", name="uq_seo_ai_answers"
+        ),
+        Index("ix_seo_ai_answers_prompt", "tenant_id", "prompt_id", "engine", "answered_at"),
+        Index("ix_seo_ai_answers_day", "tenant_id", "answer_date"),
+        Index(
+            "ix_seo_ai_answers_pending",
+            "created_at",
+            sqlite_where=PENDING_AI_ANSWER,
+            postgresql_where=PENDING_AI_ANSWER,
+        ),
+    )
+
+    sync_run_id: Mapped[uuid.UUID] = mapped_column(Uuid, nullable=False)
+    prompt_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("seo_ai_prompts.id", ondelete="CASCADE"), nullable=False
+    )
+    engine: Mapped[str] = mapped_column(String(20), nullable=False)
+    sample: Mapped[int] = mapped_column(Integer, nullable=False)
+    status: Mapped[str] = mapped_column(String(10), nullable=False)
+    provider: Mapped[str] = mapped_column(String(40), nullable=False)
+    model: Mapped[str | None] = mapped_column(String(100))
+    country: Mapped[str | None] = mapped_column(String(2))
+    answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    answer_date: Mapped[date | None] = mapped_column(Date)
+    text: Mapped[str | None] = mapped_column(Text)
+    # [{brand, competitor_id, name, position, sentiment, offsets:[[start, end]], excerpt}]
+    mentions: Mapped[list[dict[str, Any]]] = mapped_column(JSON, nullable=False, default=list)
+    # [{url, domain, title, position, owner, competitor_id}]
+    citations: Mapped[list[dict[str, Any]]] = mapped_column(JSON, nullable=False, default=list)
+    search_queries: Mapped[list[str]] = mapped_column(JSON, nullable=False, default=list)
+    brand_mentioned: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    brand_position: Mapped[int | None] = mapped_column(Integer)
+    sentiment: Mapped[float | None] = mapped_column(Float)
+    cited: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
 # --- SEO plans (issue 44) --------------------------------------------------------------------
 # A month's content plan made from the signals above (seo/plans/): its items, each a topic with
 # a target date, approved into one job whose instances write them. At most one live plan (not

@@ -144,6 +144,7 @@ def test_overview_adds_up_the_period_beside_the_previous(seeded: Org):
         # Every kind the ledger knows, the ones the period did not use at 0.
         {"kind": "seo.checkRankings", "credits": 0, "total_tokens": 0},
         {"kind": "seo.researchKeywords", "credits": 0, "total_tokens": 0},
+        {"kind": "seo.runAiVisibility", "credits": 0, "total_tokens": 0},
         {"kind": "seoPlans.generate", "credits": 0, "total_tokens": 0},
     ]
     assert (found["date_from"], found["date_to"]) == ("2025-03-01", "2025-03-31")

@@ -246,7 +246,7 @@ def test_generation_without_signals_makes_nothing_and_checks_the_audit(
         "unchanged": 0,
         "data": [],
     }
-    # AI visibility is accepted and makes nothing yet.
+    # AI visibility with no prompt tracked makes nothing.
     assert actions.generate(sources=["ai_visibility"])["created"] == 0
     problem(
         actions.request("seo.generateActions", {"auditId": str(uuid.uuid4())}), 404, "NOT_FOUND"

@@ -50,6 +50,7 @@ PROVIDERS = [
     "openai",
     "perplexity",
     "gemini",
+    "anthropic",
     "offline",
 ]
 
@@ -74,7 +75,7 @@ def assert_no_secret(google: GoogleStandIn, *texts: str) -> None:
 def test_every_provider_is_listed_not_connected_at_first(seo: Seo) -> None:
     listed = seo.ok("seo.listConnections", role="member")
     assert [c["provider"] for c in listed["data"]] == PROVIDERS
-    assert listed["total"] == 7
+    assert listed["total"] == 8
     assert {c["status"] for c in listed["data"]} == {"not_connected"}
     google = next(c for c in listed["data"] if c["provider"] == GSC)
     assert google["capabilities"] == ["search_console"]
@@ -289,7 +290,7 @@ def test_only_admins_change_connections(seo: Seo, google: GoogleStandIn, role: s
     ):
         problem(seo.request(operation, body, role=role), 403, "FORBIDDEN")
     # Members read.
-    assert seo.ok("seo.listConnections", role=role)["total"] == 7
+    assert seo.ok("seo.listConnections", role=role)["total"] == 8
     assert seo.ok("seo.getConnection", {"provider": GSC}, role=role)["provider"] == GSC
 
 

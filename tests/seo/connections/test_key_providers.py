@@ -1,6 +1,7 @@
 """seo.connect and seo.testConnection for the key providers, over REST and RPC, on a second
 service pointed at small stand-ins of DataForSEO (GET /v3/appendix/user_data, Basic auth) and
-of the OpenAI-compatible engines (GET /models; Perplexity a 1-token completion): credentials are
+of the OpenAI-compatible engines (GET /models; Perplexity a 1-token completion) and of
+Anthropic (GET /v1/models, x-api-key and anthropic-version): credentials are
 checked with that one call before anything is stored, and never shown again."""
 
 from __future__ import annotations
@@ -36,6 +37,24 @@ def _bearer(_path: str, headers: dict[str, str], _body: bytes) -> tuple[int, dic
     return 200, {}, {"object": "list", "data": [{"id": "gpt-4o-mini", "object": "model"}]}
 
 
+def _anthropic(_path: str, headers: dict[str, str], _body: bytes) -> tuple[int, dict, Any]:
+    lowered = {name.lower(): value for name, value in headers.items()}
+    if lowered.get("x-api-key") != API_KEY or lowered.get("anthropic-version") != "2023-06-01":
+        return (
+            401,
+            {},
+            {
+                "type": "error",
+                "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+            },
+        )
+    return (
+        200,
+        {},
+        {"data": [{"id": "claude-3-5-haiku-latest", "type": "model"}], "has_more": False},
+    )
+
+
 @pytest.fixture(scope="module")
 def providers() -> Iterator[StubServer]:
     with StubServer() as stub:
@@ -43,6 +62,7 @@ def providers() -> Iterator[StubServer]:
         stub.route("GET", "/openai/models", _bearer)
         stub.route("GET", "/gemini/models", _bearer)
         stub.route("POST", "/perplexity/chat/completions", _bearer)
+        stub.route("GET", "/anthropic/v1/models", _anthropic)
         yield stub
 
 
@@ -53,6 +73,7 @@ def keyed_settings(settings_with: Callable[..., Settings], providers: StubServer
         openai_api_base=f"{providers.url}/openai",
         gemini_api_base=f"{providers.url}/gemini",
         perplexity_api_base=f"{providers.url}/perplexity",
+        anthropic_api_base=f"{providers.url}/anthropic",
     )
 
 
@@ -83,6 +104,7 @@ CONNECTS = [
     ("openai", {"apiKey": API_KEY}, {"apiKey": "sk-wrong-key-00000000"}),
     ("gemini", {"apiKey": API_KEY}, {"apiKey": "sk-wrong-key-00000000"}),
     ("perplexity", {"apiKey": API_KEY}, {"apiKey": "sk-wrong-key-00000000"}),
+    ("anthropic", {"apiKey": API_KEY}, {"apiKey": "sk-wrong-key-00000000"}),
 ]
 
 
@@ -98,7 +120,10 @@ def test_a_key_provider_is_checked_before_it_is_saved(
     caplog.set_level(logging.DEBUG)
     refused = keyed.request("seo.connect", {"provider": provider, "credentials": wrong})
     body = problem(refused, 400, "BAD_REQUEST")
-    assert "not authorized" in body["detail"] or "Incorrect API key" in body["detail"]
+    assert any(
+        words in body["detail"]
+        for words in ("not authorized", "Incorrect API key", "invalid x-api-key")
+    )
     assert connection_row(keyed_settings, keyed.tenant_id, provider) is None
     connected = keyed.ok("seo.connect", {"provider": provider, "credentials": right})
     assert connected["status"] == "connected"

@@ -156,6 +156,7 @@ class SerpStandIn(LoopbackServer):
                     "type": "ai_overview",
                     "rank_group": 1,
                     "rank_absolute": absolute,
+                    "markdown": f"An AI Overview of {keyword}, citing {source}.",
                     "references": [{"domain": source, "url": f"https://{source}/guide"}],
                 }
             )

@@ -27,6 +27,7 @@ UsageKind = Literal[
     "website_scan.profile",
     "seo.checkRankings",
     "seo.researchKeywords",
+    "seo.runAiVisibility",
     "seoPlans.generate",
 ]
 Dimension = Literal["kind", "model", "workflow", "job", "user"]

@@ -57,6 +57,7 @@ _KIND_LABELS = {
     "website_scan.profile": "Site profiles",
     "seo.checkRankings": "Rank checks",
     "seo.researchKeywords": "Keyword research",
+    "seo.runAiVisibility": "AI visibility runs",
     "seoPlans.generate": "SEO plans",
 }
 _NONE_LABELS: dict[Dimension, str] = {

@@ -6,8 +6,9 @@ the one named); `search_console`, the insights of the last 28 final days (listSe
 rules, their default 100 impressions); `url_inspection`, the newest completed inspection of
 each URL; `rank`, the last three checks of each active tracked keyword; `geo`, the readiness of
 the newest complete scan of the site. A source with nothing stored yet (no audit, no property,
-no scan) is not evaluated: it creates nothing and moves nothing. `ai_visibility` is accepted
-and evaluates nothing until AI visibility exists (issue 45).
+no scan) is not evaluated: it creates nothing and moves nothing. `ai_visibility`, the newest
+run's reading of each active prompt: close_ai_gap where competitors were named and the brand
+not.
 
 Per signal, by fingerprint: none yet, a new open action (at most MAX_PER_RULE per type, the
 highest impact first); open or in progress, its evidence, impact, URLs and pages refreshed (and
@@ -32,6 +33,7 @@ from contentplatform.kit.db import utcnow
 from contentplatform.seo.actions import repository, rules, schemas
 from contentplatform.seo.actions.rules import Candidate
 from contentplatform.seo.actions.service import SYSTEM, move, record, set_priority, written
+from contentplatform.seo.ai_visibility import service as ai_visibility
 from contentplatform.seo.audits import service as audits
 from contentplatform.seo.audits.errors import AuditNotCompleted
 from contentplatform.seo.geo import service as geo
@@ -154,6 +156,19 @@ async def _geo(session: AsyncSession, tenant_id: uuid.UUID) -> Signals | None:
     return Signals(rules.from_geo(readiness), covers, f"the scan {readiness.snapshot_id}")
 
 
+async def _ai_visibility(session: AsyncSession, tenant_id: uuid.UUID) -> Signals:
+    gaps = await ai_visibility.gaps(session, tenant_id)
+    active = await ai_visibility.active_prompt_ids(session, tenant_id)
+
+    def covers(row: SeoAction) -> bool:
+        # A prompt paused, deleted or never answered says nothing of the gap.
+        return row.evidence.get("prompt_id") in active
+
+    return Signals(
+        [rules.from_ai_gap(gap) for gap in gaps], covers, "the latest AI visibility runs"
+    )
+
+
 async def _gather(
     session: AsyncSession, tenant_id: uuid.UUID, source: str, audit_id: uuid.UUID | None
 ) -> Signals | None:
@@ -167,7 +182,9 @@ async def _gather(
         return await _rank(session, tenant_id)
     if source == "geo":
         return await _geo(session, tenant_id)
-    return None  # ai_visibility: nothing to read until AI visibility exists (issue 45)
+    if source == "ai_visibility":
+        return await _ai_visibility(session, tenant_id)
+    return None
 
 
 def _page_ids(candidate: Candidate, pages: dict[str, tuple[uuid.UUID, int, int]]) -> list[str]:

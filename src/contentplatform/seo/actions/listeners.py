@@ -1,9 +1,9 @@
 """What SEO actions hear: a draft published (`draft.published`, in the dispatcher's transaction)
 completes the action its job was made for; a completed audit and an ended Search Console sync,
-URL-inspection run or rank check (in the transaction that ends it) generate the actions of that
-source when the SEO settings' `actions.auto_generate` is on. Each in a savepoint: a failure is
-logged and breaks neither the audit, the sync nor another listener (the next run, or
-seo.generateActions, does it again: generation is idempotent)."""
+URL-inspection run, rank check or AI visibility run (in the transaction that ends it) generate
+the actions of that source when the SEO settings' `actions.auto_generate` is on. Each in a
+savepoint: a failure is logged and breaks neither the audit, the sync nor another listener (the
+next run, or seo.generateActions, does it again: generation is idempotent)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ RUN_SOURCES = {
     "search_console": "search_console",
     "url_inspection": "url_inspection",
     "rank_check": "rank",
+    "ai_visibility": "ai_visibility",
 }
 
 
@@ -67,6 +68,7 @@ async def audited(session: AsyncSession, audit: SeoAuditRun) -> None:
 @sync_runs.when_ended("search_console")
 @sync_runs.when_ended("url_inspection")
 @sync_runs.when_ended("rank_check")
+@sync_runs.when_ended("ai_visibility")
 async def run_ended(session: AsyncSession, run: SeoSyncRun) -> None:
     if run.status in ("succeeded", "partial"):
         await _generate(session, run.tenant_id, RUN_SOURCES[run.kind])

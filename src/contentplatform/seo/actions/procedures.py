@@ -122,8 +122,9 @@ async def generate_actions(
       three checks is 5 or more places worse at the newest (not ranking counts as 100).
     - `geo` (the newest complete scan): `improve_geo` per AI search or user agent robots.txt
       blocks, and for a missing or invalid llms.txt.
-    - `ai_visibility` is accepted and makes nothing yet: close_ai_gap waits for AI visibility.
-      Low citability makes no action yet either.
+    - `ai_visibility` (the newest run's reading of each active prompt): `close_ai_gap` per
+      prompt whose answers named competitors and never the brand. Low citability makes no
+      action yet.
 
     impact_score (0-100) = severity (error 40, warning 20; an opportunity 10) + clicks (or the
     clicks at stake; 10 a decade, at most 30) + impressions (5 a decade, at most 20) + search

@@ -334,6 +334,35 @@ def from_rank(series: RankSeries) -> Candidate | None:
     )
 
 
+# --- AI visibility ----------------------------------------------------------------------------
+
+
+def from_ai_gap(gap: dict[str, Any]) -> Candidate:
+    """close_ai_gap for a tracked prompt whose newest run's answers named competitors and never
+    the brand (seo.listAiAnswers with the competitor and mentioned=false shows them)."""
+    named = ", ".join(gap["competitors"])
+    return Candidate(
+        type="close_ai_gap",
+        source="ai_visibility",
+        subject=str(gap["prompt_id"]),
+        title=_short(f"Get named in AI answers to “{gap['text']}”"),
+        description=(
+            f"Asked “{gap['text']}”, the answer engines named {named} and not the brand "
+            f"({gap['answers']} answers in the latest run). Publish content that answers it."
+        ),
+        impact=impact(severity="warning", urls=len(gap["competitors"])),
+        evidence={
+            "subject": str(gap["prompt_id"]),
+            "prompt_id": str(gap["prompt_id"]),
+            "prompt": gap["text"],
+            "competitors": list(gap["competitors"]),
+            "answers": gap["answers"],
+            "run_id": gap["run_id"],
+        },
+        keywords=[gap["topic"]] if gap.get("topic") else [],
+    )
+
+
 # --- GEO --------------------------------------------------------------------------------------
 
 

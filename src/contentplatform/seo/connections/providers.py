@@ -1,6 +1,7 @@
 """The key providers: what each can do, and the one cheap call that checks its credentials
 before they are saved (dataforseo: GET /v3/appendix/user_data with Basic auth; openai and
-gemini: GET /models with the key; perplexity: a 1-token chat completion, as it lists no models;
+gemini: GET /models with the key; anthropic: GET /v1/models with x-api-key and
+anthropic-version; perplexity: a 1-token chat completion, as it lists no models;
 pagespeed_insights: runPagespeed with the key and no URL, see _pagespeed).
 Every call goes through the guarded client; a refusal's message is the provider's own words,
 never the credential."""
@@ -21,12 +22,22 @@ CAPABILITIES: dict[str, list[str]] = {
     "openai": ["ai_answers"],
     "perplexity": ["ai_answers"],
     "gemini": ["ai_answers"],
+    "anthropic": ["ai_answers"],
     "offline": ["search_console", "serp", "keyword_data", "ai_answers", "pagespeed"],
 }
-KEY_PROVIDERS = frozenset({"dataforseo", "pagespeed_insights", "openai", "perplexity", "gemini"})
+KEY_PROVIDERS = frozenset(
+    {"dataforseo", "pagespeed_insights", "openai", "perplexity", "gemini", "anthropic"}
+)
 # Labelled as such wherever it shows (account_label, config.label): its data is made up.
+# The Messages API version every Anthropic request names (its `anthropic-version` header).
+ANTHROPIC_VERSION = "2023-06-01"
 OFFLINE_LABEL = "Offline fixtures (made-up data)"
-DEFAULT_MODELS = {"openai": "gpt-4o-mini", "perplexity": "sonar", "gemini": "gemini-2.0-flash"}
+DEFAULT_MODELS = {
+    "openai": "gpt-4o-mini",
+    "perplexity": "sonar",
+    "gemini": "gemini-2.0-flash",
+    "anthropic": "claude-3-5-haiku-latest",
+}
 
 
 class Refused(Exception):
@@ -82,6 +93,8 @@ async def verify(
         return await _dataforseo(settings, credentials["login"], credentials["password"])
     if provider == "pagespeed_insights":
         return await _pagespeed(settings, credentials["api_key"])
+    if provider == "anthropic":
+        return await _anthropic(settings, credentials["api_key"])
     return await _openai_compatible(settings, provider, credentials["api_key"], config)
 
 
@@ -140,6 +153,24 @@ async def _pagespeed(settings: Settings, api_key: str) -> Verified:
         raise Unavailable(
             f"PageSpeed Insights answered HTTP {response.status}: {_message(response)}"
         )
+    return Verified(account_label=None, credential_hint=hint(api_key))
+
+
+async def _anthropic(settings: Settings, api_key: str) -> Verified:
+    response = await _send(
+        settings,
+        "GET",
+        f"{settings.anthropic_api_base.rstrip('/')}/v1/models",
+        headers={
+            "x-api-key": api_key,
+            "anthropic-version": ANTHROPIC_VERSION,
+            "accept": "application/json",
+        },
+    )
+    if response.status in (400, 401, 403):
+        raise Refused(_message(response))
+    if response.status >= 400:
+        raise Unavailable(f"anthropic answered HTTP {response.status}: {_message(response)}")
     return Verified(account_label=None, credential_hint=hint(api_key))
 
 

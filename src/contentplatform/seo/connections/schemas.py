@@ -20,6 +20,7 @@ Provider = Literal[
     "openai",
     "perplexity",
     "gemini",
+    "anthropic",
     "offline",
 ]
 PROVIDERS: tuple[Provider, ...] = (
@@ -29,6 +30,7 @@ PROVIDERS: tuple[Provider, ...] = (
     "openai",
     "perplexity",
     "gemini",
+    "anthropic",
     "offline",
 )
 Status = Literal["not_connected", "pending_authorization", "connected", "needs_reauth", "error"]
@@ -99,8 +101,8 @@ class UpdateSeoConnectionInput(Input):
     config: JsonObject | None = Field(
         None,
         description="dataforseo: {priority normal|high, depth 10-100}; openai/gemini/"
-        "perplexity: {model}; pagespeed_insights: {defaultStrategy mobile|desktop}. Merged "
-        "into the stored options.",
+        "perplexity/anthropic: {model}; pagespeed_insights: {defaultStrategy "
+        "mobile|desktop}. Merged into the stored options.",
     )
 
     _size = field_validator("config")(_bounded)

@@ -17,8 +17,9 @@ async def overview(ctx: Context, data: schemas.OverviewInput) -> schemas.Overvie
     A read of what is stored; it never calls a provider. A block whose source was never
     connected, synced or run is null, never zeros: `search` until a Search Console property is
     synced, `audit` before the first completed audit, `rank` while no keyword is tracked,
-    `geo` until the site has a complete website scan; `ai_visibility` is always null for now
-    (answer-engine visibility is not built yet). The window (`period`: 7, 28 or 90 days) ends on
+    `geo` until the site has a complete website scan, `ai_visibility` while no AI answer is
+    stored in the period (its figures are seo.aiVisibilityOverview's over the period's days
+    ending today, each null below 5 in its sample). The window (`period`: 7, 28 or 90 days) ends on
     the newest day Search Console data is stored for (today without it); `search.change`
     compares with the preceding window of equal length. `rank` is seo.rankOverview over the
     period's days ending today (rank checks do not lag). `actions` counts the open and

@@ -62,6 +62,22 @@ class OverviewRank(BaseModel):
     top10: int
 
 
+class OverviewAiVisibility(BaseModel):
+    visibility: float | None = Field(
+        description="% of the period's answers mentioning the brand; null below 5 answers."
+    )
+    share_of_voice: float | None = Field(
+        description="% of the tracked brands' mentions that are the brand's; null below 5."
+    )
+    citation_share: float | None = Field(
+        description="% of the citations that are our domain's; null below 5 citations."
+    )
+    change: float | None = Field(
+        description="Visibility's change in points against the preceding period of equal "
+        "length; null unless both are known."
+    )
+
+
 class OverviewGeo(BaseModel):
     readiness_score: int
     snapshot_id: uuid.UUID
@@ -89,8 +105,9 @@ class Overview(BaseModel):
     rank: OverviewRank | None = Field(
         description="Over the period's days ending today; null while no keyword is tracked."
     )
-    ai_visibility: None = Field(
-        description="Always null for now: AI visibility (answer engines) is not built yet."
+    ai_visibility: OverviewAiVisibility | None = Field(
+        description="seo.aiVisibilityOverview's headline figures over the period's days ending "
+        "today; null while no answer is stored in it."
     )
     geo: OverviewGeo | None = Field(description="Null until the site has a complete website scan.")
     connections: list[OverviewConnection]

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.core.runtime import Runtime
 from contentplatform.kit.db import utcnow
 from contentplatform.seo.actions import repository as actions
+from contentplatform.seo.ai_visibility import service as ai_visibility
 from contentplatform.seo.connections import service as connections
 from contentplatform.seo.geo import service as geo
 from contentplatform.seo.geo.errors import NoCompleteScan
@@ -64,7 +65,7 @@ async def _overview(
         audit=await _audit(session, tenant_id),
         actions=await _actions(session, tenant_id),
         rank=await _rank(session, tenant_id, schemas.DAYS[data.period]),
-        ai_visibility=None,
+        ai_visibility=await _ai_visibility(session, tenant_id, schemas.DAYS[data.period]),
         geo=await _geo(session, tenant_id),
         connections=[
             schemas.OverviewConnection(
@@ -124,6 +125,17 @@ async def _actions(session: AsyncSession, tenant_id: uuid.UUID) -> schemas.Overv
             }
         ),
     )
+
+
+async def _ai_visibility(
+    session: AsyncSession, tenant_id: uuid.UUID, days: int
+) -> schemas.OverviewAiVisibility | None:
+    # Answers are read up to today, as rank checks are.
+    today = utcnow().date()
+    found = await ai_visibility.headline(
+        session, tenant_id, today - timedelta(days=days - 1), today
+    )
+    return schemas.OverviewAiVisibility(**found) if found is not None else None
 
 
 async def _rank(

@@ -27,6 +27,7 @@ Provider = Literal[
     "openai",
     "perplexity",
     "gemini",
+    "anthropic",
     "offline",
 ]
 Status = Literal["queued", "running", "succeeded", "partial", "failed"]

@@ -1,0 +1,264 @@
+"""AI visibility's work and parts below the API: a run whose workflow was lost mid-way resumed
+by the reconciler without asking an engine again for a sample it stored (counted at the
+stand-in), its credits committed once; the DataForSEO LLM responses engine against its stand-in;
+the labelled, deterministic offline engine; extraction (word boundaries, aliases, order,
+sentiment, registrable domains read from the bundled list with no network at all)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import select
+
+from contentplatform.config import Settings
+from contentplatform.core import runtime
+from contentplatform.kit.db import Database
+from contentplatform.seo.ai_visibility import durable, engines, extraction, metrics, service
+from contentplatform.seo.ai_visibility.schemas import RunAiVisibilityInput
+from contentplatform.seo.models import SeoAiAnswer
+from contentplatform.seo.sync_runs import service as sync_runs
+from tests.conftest import Run
+from tests.seo.ai_visibility.standin import DFS_LOGIN, DFS_PASSWORD, AnswerEngineStandIn
+from tests.seo.ai_visibility.test_ai_visibility import AiVis
+from tests.seo.rank.standin import LOGIN, PASSWORD, SerpStandIn
+from tests.support.network import NetworkGuard, no_outside_connections
+from tests.support.orgs import org_fixture
+
+ai = org_fixture(AiVis)
+
+
+@pytest.fixture(autouse=True)
+def _standin(answer_engines: AnswerEngineStandIn) -> AnswerEngineStandIn:
+    return answer_engines
+
+
+def test_a_run_whose_workflow_was_lost_resumes_without_asking_twice(
+    ai: AiVis, answer_engines: AnswerEngineStandIn, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ai.profile()
+    ai.connect("openai")
+    texts = [f"{ai.org} crash {n}" for n in range(2)]
+    ai.prompts(texts, engines=["chatgpt"])
+    # Opened as seo.runAiVisibility opens it, but its workflow never queued (a kill -9 took it).
+    monkeypatch.setattr(durable, "enqueue_after_commit", lambda *args: None)
+
+    async def open_and_ask_half(db: Database) -> str:
+        async with db.unit_of_work() as session:
+            opened = await service.run(
+                session,
+                runtime.current().settings,
+                ai.tenant_id,
+                "someone",
+                RunAiVisibilityInput(samples=3, idempotency_key=f"crash-{ai.org}"),
+            )
+            run_id = opened.id
+        # The workflow's first half: three samples asked and stored, then the process died.
+        async with db.unit_of_work() as session:
+            await sync_runs.mark_running(session, ai.tenant_id, run_id)
+            found = await durable.context(session, ai.tenant_id)
+            pending = await durable.repository.of_run(session, ai.tenant_id, run_id, ["pending"])
+            prompts = await durable.repository.prompts_by_ids(
+                session, ai.tenant_id, [row.prompt_id for row in pending]
+            )
+            work = [
+                (row.id, durable.question(prompts[row.prompt_id].text, row, found))
+                for row in pending[:3]
+            ]
+        for row_id, asked in work:
+            answer = await engines.ask(runtime.current().settings, found.routes["chatgpt"], asked)
+            await durable.store(db, ai.tenant_id, run_id, row_id, answer, found)
+        return str(run_id)
+
+    run_id = run(open_and_ask_half)
+    monkeypatch.undo()
+    # The reconciler finds the run with answers pending and no workflow, and restarts it.
+    done = ai.wait(run_id)
+    assert done["status"] == "succeeded" and done["progress"] == {"done": 6, "total": 6}
+    assert done["credits_reserved"] == done["credits_used"] == 6
+    # Each sample asked once: the three stored before the crash not again.
+    assert [answer_engines.asked[("openai", text)] for text in texts] == [3, 3]
+
+    # Settling again (a replayed step) charges nothing more.
+    async def settle_again(db: Database) -> None:
+        async with db.unit_of_work() as session:
+            await durable.settle(session, ai.tenant_id, uuid.UUID(run_id))
+
+    balance = ai.ok("credits.getBalance", {}, role="admin")["available"]
+    run(settle_again)
+    assert ai.ok("credits.getBalance", {}, role="admin")["available"] == balance
+    holds = ai.ok("credits.listReservations", {"kind": "seo.runAiVisibility"}, role="admin")
+    assert [(h["amount_held"], h["amount_committed"]) for h in holds["data"]] == [(6, 6)]
+
+    async def statuses(db: Database) -> list[tuple[str, int]]:
+        async with db.unit_of_work() as session:
+            statement = select(SeoAiAnswer.status, SeoAiAnswer.sample).where(
+                SeoAiAnswer.tenant_id == ai.tenant_id,
+                SeoAiAnswer.sync_run_id == uuid.UUID(run_id),
+            )
+            return sorted((await session.execute(statement)).tuples())  # type: ignore[arg-type]
+
+    assert run(statuses) == [("answered", 1)] * 2 + [("answered", 2)] * 2 + [("answered", 3)] * 2
+
+
+def test_the_dataforseo_engine_speaks_llm_responses(
+    settings: Settings, answer_engines: AnswerEngineStandIn
+) -> None:
+    configured = settings.model_copy(update={"dataforseo_api_base": f"{answer_engines.url}/dfs"})
+    answer_engines.plant(
+        "dataforseo:claude", "dfs prompt", "Acme Soil leads.", ["https://acmesoil.com/x"]
+    )
+    route = engines.Route(
+        engine="claude",
+        provider="dataforseo",
+        credentials={"login": DFS_LOGIN, "password": DFS_PASSWORD},
+    )
+    question = engines.Question(prompt="dfs prompt", country="US", language="en", sample=1)
+    found = asyncio.run(engines.ask(configured, route, question))
+    assert isinstance(found, engines.Answer)
+    assert found.text == "Acme Soil leads." and found.model == "claude-3-5-haiku-latest"
+    assert [c.url for c in found.citations] == ["https://acmesoil.com/x"]
+    assert found.search_queries == ["search: dfs prompt"]
+    sent = [body for who, body in answer_engines.sent if who == "dataforseo"][-1]
+    assert sent == [
+        {
+            "user_prompt": "dfs prompt",
+            "model_name": "claude-3-5-haiku-latest",
+            "web_search": True,
+            "web_search_country_iso_code": "US",
+        }
+    ]
+    refused = engines.Route(
+        engine="claude", provider="dataforseo", credentials={"login": "x", "password": "y"}
+    )
+    failed = asyncio.run(engines.ask(configured, refused, question))
+    assert isinstance(failed, engines.Failed) and failed.code == "http_401"
+    assert "y" not in failed.message
+
+
+def test_the_offline_engine_is_labelled_and_deterministic() -> None:
+    question = engines.Question(
+        prompt="best soil",
+        country=None,
+        language=None,
+        sample=1,
+        brand="Acme Soil",
+        own_domain="acmesoil.com",
+        competitors=(("Green Grow", "greengrow.com"),),
+    )
+    first = engines.offline_answer("chatgpt", question)
+    assert first == engines.offline_answer("chatgpt", question)
+    assert first.model == "offline (made-up answers)"
+    assert first.text.startswith("(Offline answer, made up for testing)")
+    others = {
+        engines.offline_answer(
+            "chatgpt", engines.Question(**{**question.__dict__, "sample": n})
+        ).text
+        for n in range(1, 6)
+    }
+    assert len(others) > 1  # samples differ, as real ones do
+
+
+@pytest.fixture
+def guard() -> Iterator[NetworkGuard]:
+    with no_outside_connections() as found:
+        yield found
+
+
+def test_extraction_reads_mentions_order_sentiment_and_domains(guard: NetworkGuard) -> None:
+    extraction._extractor.cache_clear()  # built here, under the guard
+    brands = [
+        extraction.Brand(name="Acme Soil", terms=("Acme Soil", "acmesoil.com")),
+        extraction.Brand(name="Green Grow", terms=("Green Grow", "GreenGrow"), competitor_id="g"),
+        extraction.Brand(name="Tera", terms=("Tera",), competitor_id="t"),
+    ]
+    text = (
+        "Green-Grow is popular but expensive. Acme Soilless mixes are not us.\n"
+        "ACME soil is the best and most reliable! Terabytes are no brand; tera is."
+    )
+    found = extraction.mentions(text, brands)
+    assert [(m["name"], m["position"]) for m in found] == [
+        ("Green Grow", 1),
+        ("Acme Soil", 2),
+        ("Tera", 3),
+    ]
+    spans = {m["name"]: [text[a:b] for a, b in m["offsets"]] for m in found}
+    # Word boundaries: "Acme Soilless" and "Terabytes" are not mentions; case and hyphens are.
+    assert spans == {"Green Grow": ["Green-Grow"], "Acme Soil": ["ACME soil"], "Tera": ["tera"]}
+    plural = extraction.mentions("Try Acme Soils.", brands)
+    assert [m["offsets"] for m in plural] == [[[4, 14]]]  # "Acme Soils", rapidfuzz's 95
+    sentiment = {m["name"]: m["sentiment"] for m in found}
+    # "popular" against "expensive": 50; "best" and "reliable": 100; none: 50.
+    assert sentiment == {"Green Grow": 50.0, "Acme Soil": 100.0, "Tera": 50.0}
+
+    owners = extraction.Owners(own_domain="acmesoil.com", competitors={"greengrow.co.uk": "g"})
+    answer = engines.Answer(
+        text="",
+        citations=[
+            engines.Citation(url="https://shop.acmesoil.com/a"),
+            engines.Citation(url="https://www.greengrow.co.uk/"),
+            engines.Citation(url="https://user.github.io/page"),
+            engines.Citation(url="http://127.0.0.1/x"),
+        ],
+        search_queries=[],
+        model=None,
+    )
+    cited = extraction.citations(answer, owners)
+    assert [(c["domain"], c["owner"]) for c in cited] == [
+        ("acmesoil.com", "self"),
+        ("greengrow.co.uk", "competitor"),
+        ("github.io", "third_party"),  # the ICANN list only: github.io is the registrable part
+        (None, "third_party"),
+    ]
+    # The bundled list was read; nothing was connected to, not even on loopback.
+    assert guard.here == []
+
+
+def test_wilson_and_the_minimum_sample() -> None:
+    assert metrics.share(1, 4).insufficient_data is True
+    shown = metrics.share(5, 10)
+    assert shown.value == 50.0 and (shown.low, shown.high) == (23.66, 76.34)
+    assert metrics.share(0, 5).low == 0.0 and metrics.share(5, 5).high == 100.0
+
+
+def test_google_ai_overview_is_read_from_the_serp(settings: Settings, serp: SerpStandIn) -> None:
+    keyword = f"ai overview {uuid.uuid4().hex[:8]}"
+    serp.ai_overview(keyword, "acmesoil.com")
+    route = engines.Route(
+        engine="google_ai_overview",
+        provider="dataforseo",
+        credentials={"login": LOGIN, "password": PASSWORD},
+    )
+    question = engines.Question(prompt=keyword, country="GB", language="en-GB", sample=1)
+    found = asyncio.run(engines.ask(settings, route, question))
+    assert isinstance(found, engines.Answer)
+    assert found.text == f"An AI Overview of {keyword}, citing acmesoil.com."
+    assert [c.url for c in found.citations] == ["https://acmesoil.com/guide"]
+    sent = next(task for task in reversed(serp.live) if task["keyword"] == keyword)
+    assert (sent["location_code"], sent["language_code"]) == (2826, "en")
+    # No AI Overview on the page: an empty answer, mentioning nobody.
+    bare = asyncio.run(
+        engines.ask(settings, route, engines.Question(keyword + " x", None, None, 1))
+    )
+    assert isinstance(bare, engines.Answer) and bare.text == "" and bare.citations == []
+
+
+def test_a_change_is_real_when_newcombes_interval_leaves_out_zero() -> None:
+    def by_hand(k1: int, n1: int, k2: int, n2: int) -> tuple[float, float]:
+        (l1, u1), (l2, u2) = metrics.wilson(k1, n1), metrics.wilson(k2, n2)
+        p1, p2 = k1 / n1, k2 / n2
+        d = p1 - p2
+        return (
+            round(100 * (d - ((p1 - l1) ** 2 + (u2 - p2) ** 2) ** 0.5), 2),
+            round(100 * (d + ((u1 - p1) ** 2 + (p2 - l2) ** 2) ** 0.5), 2),
+        )
+
+    up = metrics.difference((18, 30), (6, 30))
+    assert (up.value, up.real) == (40.0, True) and (up.low, up.high) == by_hand(18, 30, 6, 30)
+    assert up.low is not None and up.low > 0
+    noise = metrics.difference((16, 30), (15, 30))
+    assert (noise.value, noise.real) == (3.33, False)
+    assert noise.low is not None and noise.low < 0 < (noise.high or 0)
+    assert metrics.difference((1, 4), (3, 30)).insufficient_data is True
