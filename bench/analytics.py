@@ -1,11 +1,13 @@
 """Issue 38's analytics figures: what a report costs beside the bare count under it, and an
-export's pace beside the stdlib `csv` alone.
+export's pace beside the stdlib `csv` alone; and issue 43's content reads over --content-rows
+daily page rows beside the bare aggregate under them.
 
     .venv/bin/python bench/analytics.py                  # SQLite and PostgreSQL
     .venv/bin/python bench/analytics.py --sqlite         # one of them
     .venv/bin/python bench/analytics.py --postgres [URL]
     .venv/bin/python bench/analytics.py --quick          # 100,000 rows, 10 neighbours
     # options: --rows 1000000 --neighbours 100 --neighbour-rows 1000 --requests 40 --rounds 3
+    #          --content-rows 1000000 (0: no content reads)
 
 Starts `contentplatform serve` on a database of its own (a SQLite file; on PostgreSQL, databases
 it creates on the server of --postgres and drops after), and seeds in bulk one tenant with
@@ -27,6 +29,12 @@ Last, the export: `analytics.createExport` of the automation runs over 365 days 
 started in it: nearly every seeded run), timed from the request to `succeeded`, in MB/s of the
 file it wrote, against this process selecting the same rows and writing them with `csv.writer`
 alone.
+Then content analytics (issue 43): --content-rows daily page rows of one Plausible source
+(connected, synced through yesterday) over the last 365 days, four rows a page a day (its totals,
+and one per channel, country and device), for CONTENT_DRAFTS published drafts and as many pages
+again that are not ours; each content read (overview, day series, breakdown by channel, top
+content, one draft's performance) asked as the reports are, beside a bare `sum(views)` over the
+page totals of the period.
 Asserts nothing.
 """
 
@@ -53,10 +61,13 @@ from serving import dev_headers, interleaved_p95, own_service
 from sqlalchemy import create_engine, insert, text
 from sqlalchemy.engine import Engine, make_url
 
+from contentplatform.analytics.models import AnalyticsPageDay, AnalyticsSource
 from contentplatform.credits.models import CreditLedgerEntry as CreditLedger
+from contentplatform.drafts.models import Draft
 from contentplatform.job_instances.models import JobInstance
 from contentplatform.jobs.models import Job
 from contentplatform.kit.db import Database, utcnow
+from contentplatform.publishers.models import PublishAttempt, PublisherConnection
 from contentplatform.tenants import repository as tenants
 
 MAINTENANCE_URL = "postgresql://postgres@127.0.0.1:5432/test"
@@ -282,6 +293,198 @@ def reports(
             )
 
 
+# --- content analytics (issue 43) ---------------------------------------------------------------
+
+CONTENT_DRAFTS = 400
+CONTENT_ROWS_A_PAGE_DAY = 4
+CHANNELS = ("search", "ai_assistant", "social", "direct", "referral")
+COUNTRIES = ("US", "GB", "DE", "FR", "IN")
+DEVICES = ("desktop", "mobile", "tablet")
+CONTENT_REPORTS = [
+    ("contentOverview", "/v1/analytics/content/overview?{period}"),
+    ("contentTimeseries", "/v1/analytics/content/timeseries?metrics=views,visitors&{period}"),
+    ("contentBreakdown", "/v1/analytics/content/breakdown?groupBy=channel&{period}"),
+    ("topContent", "/v1/analytics/content/top?{period}"),
+    ("draftPerformance", "/v1/analytics/content/drafts/{draft}?{period}"),
+]
+PAGE_SUM = (
+    "SELECT sum(views) FROM analytics_page_days WHERE tenant_id = :tenant AND dimension = '' "
+    "AND draft_id IS NOT NULL AND day >= :first AND day <= :last"
+)
+
+
+async def seed_content(database_url: str, tenant_id: uuid.UUID, rows: int) -> uuid.UUID:
+    """A Plausible source, CONTENT_DRAFTS published drafts and about `rows` page rows over the
+    last 365 days: the id of the first draft."""
+    rng = random.Random(43)
+    now = utcnow()
+    today = now.date()
+    pages = max(2, rows // (365 * CONTENT_ROWS_A_PAGE_DAY))
+    ours = min(CONTENT_DRAFTS, pages // 2)
+    db = Database(database_url)
+    try:
+        source_id, connection_id = uuid.uuid4(), uuid.uuid4()
+        drafts = [uuid.uuid4() for _ in range(ours)]
+        async with db.unit_of_work() as session:
+            await session.execute(
+                insert(AnalyticsSource.__table__),
+                [
+                    {
+                        "id": source_id,
+                        "tenant_id": tenant_id,
+                        "provider": "plausible",
+                        "property": "bench.example",
+                        "status": "connected",
+                        "config": {},
+                        "lag_days": 0,
+                        "data_through": today - timedelta(days=1),
+                        "sync_status": "succeeded",
+                        "missing_days": [],
+                        "created_at": now,
+                        "updated_at": now,
+                    }
+                ],
+            )
+            await session.execute(
+                insert(PublisherConnection.__table__),
+                [
+                    {
+                        "id": connection_id,
+                        "tenant_id": tenant_id,
+                        "name": "Bench blog",
+                        "type": "wordpress",
+                        "config": {},
+                        "status": "active",
+                        "is_default": False,
+                        "capabilities": [],
+                        "created_at": now,
+                        "updated_at": now,
+                    }
+                ],
+            )
+            published = now - timedelta(days=400)
+            await session.execute(
+                insert(Draft.__table__),
+                [
+                    {
+                        "id": draft_id,
+                        "tenant_id": tenant_id,
+                        "title": f"Post {n}",
+                        "content": "<p>bench</p>",
+                        "content_text": "bench",
+                        "seo_meta": {},
+                        "seo_score": rng.randint(40, 95),
+                        "status": "published",
+                        "provenance": {},
+                        "version": 1,
+                        "published_at": published,
+                        "published_url": f"https://bench.example/post-{n}",
+                        "created_at": published,
+                        "updated_at": published,
+                    }
+                    for n, draft_id in enumerate(drafts)
+                ],
+            )
+            await session.execute(
+                insert(PublishAttempt.__table__),
+                [
+                    {
+                        "id": uuid.uuid4(),
+                        "tenant_id": tenant_id,
+                        "draft_id": draft_id,
+                        "connection_id": connection_id,
+                        "mode": "publish",
+                        "status": "succeeded",
+                        "tries": 1,
+                        "draft_version": 1,
+                        "external_url": f"https://bench.example/post-{n}",
+                        "triggered_by": "user",
+                        "finished_at": published,
+                        "created_at": published,
+                        "updated_at": published,
+                    }
+                    for n, draft_id in enumerate(drafts)
+                ],
+            )
+        batch: list[dict[str, Any]] = []
+        for ago in range(365, 0, -1):
+            day = today - timedelta(days=ago)
+            for page in range(pages):
+                draft = drafts[page] if page < ours else None
+                url = f"https://bench.example/{'post' if draft else 'other'}-{page}"
+                views = rng.randint(0, 200)
+                common = {
+                    "tenant_id": tenant_id,
+                    "source_id": source_id,
+                    "day": day,
+                    "url": url,
+                    "draft_id": draft,
+                    "visitors": views * 4 // 5,
+                }
+                for dimension, value in (
+                    ("", ""),
+                    ("channel", rng.choice(CHANNELS)),
+                    ("country", rng.choice(COUNTRIES)),
+                    ("device", rng.choice(DEVICES)),
+                ):
+                    batch.append({**common, "dimension": dimension, "value": value, "views": views})
+                if len(batch) >= BATCH:
+                    async with db.unit_of_work() as session:
+                        await session.execute(insert(AnalyticsPageDay.__table__), batch)
+                    batch = []
+        if batch:
+            async with db.unit_of_work() as session:
+                await session.execute(insert(AnalyticsPageDay.__table__), batch)
+        await analyze(db)
+        return drafts[0]
+    finally:
+        await db.dispose()
+
+
+def content_reports(
+    client: httpx.Client,
+    base: str,
+    headers: dict[str, str],
+    engine: Engine,
+    tenant_id: uuid.UUID,
+    draft_id: uuid.UUID,
+    rounds: int,
+    requests: int,
+) -> None:
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as connection:
+        rows = connection.execute(text("SELECT count(*) FROM analytics_page_days")).scalar_one()
+    print(f"  content: {rows:,} daily page rows")
+    for days in (30, 365):
+        query, start, end = period_bounds(days)
+        first, last = start.date(), end.date() - timedelta(days=1)
+        params: dict[str, Any] = {
+            "tenant": tenant_id.hex if sqlite else tenant_id,
+            "first": first.isoformat() if sqlite else first,
+            "last": last.isoformat() if sqlite else last,
+        }
+        print(f"  last {days} days:")
+        for name, path in CONTENT_REPORTS:
+            url = f"{base}{path.format(period=query, draft=draft_id)}"
+            if days == 365 and name in ("contentTimeseries", "draftPerformance"):
+                url += "&granularity=week"
+            client.get(url, headers=headers).raise_for_status()  # warm
+
+            def served(url: str = url) -> None:
+                client.get(url, headers=headers).raise_for_status()
+
+            def summed(params: dict[str, Any] = params) -> None:
+                with engine.connect() as connection:
+                    connection.execute(text(PAGE_SUM), params).scalar_one()
+
+            report, floor = interleaved_p95(served, summed, rounds, requests)
+            print(
+                f"    {name:<22} p95 {report:8.2f} ms   sum(views) p95 {floor:7.2f} ms   "
+                f"ratio {report / floor:6.2f}x",
+                flush=True,
+            )
+
+
 def export(
     client: httpx.Client, base: str, headers: dict[str, str], engine: Engine, tenant_id: uuid.UUID
 ) -> None:
@@ -369,6 +572,13 @@ def bench(sqlite: bool, postgres: str, args: argparse.Namespace) -> None:
         try:
             reports(client, base, headers, engine, tenant_id, args.rounds, args.requests)
             export(client, base, headers, engine, tenant_id)
+            if args.content_rows:
+                started = time.monotonic()
+                draft_id = asyncio.run(seed_content(database_url, tenant_id, args.content_rows))
+                print(f"  content seeded in {time.monotonic() - started:.0f} s")
+                content_reports(
+                    client, base, headers, engine, tenant_id, draft_id, args.rounds, args.requests
+                )
         finally:
             engine.dispose()
 
@@ -383,11 +593,13 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--neighbours", type=int, default=100)
     parser.add_argument("--neighbour-rows", type=int, default=1000)
+    parser.add_argument("--content-rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=20)
     args = parser.parse_args()
     if args.quick:
         args.rows, args.neighbours, args.rounds = 100_000, 10, 2
+        args.content_rows = 100_000
     backends = []
     if args.sqlite or not args.postgres:
         backends.append(True)

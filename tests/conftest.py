@@ -24,6 +24,7 @@ from contentplatform.config import Settings
 from contentplatform.events import service as events
 from contentplatform.kit import migrations
 from contentplatform.kit.db import Database
+from tests.analytics.content.standin import ContentStandIn
 from tests.seo.ai_visibility.standin import AnswerEngineStandIn
 from tests.seo.pagespeed.standin import PageSpeedStandIn
 from tests.seo.rank.standin import SerpStandIn
@@ -88,6 +89,9 @@ _serp = SerpStandIn()
 # The AI answer engines' stand-in (tests/seo/ai_visibility/standin.py), every service pointed at
 # it.
 _answers = AnswerEngineStandIn()
+# Plausible's, GA4's Data API and Umami's stand-in (tests/analytics/content/standin.py), every
+# service pointed at it; GA4's tokens are the Google stand-in's.
+_content = ContentStandIn(_google)
 # Where the suite's SEO OAuth flows say the front end receives Google's redirect.
 SEO_REDIRECT_URI = "https://app.example.test/seo/callback"
 
@@ -98,6 +102,16 @@ def google() -> Iterator[GoogleStandIn]:
     if not _google.thread.is_alive():
         _google.thread.start()
     yield _google
+
+
+@pytest.fixture(scope="session")
+def content_providers() -> Iterator[ContentStandIn]:
+    """The Plausible, GA4 and Umami stand-in the session's services are pointed at (started on
+    first use, with the Google stand-in whose tokens GA4 takes)."""
+    _content.start()
+    if not _google.thread.is_alive():
+        _google.thread.start()
+    yield _content
 
 
 @pytest.fixture(scope="session")
@@ -191,6 +205,7 @@ def make_settings(
         **_pagespeed.settings(),
         **_serp.settings(),
         **_answers.settings(),
+        **_content.settings(),
         "seo_oauth_redirect_uris": [SEO_REDIRECT_URI],
         # Search Console syncs retry quota answers at once (Retry-After capped too).
         "seo_sync_backoff_seconds": 0.01,

@@ -427,6 +427,17 @@ class Settings(BaseSettings):
     """The Search Console API base: sites, searchAnalytics/query, sitemaps."""
     google_url_inspection_api_base: str = "https://searchconsole.googleapis.com/v1"
     """The URL Inspection API base (urlInspection/index:inspect)."""
+    plausible_api_base: str = "https://plausible.io"
+    """Plausible's base for content analytics' `plausible` sources (Stats API v2: POST
+    /api/v2/query with the site's API key); a self-hosted Plausible's URL works too."""
+    google_analytics_data_api_base: str = "https://analyticsdata.googleapis.com/v1beta"
+    """The GA4 Data API base for content analytics' `ga4` sources (properties/{id}:runReport)."""
+    analytics_sync_retries: int = Field(3, ge=0, le=10)
+    """How many times a content analytics sync asks a provider again for a day it answered 429
+    (or 5xx), waiting as it asks (Retry-After) or 1, 2, 4 s...; the days still refused after that
+    end the sync `partial`, named in `missing_days`."""
+    analytics_sync_backoff_seconds: float = Field(1.0, ge=0, le=60)
+    """The first wait of that back-off when the provider names none (doubled each time)."""
     dataforseo_api_base: str = "https://api.dataforseo.com"
     """DataForSEO's API base (a connection's key is checked with GET /v3/appendix/user_data)."""
     openai_api_base: str = "https://api.openai.com/v1"

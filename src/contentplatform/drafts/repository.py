@@ -443,3 +443,42 @@ async def in_review(session: AsyncSession, tenant_id: uuid.UUID, limit: int) -> 
         .limit(limit)
     )
     return list(result.scalars())
+
+
+async def scores(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    draft_ids: list[uuid.UUID] | None,
+    start: datetime | None,
+    end: datetime | None,
+    limit: int,
+) -> list[tuple[uuid.UUID, int, datetime, int, str]]:
+    """(draft, version, when, seo score, author type) of the revisions that carry a score, in
+    [start, end) when given, of `draft_ids` when given; oldest first."""
+    statement = select(
+        DraftRevision.draft_id,
+        DraftRevision.version,
+        DraftRevision.created_at,
+        DraftRevision.seo_score,
+        DraftRevision.author_type,
+    ).where(DraftRevision.tenant_id == tenant_id, DraftRevision.seo_score.is_not(None))
+    if draft_ids is not None:
+        statement = statement.where(DraftRevision.draft_id.in_(draft_ids))
+    if start is not None:
+        statement = statement.where(DraftRevision.created_at >= start)
+    if end is not None:
+        statement = statement.where(DraftRevision.created_at < end)
+    statement = statement.order_by(DraftRevision.created_at, DraftRevision.version).limit(limit)
+    return [
+        (draft, version, at, int(score or 0), str(author))
+        for draft, version, at, score, author in (await session.execute(statement)).all()
+    ]
+
+
+async def by_ids(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_ids: list[uuid.UUID]
+) -> list[Draft]:
+    if not draft_ids:
+        return []
+    statement = select(Draft).where(Draft.tenant_id == tenant_id, Draft.id.in_(draft_ids))
+    return list((await session.execute(statement)).scalars().all())

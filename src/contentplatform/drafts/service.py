@@ -115,6 +115,26 @@ async def titles_since(
     return await repository.titles_since(session, tenant_id, since, limit)
 
 
+async def score_history(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    draft_ids: list[uuid.UUID] | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    limit: int = 100_000,
+) -> list[tuple[uuid.UUID, int, datetime, int, str]]:
+    """(draft, version, when, SEO score, author type: ai | human | system) of each revision
+    that scored a draft, oldest first (content analytics' SEO score trend)."""
+    return await repository.scores(session, tenant_id, draft_ids, start, end, limit)
+
+
+async def by_ids(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_ids: list[uuid.UUID]
+) -> list[Draft]:
+    """The organization's drafts of `draft_ids` (others' and absent ones left out)."""
+    return await repository.by_ids(session, tenant_id, draft_ids)
+
+
 async def in_review(session: AsyncSession, tenant_id: uuid.UUID, limit: int) -> list[Draft]:
     """The live drafts in review, least recently changed first (the dashboard's queue)."""
     return await repository.in_review(session, tenant_id, limit)

@@ -1,6 +1,6 @@
 """The scheduler as a DBOS scheduled workflow: every `scheduler_interval_seconds`, one tick
 starting the jobs, the website crawls, the daily Search Console syncs, the weekly SEO audits
-and the scheduled rank checks that are due.
+the scheduled rank checks and the content analytics sources' daily syncs that are due.
 
 DBOS names each firing's workflow after its scheduled time, so however many processes run,
 each firing runs once; and the tick itself is idempotent (scheduler.py), so one recovered
@@ -16,6 +16,7 @@ from typing import Any
 
 from dbos import DBOS
 
+from contentplatform.analytics.content import durable as content_analytics
 from contentplatform.core import runtime
 from contentplatform.flows import scheduler
 from contentplatform.kit import durable
@@ -58,10 +59,15 @@ async def tick_step() -> dict[str, int]:
     ranks = await rank_schedule.tick(runtime.current().db, now)
     if any(ranks.values()):
         log.info("scheduled rank checks: %s", ranks)
+    # And the content analytics sources' daily syncs, each at its hour of its organization's zone.
+    sources = await content_analytics.tick(runtime.current().db, now)
+    if any(sources.values()):
+        log.info("content analytics syncs: %s", sources)
     return {
         **asdict(report),
         **{f"crawls_{key}": value for key, value in scans.items()},
         **{f"seo_syncs_{key}": value for key, value in syncs.items()},
         **{f"seo_audits_{key}": value for key, value in audits.items()},
         **{f"seo_ranks_{key}": value for key, value in ranks.items()},
+        **{f"analytics_syncs_{key}": value for key, value in sources.items()},
     }

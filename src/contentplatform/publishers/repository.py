@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import Select, func, select, update
@@ -260,4 +261,37 @@ async def published_copies(
         (at, url, draft_id, title, bool(is_first))
         for at, url, draft_id, title, is_first in rows.tuples()
         if at is not None and url is not None  # both are, by the query: for the types
+    ]
+
+
+async def publications(
+    session: AsyncSession, tenant_id: uuid.UUID, draft_ids: Sequence[uuid.UUID] | None, limit: int
+) -> list[tuple[uuid.UUID, uuid.UUID, str, datetime | None]]:
+    """(draft, connection, URL, first put there) of every target a draft was published on (a
+    succeeded publish attempt with a URL), oldest first; of `draft_ids` only when given."""
+    first = func.min(PublishAttempt.finished_at)
+    statement = (
+        select(
+            PublishAttempt.draft_id,
+            PublishAttempt.connection_id,
+            PublishAttempt.external_url,
+            first,
+        )
+        .where(
+            PublishAttempt.tenant_id == tenant_id,
+            PublishAttempt.mode == "publish",
+            PublishAttempt.status == "succeeded",
+            PublishAttempt.external_url.is_not(None),
+        )
+        .group_by(
+            PublishAttempt.draft_id, PublishAttempt.connection_id, PublishAttempt.external_url
+        )
+        .order_by(first)
+        .limit(limit)
+    )
+    if draft_ids is not None:
+        statement = statement.where(PublishAttempt.draft_id.in_(list(draft_ids)))
+    return [
+        (draft, connection, str(url), at)
+        for draft, connection, url, at in (await session.execute(statement)).all()
     ]

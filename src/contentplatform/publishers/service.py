@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -97,6 +98,17 @@ async def published_copies(
     first: `first` for a draft's first publication on that target, else an update of it (the
     content events SEO shows beside its series)."""
     return await repository.published_copies(session, tenant_id, start, end, limit)
+
+
+async def publications(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    draft_ids: Sequence[uuid.UUID] | None = None,
+    limit: int = 100_000,
+) -> list[tuple[uuid.UUID, uuid.UUID, str, datetime | None]]:
+    """(draft, publisher connection, URL, first published there) of every copy of a draft put
+    on a target, oldest first (content analytics joins the providers' page URLs to these)."""
+    return await repository.publications(session, tenant_id, draft_ids, limit)
 
 
 async def connection_count(session: AsyncSession, tenant_id: uuid.UUID) -> int:

@@ -46,6 +46,8 @@ CLIENT_ID = "standin-client.apps.googleusercontent.com"
 CLIENT_SECRET = "standin-client-secret-7f3a9c"
 SCOPE = "https://www.googleapis.com/auth/webmasters"
 READ_ONLY_SCOPE = "https://www.googleapis.com/auth/webmasters.readonly"
+# GA4's (content analytics' ga4 sources; tests/analytics/content/standin.py serves its Data API).
+ANALYTICS_SCOPE = "https://www.googleapis.com/auth/analytics.readonly"
 DIMENSIONS = ("date", "query", "page", "country", "device", "searchAppearance")
 SEARCH_TYPES = ("web", "image", "video", "news", "discover", "googleNews")
 MAX_ROW_LIMIT = 25_000
@@ -225,7 +227,7 @@ class GoogleStandIn(LoopbackServer):
         if query.get("code_challenge_method") != "S256" or not query.get("code_challenge"):
             raise ValueError("invalid_request: PKCE S256 required")
         scope = query.get("scope", "")
-        if scope not in (SCOPE, READ_ONLY_SCOPE):
+        if scope not in (SCOPE, READ_ONLY_SCOPE, ANALYTICS_SCOPE):
             raise ValueError("invalid_scope")
         code = "4/standin-" + secrets.token_urlsafe(24)
         with self.lock:
@@ -371,6 +373,13 @@ class GoogleStandIn(LoopbackServer):
             for access in [a for a, (g, _) in self._access.items() if g is grant]:
                 del self._access[access]
         return 200, {}, {}
+
+    def valid_access_token(self, token: str) -> bool:
+        """Whether `token` is an access token this stand-in issued that has not expired (the GA4
+        Data API stand-in checks its bearer tokens here)."""
+        with self.lock:
+            found = self._access.get(token)
+        return found is not None and found[1] >= time.monotonic()
 
     def _bearer(self, request: BaseHTTPRequestHandler) -> _Grant:
         auth = request.headers.get("authorization", "")

@@ -126,12 +126,19 @@ class GoogleOAuth:
         )
 
     def authorization_url(
-        self, *, redirect_uri: str, state: str, verifier: str, read_only: bool
+        self,
+        *,
+        redirect_uri: str,
+        state: str,
+        verifier: str,
+        read_only: bool,
+        scope: str | None = None,
     ) -> str:
         """Where the admin's browser goes to consent: offline access and prompt=consent, so
-        Google issues a refresh token even on a second connect."""
+        Google issues a refresh token even on a second connect. `scope` replaces Search
+        Console's (content analytics asks for GA4's analytics.readonly)."""
         client = self._client(
-            scope=READ_ONLY_SCOPE if read_only else SCOPE, redirect_uri=redirect_uri
+            scope=scope or (READ_ONLY_SCOPE if read_only else SCOPE), redirect_uri=redirect_uri
         )
         url, _ = client.create_authorization_url(
             self.settings.google_oauth_authorize_url,

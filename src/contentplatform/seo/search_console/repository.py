@@ -430,3 +430,65 @@ async def grouped(
     first = rows[0]
     whole = Sums(int(first.all_clicks), int(first.all_impressions), float(first.all_position_sum))
     return groups, int(first.groups), whole
+
+
+async def page_days(
+    session: AsyncSession, tenant_id: uuid.UUID, property_id: uuid.UUID, first: date, last: date
+) -> list[tuple[date, str, str, str, int, int, float]]:
+    """(day, page, country, device, clicks, impressions, position_sum) of the property's web
+    page facts of [first, last] (content analytics reads them; it never syncs Google again)."""
+    statement = select(
+        SeoPageDay.day,
+        SeoPageDay.page,
+        SeoPageDay.country,
+        SeoPageDay.device,
+        SeoPageDay.clicks,
+        SeoPageDay.impressions,
+        SeoPageDay.position_sum,
+    ).where(
+        SeoPageDay.tenant_id == tenant_id,
+        SeoPageDay.property_id == property_id,
+        SeoPageDay.search_type == "web",
+        SeoPageDay.day >= first,
+        SeoPageDay.day <= last,
+    )
+    return [tuple(row) for row in (await session.execute(statement)).all()]  # type: ignore[misc]
+
+
+async def top_queries(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    property_id: uuid.UUID,
+    pages: Sequence[str],
+    first: date,
+    last: date,
+    limit: int,
+) -> list[tuple[str, int, int, float]]:
+    """(query, clicks, impressions, position_sum) of the web queries that showed `pages` in
+    [first, last], most clicked first."""
+    if not pages:
+        return []
+    clicks = func.sum(SeoQueryDay.clicks)
+    statement = (
+        select(
+            SeoQueryDay.query,
+            clicks,
+            func.sum(SeoQueryDay.impressions),
+            func.sum(SeoQueryDay.position_sum),
+        )
+        .where(
+            SeoQueryDay.tenant_id == tenant_id,
+            SeoQueryDay.property_id == property_id,
+            SeoQueryDay.search_type == "web",
+            SeoQueryDay.day >= first,
+            SeoQueryDay.day <= last,
+            SeoQueryDay.page.in_(list(pages)),
+        )
+        .group_by(SeoQueryDay.query)
+        .order_by(clicks.desc(), SeoQueryDay.query)
+        .limit(limit)
+    )
+    return [
+        (str(q), int(c or 0), int(i or 0), float(p or 0.0))
+        for q, c, i, p in (await session.execute(statement)).all()
+    ]

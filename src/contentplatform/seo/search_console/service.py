@@ -408,3 +408,40 @@ async def _compare(
         previous = metrics(sums)
         rows[index] = row.model_copy(update={"previous": previous, "change": change(row, previous)})
     return previous_totals
+
+
+# --- content analytics' reads (analytics/content: its search_console source) -------------------
+
+
+async def page_days(
+    session: AsyncSession, tenant_id: uuid.UUID, first: date, last: date
+) -> tuple[date | None, list[tuple[date, str, str, str, int, int, float]]]:
+    """The stored web page facts of the property in use over [first, last] (day, page,
+    country, device, clicks, impressions, position_sum), and the last final day stored (None:
+    no property, or nothing synced yet). Content analytics' `search_console` source reads these:
+    no second sync of Google."""
+    chosen = await repository.selected_property(session, tenant_id)
+    if chosen is None or chosen.final_through is None:
+        return None, []
+    last = min(last, chosen.final_through)
+    if last < first:
+        return chosen.final_through, []
+    return chosen.final_through, await repository.page_days(
+        session, tenant_id, chosen.id, first, last
+    )
+
+
+async def top_queries(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    pages: Sequence[str],
+    first: date,
+    last: date,
+    limit: int = 10,
+) -> list[tuple[str, int, int, float]]:
+    """The queries that showed `pages` (as Search Console names them) in [first, last]:
+    (query, clicks, impressions, position_sum), most clicked first."""
+    chosen = await repository.selected_property(session, tenant_id)
+    if chosen is None:
+        return []
+    return await repository.top_queries(session, tenant_id, chosen.id, pages, first, last, limit)
