@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 # What a completion is for: the offline writer answers the generation and chat tasks; a real
-# model reads only the messages (`site_profile` is read by a real model only, the offline
-# reading of a site being extractive: website_scan/profiles/inference.py).
-Task = Literal["outline", "section", "seo", "answer", "site_profile"]
+# model reads only the messages (`site_profile` and `sentiment` are read by a real model only,
+# the offline reading of a site being extractive, website_scan/profiles/inference.py, and of
+# sentiment a lexicon, seo/ai_visibility/extraction.py).
+Task = Literal["outline", "section", "seo", "answer", "site_profile", "sentiment"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -949,6 +949,11 @@ class SeoAiAnswer(RecordMixin, TenantMixin, Base):
     brand_mentioned: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     brand_position: Mapped[int | None] = mapped_column(Integer)
     sentiment: Mapped[float | None] = mapped_column(Float)
+    # Who scored the sentiment: the language model (named) or the lexicon (seo/ai_visibility/
+    # sentiment.py), and the model's tokens for it, which the run's commit records.
+    sentiment_method: Mapped[str | None] = mapped_column(String(150))
+    sentiment_input_tokens: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    sentiment_output_tokens: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     cited: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     error: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 

@@ -13,10 +13,19 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import select
 
+from contentplatform.ai.offline import OfflineWriter
+from contentplatform.ai.openai_compatible import OpenAICompatible
 from contentplatform.config import Settings
 from contentplatform.core import runtime
 from contentplatform.kit.db import Database
-from contentplatform.seo.ai_visibility import durable, engines, extraction, metrics, service
+from contentplatform.seo.ai_visibility import (
+    durable,
+    engines,
+    extraction,
+    metrics,
+    sentiment,
+    service,
+)
 from contentplatform.seo.ai_visibility.schemas import RunAiVisibilityInput
 from contentplatform.seo.models import SeoAiAnswer
 from contentplatform.seo.sync_runs import service as sync_runs
@@ -24,6 +33,7 @@ from tests.conftest import Run
 from tests.seo.ai_visibility.standin import DFS_LOGIN, DFS_PASSWORD, AnswerEngineStandIn
 from tests.seo.ai_visibility.test_ai_visibility import AiVis
 from tests.seo.rank.standin import LOGIN, PASSWORD, SerpStandIn
+from tests.support.llm import ChatServer, Failure, Reply
 from tests.support.network import NetworkGuard, no_outside_connections
 from tests.support.orgs import org_fixture
 
@@ -262,3 +272,105 @@ def test_a_change_is_real_when_newcombes_interval_leaves_out_zero() -> None:
     assert (noise.value, noise.real) == (3.33, False)
     assert noise.low is not None and noise.low < 0 < (noise.high or 0)
     assert metrics.difference((1, 4), (3, 30)).insufficient_data is True
+
+
+def test_the_configured_model_scores_the_sentences_naming_a_brand() -> None:
+    """With a language model configured, each sentence naming a brand is scored by it (one
+    request an answer, its JSON read back), a brand's sentiment the mean of its sentences;
+    without one, or when the model fails or answers in another shape, the lexicon's."""
+    brands = [
+        extraction.Brand(name="Acme Soil", terms=("Acme Soil",)),
+        extraction.Brand(name="Green Grow", terms=("Green Grow",), competitor_id="g"),
+    ]
+    text = "Acme Soil is fine. Nothing here. Green Grow costs more than Acme Soil does."
+    sentences = extraction.mention_sentences(text, brands)
+    assert [text[a:b] for a, b in sentences] == [
+        "Acme Soil is fine.",
+        "Green Grow costs more than Acme Soil does.",
+    ]
+    with ChatServer() as llm:
+        model = OpenAICompatible(llm.base_url, "key", "stub-model", timeout=5, max_retries=0)
+        llm.script(
+            Reply('{"scores": [0.8, -0.5]}', usage=(40, 7)),
+            Reply('{"scores": [0.8]}'),
+            Reply("I think it is positive."),
+            Failure(500),
+        )
+
+        async def ask() -> list[sentiment.Scored | None]:
+            try:
+                return [await sentiment.by_model(model, text, sentences) for _ in range(4)]
+            finally:
+                await model.close()
+
+        scored, short, prose, failed = asyncio.run(ask())
+        request = llm.requests[0].json
+    assert request["response_format"] == {"type": "json_object"}
+    assert request["messages"][1]["content"] == (
+        "1. Acme Soil is fine.\n2. Green Grow costs more than Acme Soil does."
+    )
+    assert scored is not None and (scored.input_tokens, scored.output_tokens) == (40, 7)
+    assert scored.method == "language model (stub-model)"
+    assert scored.scores == {sentences[0]: 90.0, sentences[1]: 25.0}
+    found = {m["name"]: m["sentiment"] for m in extraction.mentions(text, brands, scored.scores)}
+    assert found == {"Acme Soil": 57.5, "Green Grow": 25.0}  # (90 + 25) / 2; 25
+    assert short is None and prose is None and failed is None
+    # The lexicon when the model did not score: "fine" is no lexicon word, so 50 throughout.
+    lexicon = {m["name"]: m["sentiment"] for m in extraction.mentions(text, brands)}
+    assert lexicon == {"Acme Soil": 50.0, "Green Grow": 50.0}
+    assert asyncio.run(sentiment.by_model(OfflineWriter(), text, sentences)) is None
+
+
+def test_a_models_sentiment_is_stored_labelled_and_its_tokens_charged_with_the_run(
+    ai: AiVis, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer scored by the language model keeps the model's sentiment and says so; the
+    model's tokens go on the run's commit (AI usage). Answers the model did not score are the
+    lexicon's, labelled."""
+    ai.profile()
+    ai.connect("openai")
+    ai.prompts([f"{ai.org} Acme Soil or Green Grow?"], engines=["chatgpt"])
+    monkeypatch.setattr(durable, "enqueue_after_commit", lambda *args: None)
+
+    async def answer_all(db: Database) -> str:
+        async with db.unit_of_work() as session:
+            opened = await service.run(
+                session,
+                runtime.current().settings,
+                ai.tenant_id,
+                "someone",
+                RunAiVisibilityInput(samples=2, idempotency_key=f"sentiment-{ai.org}"),
+            )
+        async with db.unit_of_work() as session:
+            await sync_runs.mark_running(session, ai.tenant_id, opened.id)
+            found = await durable.context(session, ai.tenant_id)
+            pending = await durable.repository.of_run(session, ai.tenant_id, opened.id, ["pending"])
+            prompts = await durable.repository.prompts_by_ids(
+                session, ai.tenant_id, [row.prompt_id for row in pending]
+            )
+        for n, row in enumerate(sorted(pending, key=lambda row: row.sample)):
+            asked = durable.question(prompts[row.prompt_id].text, row, found)
+            answer = await engines.ask(runtime.current().settings, found.routes["chatgpt"], asked)
+            assert isinstance(answer, engines.Answer)
+            sentences = extraction.mention_sentences(answer.text, found.lookout.brands)
+            assert sentences, answer.text
+            scored = (
+                sentiment.Scored(
+                    {span: 80.0 for span in sentences}, "language model (stub)", "stub", 30, 4
+                )
+                if n == 0
+                else None
+            )
+            await durable.store(db, ai.tenant_id, opened.id, row.id, answer, found, scored=scored)
+        async with db.unit_of_work() as session:
+            await durable.settle(session, ai.tenant_id, opened.id)
+        return str(opened.id)
+
+    run_id = run(answer_all)
+    listed = ai.ok("seo.listAiAnswers", {"runId": run_id}, role="member")["data"]
+    by_method = {item["sentiment_method"]: item for item in listed}
+    assert set(by_method) == {"language model (stub)", "lexicon (offline, no model)"}
+    scored = ai.ok("seo.getAiAnswer", {"id": by_method["language model (stub)"]["id"]})
+    assert scored["mentions"] and {m["sentiment"] for m in scored["mentions"]} == {80.0}
+    events = ai.ok("analytics.aiUsageEvents", {"kind": "seo.runAiVisibility"}, role="admin")["data"]
+    assert [(e["input_tokens"], e["output_tokens"], e["credits"]) for e in events] == [(30, 4, 2)]

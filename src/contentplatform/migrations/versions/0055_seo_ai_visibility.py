@@ -78,6 +78,9 @@ def upgrade() -> None:
         sa.Column("brand_mentioned", sa.Boolean(), nullable=False),
         sa.Column("brand_position", sa.Integer(), nullable=True),
         sa.Column("sentiment", sa.Float(), nullable=True),
+        sa.Column("sentiment_method", sa.String(150), nullable=True),
+        sa.Column("sentiment_input_tokens", sa.Integer(), nullable=False),
+        sa.Column("sentiment_output_tokens", sa.Integer(), nullable=False),
         sa.Column("cited", sa.Boolean(), nullable=False),
         sa.Column("error", sa.JSON(), nullable=True),
         sa.ForeignKeyConstraint(

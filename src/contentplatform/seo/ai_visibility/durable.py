@@ -31,7 +31,14 @@ from contentplatform.credits import service as credits
 from contentplatform.kit import durable
 from contentplatform.kit.db import Database, utcnow
 from contentplatform.kit.errors import PlatformError
-from contentplatform.seo.ai_visibility import engines, extraction, latest, repository, routing
+from contentplatform.seo.ai_visibility import (
+    engines,
+    extraction,
+    latest,
+    repository,
+    routing,
+    sentiment,
+)
 from contentplatform.seo.models import SeoAiAnswer
 from contentplatform.seo.sync_runs import service as sync_runs
 
@@ -110,8 +117,12 @@ async def _work(db: Database, tenant_id: uuid.UUID, run_id: uuid.UUID) -> str:
                     "not_connected", f"No answer-engine provider is connected for {engine}."
                 )
             else:
-                # No transaction is held while the engine answers.
+                # No transaction is held while the engine answers, nor while the model scores.
                 answer = await engines.ask(runtime.current().settings, route, asked)
+            scored = None
+            if isinstance(answer, engines.Answer):
+                sentences = extraction.mention_sentences(answer.text, found.lookout.brands)
+                scored = await sentiment.by_model(runtime.current().model, answer.text, sentences)
             await store(
                 db,
                 tenant_id,
@@ -120,6 +131,7 @@ async def _work(db: Database, tenant_id: uuid.UUID, run_id: uuid.UUID) -> str:
                 answer,
                 found,
                 provider=route.provider if route else None,
+                scored=scored,
             )
 
     await asyncio.gather(*(one(*item) for item in work))
@@ -148,10 +160,12 @@ async def store(
     found: Context,
     *,
     provider: str | None = None,
+    scored: sentiment.Scored | None = None,
 ) -> None:
     """One sample stored in its own transaction: answered with its reading, or failed.
     `provider`: who answered, when it is another than the run was opened with (a connection
-    changed before the run was resumed)."""
+    changed before the run was resumed); `scored`: the model's sentiment of its sentences (the
+    lexicon's without it)."""
     async with db.unit_of_work() as session:
         row = await repository.get_answer(session, tenant_id, row_id, for_update=True)
         if row is None or row.status != "pending":
@@ -163,7 +177,12 @@ async def store(
             row.status = "failed"
             row.error = {"code": answer.code, "message": answer.message}
         else:
-            reading = extraction.read(answer, found.lookout.brands, found.lookout.owners)
+            reading = extraction.read(
+                answer,
+                found.lookout.brands,
+                found.lookout.owners,
+                scored.scores if scored else None,
+            )
             row.status = "answered"
             row.text = answer.text
             row.model = answer.model
@@ -173,6 +192,10 @@ async def store(
             row.brand_mentioned = reading.brand_mentioned
             row.brand_position = reading.brand_position
             row.sentiment = reading.sentiment
+            row.sentiment_method = scored.method if scored else extraction.LEXICON
+            if scored is not None:
+                row.sentiment_input_tokens = scored.input_tokens
+                row.sentiment_output_tokens = scored.output_tokens
             row.cited = reading.cited
             row.answered_at = now
             row.answer_date = now.date()
@@ -207,12 +230,22 @@ async def settle(session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID)
         used = min(counts.get("answered", 0), run.credits_reserved)
         try:
             if used:
+                tokens_in, tokens_out = await repository.sentiment_tokens(
+                    session, tenant_id, run_id
+                )
+                model = runtime.current().model.model if tokens_in or tokens_out else None
                 await credits.commit(
                     session,
                     tenant_id,
                     uuid.UUID(reservation),
                     used,
                     description=f"seo.runAiVisibility: {used} answers (run {run_id})",
+                    # The language model's tokens for the answers' sentiment, in AI usage.
+                    spent=credits.Spent(
+                        input_tokens=tokens_in,
+                        output_tokens=tokens_out,
+                        model=model,
+                    ),
                 )
             else:
                 await credits.release(session, tenant_id, uuid.UUID(reservation))

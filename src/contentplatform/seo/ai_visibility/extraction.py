@@ -9,8 +9,9 @@
   Overlapping mentions keep the longer, then the earlier. Each mention keeps its character
   offsets [start, end) in the stored text.
 - **Order**: the brands mentioned, ranked 1, 2, ... by their first mention.
-- **Sentiment**: per brand, the mean over the sentences mentioning it of a small lexicon's
-  score (SENTIMENT_METHOD: no model is asked), 0 (negative) to 100 (positive), 50 neutral.
+- **Sentiment**: per brand, the mean over the sentences mentioning it of each sentence's score,
+  0 (negative) to 100 (positive), 50 neutral: the configured language model's where one is
+  configured (sentiment.py), else a small lexicon's (LEXICON: no model is asked).
 - **Citations**: each URL reduced to its registrable domain with `tldextract` and the public
   suffix list bundled with it (never fetched: no list URL, no cache directory), marked `self`
   (our site's registrable domain), `competitor` (a competitor's) or `third_party`.
@@ -31,7 +32,7 @@ from contentplatform.seo.ai_visibility.engines import Answer
 
 FUZZY_SCORE = 90
 FUZZY_MIN_LENGTH = 5
-SENTIMENT_METHOD = "lexicon (offline, no model)"
+LEXICON = "lexicon (offline, no model)"
 EXCERPT_CHARS = 160
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -230,9 +231,12 @@ def _excerpt(text: str, start: int, end: int) -> str:
     return text[left : min(len(text), end + EXCERPT_CHARS // 2)].strip()
 
 
-def mentions(text: str, brands: list[Brand]) -> list[dict[str, Any]]:
-    """One entry per brand mentioned, in order of first mention: {brand (self|competitor),
-    competitor_id, name, position, sentiment, offsets [[start, end], ...], excerpt}."""
+# A sentence, as its [start, end) character offsets in the answer's text.
+Span = tuple[int, int]
+
+
+def _brand_offsets(text: str, brands: list[Brand]) -> list[tuple[int, list[Span]]]:
+    """(brand index, its mentions' offsets) of each brand mentioned, in order of first mention."""
     words = _words(text)
     spans: list[tuple[int, int, int]] = []  # start, end, brand index
     for index, brand in enumerate(brands):
@@ -244,23 +248,47 @@ def mentions(text: str, brands: list[Brand]) -> list[dict[str, Any]]:
         if all(end <= a or start >= b for a, b, _ in kept):
             kept.append((start, end, index))
     kept.sort()
-    sentences = _sentences(text)
-    by_brand: dict[int, list[tuple[int, int]]] = {}
+    by_brand: dict[int, list[Span]] = {}
     for start, end, index in kept:
         by_brand.setdefault(index, []).append((start, end))
-    ordered = sorted(by_brand.items(), key=lambda item: item[1][0][0])
+    return sorted(by_brand.items(), key=lambda item: item[1][0][0])
+
+
+def _touched(sentences: list[Span], offsets: list[Span]) -> list[Span]:
+    return sorted({(a, b) for a, b in sentences for start, _ in offsets if a <= start < b})
+
+
+def mention_sentences(text: str, brands: list[Brand]) -> list[Span]:
+    """The sentences naming any of the brands, in order: what a model is asked to score."""
+    sentences = _sentences(text)
+    touched = {
+        span for _, offsets in _brand_offsets(text, brands) for span in _touched(sentences, offsets)
+    }
+    return sorted(touched)
+
+
+def mentions(
+    text: str, brands: list[Brand], scores: dict[Span, float] | None = None
+) -> list[dict[str, Any]]:
+    """One entry per brand mentioned, in order of first mention: {brand (self|competitor),
+    competitor_id, name, position, sentiment, offsets [[start, end], ...], excerpt}. A
+    sentence's sentiment is its score in `scores` (a model's), else the lexicon's."""
+    sentences = _sentences(text)
     found = []
-    for position, (index, offsets) in enumerate(ordered, 1):
+    for position, (index, offsets) in enumerate(_brand_offsets(text, brands), 1):
         brand = brands[index]
-        touched = {(a, b) for a, b in sentences for start, _ in offsets if a <= start < b}
-        scores = [sentence_score(text[a:b]) for a, b in sorted(touched)]
+        touched = _touched(sentences, offsets)
+        marks = [
+            scores[span] if scores and span in scores else sentence_score(text[slice(*span)])
+            for span in touched
+        ]
         found.append(
             {
                 "brand": "self" if brand.competitor_id is None else "competitor",
                 "competitor_id": brand.competitor_id,
                 "name": brand.name,
                 "position": position,
-                "sentiment": round(sum(scores) / len(scores), 2) if scores else None,
+                "sentiment": round(sum(marks) / len(marks), 2) if marks else None,
                 "offsets": [[start, end] for start, end in offsets],
                 "excerpt": _excerpt(text, *offsets[0]),
             }
@@ -310,8 +338,10 @@ def category(domain: str | None, owner: str) -> str:
     return "other"
 
 
-def read(answer: Answer, brands: list[Brand], owners: Owners) -> Reading:
-    found = mentions(answer.text, brands)
+def read(
+    answer: Answer, brands: list[Brand], owners: Owners, scores: dict[Span, float] | None = None
+) -> Reading:
+    found = mentions(answer.text, brands, scores)
     cited = citations(answer, owners)
     ours = next((item for item in found if item["brand"] == "self"), None)
     return Reading(

@@ -132,6 +132,21 @@ async def run_counts(
     )
 
 
+async def sentiment_tokens(
+    session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID
+) -> tuple[int, int]:
+    """The language model's tokens for the run's answers' sentiment: (in, out)."""
+    row = (
+        await session.execute(
+            select(
+                func.coalesce(func.sum(SeoAiAnswer.sentiment_input_tokens), 0),
+                func.coalesce(func.sum(SeoAiAnswer.sentiment_output_tokens), 0),
+            ).where(SeoAiAnswer.tenant_id == tenant_id, SeoAiAnswer.sync_run_id == run_id)
+        )
+    ).one()
+    return int(row[0]), int(row[1])
+
+
 async def run_failures(
     session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID, limit: int
 ) -> list[dict[str, Any]]:

@@ -426,7 +426,7 @@ def _answer(row: SeoAiAnswer, prompt_text: str) -> dict[str, Any]:
         "brand_mentioned": row.brand_mentioned,
         "brand_position": row.brand_position,
         "sentiment": row.sentiment,
-        "sentiment_method": extraction.SENTIMENT_METHOD,
+        "sentiment_method": row.sentiment_method or extraction.LEXICON,
         "citations": [
             {key: item.get(key) for key in ("url", "domain", "title", "position", "owner")}
             for item in row.citations
