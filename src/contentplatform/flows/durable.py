@@ -1,6 +1,7 @@
 """The scheduler as a DBOS scheduled workflow: every `scheduler_interval_seconds`, one tick
-starting the jobs, the website crawls, the daily Search Console syncs, the weekly SEO audits
-the scheduled rank checks and the content analytics sources' daily syncs that are due.
+starting the jobs, the website crawls, the daily Search Console syncs, the weekly SEO audits,
+the scheduled rank checks and AI visibility runs, and the content analytics sources' daily syncs
+that are due.
 
 DBOS names each firing's workflow after its scheduled time, so however many processes run,
 each firing runs once; and the tick itself is idempotent (scheduler.py), so one recovered
@@ -21,6 +22,7 @@ from contentplatform.core import runtime
 from contentplatform.flows import scheduler
 from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
+from contentplatform.seo.ai_visibility import schedule as ai_visibility_schedule
 from contentplatform.seo.audits import scans as audit_schedule
 from contentplatform.seo.rank import schedule as rank_schedule
 from contentplatform.seo.search_console import sync as search_console
@@ -59,6 +61,10 @@ async def tick_step() -> dict[str, int]:
     ranks = await rank_schedule.tick(runtime.current().db, now)
     if any(ranks.values()):
         log.info("scheduled rank checks: %s", ranks)
+    # The scheduled AI visibility runs.
+    answers = await ai_visibility_schedule.tick(runtime.current().db, now)
+    if any(answers.values()):
+        log.info("scheduled AI visibility runs: %s", answers)
     # And the content analytics sources' daily syncs, each at its hour of its organization's zone.
     sources = await content_analytics.tick(runtime.current().db, now)
     if any(sources.values()):
@@ -69,5 +75,6 @@ async def tick_step() -> dict[str, int]:
         **{f"seo_syncs_{key}": value for key, value in syncs.items()},
         **{f"seo_audits_{key}": value for key, value in audits.items()},
         **{f"seo_ranks_{key}": value for key, value in ranks.items()},
+        **{f"seo_ai_visibility_{key}": value for key, value in answers.items()},
         **{f"analytics_syncs_{key}": value for key, value in sources.items()},
     }

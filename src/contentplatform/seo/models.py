@@ -45,6 +45,8 @@ SYNC_SCHEDULED = text("next_sync_at IS NOT NULL")
 AUDIT_SCHEDULED = text("next_audit_at IS NOT NULL")
 # An organization whose tracked keywords are checked on a schedule: the rank tick's rows.
 RANK_SCHEDULED = text("next_rank_check_at IS NOT NULL")
+# An organization whose AI visibility prompts are asked on a schedule: that tick's rows.
+AI_VISIBILITY_SCHEDULED = text("next_ai_visibility_at IS NOT NULL")
 # Fact tables hold millions of rows: an integer key (SQLite's rowid) rather than a UUID.
 FactKey = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -68,6 +70,12 @@ class SeoSettings(TenantMixin, Base):
             sqlite_where=RANK_SCHEDULED,
             postgresql_where=RANK_SCHEDULED,
         ),
+        Index(
+            "ix_seo_settings_next_ai_visibility_at",
+            "next_ai_visibility_at",
+            sqlite_where=AI_VISIBILITY_SCHEDULED,
+            postgresql_where=AI_VISIBILITY_SCHEDULED,
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -86,6 +94,9 @@ class SeoSettings(TenantMixin, Base):
     # When the scheduled rank check is next due (rank.frequency daily or weekly, at a local
     # hour of the organization's zone; none when `off` or before any keyword was tracked).
     next_rank_check_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # When the scheduled AI visibility run is next due (ai_visibility.frequency daily or
+    # weekly; none when `off` or before any prompt was tracked).
+    next_ai_visibility_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class SeoCompetitor(RecordMixin, TenantMixin, Base):

@@ -99,6 +99,16 @@ async def audits_due(session: AsyncSession, now: datetime, limit: int) -> list[u
     return list((await session.scalars(statement)).all())
 
 
+@cross_tenant("the scheduler's tick: every organization whose scheduled AI visibility run is due")
+async def ai_visibility_due(session: AsyncSession, now: datetime, limit: int) -> list[uuid.UUID]:
+    """The organizations whose scheduled AI visibility run is due, the longest due first."""
+    due = SeoSettings.next_ai_visibility_at
+    statement = (
+        select(SeoSettings.tenant_id).where(due.is_not(None), due <= now).order_by(due).limit(limit)
+    )
+    return list((await session.scalars(statement)).all())
+
+
 @cross_tenant("the scheduler's tick: every organization whose scheduled rank check is due")
 async def rank_checks_due(session: AsyncSession, now: datetime, limit: int) -> list[uuid.UUID]:
     """The organizations whose scheduled rank check is due, the longest due first (the partial

@@ -14,7 +14,9 @@ search_console_block(), which never write.
 Scheduled rank checks keep their clock on the profile (`next_rank_check_at`): the next
 RANK_CHECK_AT of the organization's zone, every day (rank.frequency `daily`) or on rank.weekday
 (`weekly`); none when `off`. It starts when keywords are first tracked (start_rank_clock) and
-moves when the rank schedule changes here; the tick in rank/schedule.py moves it on.
+moves when the rank schedule changes here; the tick in rank/schedule.py moves it on. Scheduled
+AI visibility runs keep theirs the same way (`next_ai_visibility_at`: AI_VISIBILITY_AT daily, or
+on Mondays; started by the first prompts, moved on by ai_visibility/schedule.py).
 """
 
 from __future__ import annotations
@@ -78,6 +80,10 @@ _BLOCKS = ("search_console", "rank", "ai_visibility", "audit", "actions", "plann
 # Scheduled rank checks start at this hour of the organization's zone: after Search Console's
 # daily sync (04:00), so a day's figures and positions are read side by side.
 RANK_CHECK_AT = time(5, 0)
+# Scheduled AI visibility runs start at this hour of the organization's zone, weekly ones on
+# this weekday: after the rank checks, at the start of the working week.
+AI_VISIBILITY_AT = time(6, 0)
+AI_VISIBILITY_WEEKDAY = "mon"
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
@@ -147,6 +153,10 @@ async def update(
     if data.rank is not None and {"frequency", "weekday"} & data.rank.model_fields_set:
         zone = await tenants.timezone_of(session, tenant_id)
         row.next_rank_check_at = next_rank_check(utcnow(), zone, blocks["rank"])
+    # And the AI visibility runs' (the same: never a run at once).
+    if data.ai_visibility is not None and "frequency" in data.ai_visibility.model_fields_set:
+        zone = await tenants.timezone_of(session, tenant_id)
+        row.next_ai_visibility_at = next_ai_visibility_run(utcnow(), zone, blocks["ai_visibility"])
     row.updated_at = utcnow()
     row.updated_by = subject
     await session.flush()
@@ -154,20 +164,46 @@ async def update(
     return schemas.UpdatedSettings(**record(row).model_dump(), warnings=warnings)
 
 
-def next_rank_check(now: datetime, zone: str, rank: dict[str, Any]) -> datetime | None:
-    """The first scheduled rank check after `now` (UTC) that the rank block names, in `zone`:
-    RANK_CHECK_AT of the next day (daily) or of the next rank.weekday (weekly); None when off."""
-    frequency = rank.get("frequency")
+def next_slot(
+    now: datetime, zone: str, frequency: str | None, weekday: str, at: time
+) -> datetime | None:
+    """The first `at` of `zone` after `now` (UTC): of the next day (`daily`) or of the next
+    `weekday` (`weekly`); None for any other frequency (`off`)."""
     if frequency not in ("daily", "weekly"):
         return None
     tz = ZoneInfo(zone)
     local = now.astimezone(tz)
     for offset in range(8):
         day = local.date() + timedelta(days=offset)
-        moment = datetime.combine(day, RANK_CHECK_AT, tzinfo=tz)
-        if moment > local and (frequency == "daily" or WEEKDAYS[day.weekday()] == rank["weekday"]):
+        moment = datetime.combine(day, at, tzinfo=tz)
+        if moment > local and (frequency == "daily" or WEEKDAYS[day.weekday()] == weekday):
             return moment.astimezone(UTC)
     return None
+
+
+def next_rank_check(now: datetime, zone: str, rank: dict[str, Any]) -> datetime | None:
+    """The first scheduled rank check after `now` (UTC) that the rank block names, in `zone`:
+    RANK_CHECK_AT of the next day (daily) or of the next rank.weekday (weekly); None when off."""
+    return next_slot(now, zone, rank.get("frequency"), rank.get("weekday", "mon"), RANK_CHECK_AT)
+
+
+def next_ai_visibility_run(now: datetime, zone: str, block: dict[str, Any]) -> datetime | None:
+    """The first scheduled AI visibility run after `now` (UTC): AI_VISIBILITY_AT of the next day
+    (ai_visibility.frequency daily) or of the next AI_VISIBILITY_WEEKDAY (weekly); None when
+    off."""
+    return next_slot(now, zone, block.get("frequency"), AI_VISIBILITY_WEEKDAY, AI_VISIBILITY_AT)
+
+
+async def start_ai_visibility_clock(session: AsyncSession, tenant_id: uuid.UUID) -> None:
+    """Start the scheduled AI visibility runs' clock when it is not running (the first prompts
+    tracked), as the ai_visibility settings say."""
+    row = await repository.settings(session, tenant_id, for_update=True)
+    if row.next_ai_visibility_at is None:
+        zone = await tenants.timezone_of(session, tenant_id)
+        row.next_ai_visibility_at = next_ai_visibility_run(
+            utcnow(), zone, blocks_of(row)["ai_visibility"]
+        )
+        await session.flush()
 
 
 async def start_rank_clock(session: AsyncSession, tenant_id: uuid.UUID) -> None:

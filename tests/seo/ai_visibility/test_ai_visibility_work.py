@@ -9,15 +9,18 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from contentplatform.ai.offline import OfflineWriter
 from contentplatform.ai.openai_compatible import OpenAICompatible
 from contentplatform.config import Settings
 from contentplatform.core import runtime
-from contentplatform.kit.db import Database
+from contentplatform.kit.db import Database, utcnow
+from contentplatform.seo import repository as seo_repository
 from contentplatform.seo.ai_visibility import (
     durable,
     engines,
@@ -26,8 +29,9 @@ from contentplatform.seo.ai_visibility import (
     sentiment,
     service,
 )
+from contentplatform.seo.ai_visibility import schedule as ai_schedule
 from contentplatform.seo.ai_visibility.schemas import RunAiVisibilityInput
-from contentplatform.seo.models import SeoAiAnswer
+from contentplatform.seo.models import SeoAiAnswer, SeoSettings
 from contentplatform.seo.sync_runs import service as sync_runs
 from tests.conftest import Run
 from tests.seo.ai_visibility.standin import DFS_LOGIN, DFS_PASSWORD, AnswerEngineStandIn
@@ -374,3 +378,81 @@ def test_a_models_sentiment_is_stored_labelled_and_its_tokens_charged_with_the_r
     assert scored["mentions"] and {m["sentiment"] for m in scored["mentions"]} == {80.0}
     events = ai.ok("analytics.aiUsageEvents", {"kind": "seo.runAiVisibility"}, role="admin")["data"]
     assert [(e["input_tokens"], e["output_tokens"], e["credits"]) for e in events] == [(30, 4, 2)]
+
+
+def test_scheduled_runs_follow_the_settings_once_a_period(ai: AiVis, run: Run) -> None:
+    """ai_visibility.frequency is acted on: the clock starts with the first prompt (weekly by
+    default, Mondays at 06:00 of the zone), a due tick starts one run of the active prompts with
+    the settings' samples, the same period never twice; too few credits leave a failed run for
+    the period; `off` stops the clock."""
+
+    def clock() -> datetime | None:
+        async def scenario(db: Database) -> datetime | None:
+            async with db.unit_of_work() as session:
+                row = await seo_repository.stored_settings(session, ai.tenant_id)
+                return None if row is None else row.next_ai_visibility_at
+
+        found: datetime | None = run(scenario)
+        return found
+
+    def due(at: datetime) -> None:
+        async def scenario(db: Database) -> None:
+            async with db.unit_of_work() as session:
+                await session.execute(
+                    update(SeoSettings)
+                    .where(SeoSettings.tenant_id == ai.tenant_id)
+                    .values(next_ai_visibility_at=at)
+                )
+
+        run(scenario)
+
+    def tick() -> dict[str, int]:
+        async def scenario(db: Database) -> dict[str, int]:
+            return await ai_schedule.tick(db, utcnow())
+
+        found: dict[str, int] = run(scenario)
+        return found
+
+    def scheduled() -> list[dict[str, Any]]:
+        runs = ai.ok("seo.listSyncRuns", {"kind": "ai_visibility"}, role="member")["data"]
+        return [found for found in runs if found["trigger"] == "schedule"]
+
+    ai.profile()
+    ai.connect("openai")
+    assert clock() is None
+    ai.prompts([f"{ai.org} scheduled {n}" for n in range(2)], engines=["chatgpt"])
+    weekly = clock()
+    assert weekly is not None and utcnow() < weekly <= utcnow() + timedelta(days=7)
+    assert (weekly.weekday(), weekly.hour, weekly.minute) == (0, 6, 0)  # UTC organization
+    ai.ok("seo.updateSettings", {"aiVisibility": {"frequency": "daily"}}, role="admin")
+    daily = clock()
+    assert daily is not None and daily.hour == 6 and daily - utcnow() <= timedelta(days=1)
+
+    at = utcnow() - timedelta(minutes=1)
+    due(at)
+    assert tick()["started"] >= 1
+    (first,) = scheduled()
+    done = ai.wait(first["id"])
+    assert done["status"] == "succeeded" and done["created_by"] is None
+    assert done["credits_used"] == 2 * 3  # two prompts x the default 3 samples
+    moved = clock()
+    assert moved is not None and moved > utcnow()
+    due(at)  # due again within the same day: that day's run exists, none starts
+    tick()
+    assert [found["id"] for found in scheduled()] == [first["id"]]
+
+    available = ai.ok("credits.getBalance", {}, role="admin")["available"]
+    ai.ok(
+        "credits.reserve",
+        {"kind": "generation.blog", "idempotencyKey": "eat-it-all", "amount": available},
+        role="admin",
+    )
+    for _ in range(2):
+        due(at - timedelta(days=1))
+        tick()
+    refused = [found for found in scheduled() if found["id"] != first["id"]]
+    assert [(found["status"], found["error"]["code"]) for found in refused] == [
+        ("failed", "insufficient_credits")
+    ]
+    ai.ok("seo.updateSettings", {"aiVisibility": {"frequency": "off"}}, role="admin")
+    assert clock() is None

@@ -1,5 +1,6 @@
 """AI visibility (SEO part 4): the prompts tracked across AI answer engines and every answer a
-run got for one (prompt x engine x sample), with what was read from it.
+run got for one (prompt x engine x sample), with what was read from it; and the SEO profile's
+clock of the next scheduled run (ai_visibility.frequency), which starts with the first prompt.
 
 Revision 0055_seo_ai_visibility of 2026-12-07 (issue 45).
 """
@@ -35,7 +36,18 @@ def _record_columns(table: str) -> list[Any]:
     ]
 
 
+SCHEDULED = sa.text("next_ai_visibility_at IS NOT NULL")
+
+
 def upgrade() -> None:
+    with op.batch_alter_table("seo_settings") as batch_op:
+        batch_op.add_column(sa.Column("next_ai_visibility_at", UTCDateTime(), nullable=True))
+        batch_op.create_index(
+            "ix_seo_settings_next_ai_visibility_at",
+            ["next_ai_visibility_at"],
+            sqlite_where=SCHEDULED,
+            postgresql_where=SCHEDULED,
+        )
     op.create_table(
         "seo_ai_prompts",
         sa.Column("text", sa.String(length=500), nullable=False),
@@ -113,3 +125,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("seo_ai_answers")
     op.drop_table("seo_ai_prompts")
+    with op.batch_alter_table("seo_settings") as batch_op:
+        batch_op.drop_index("ix_seo_settings_next_ai_visibility_at")
+        batch_op.drop_column("next_ai_visibility_at")

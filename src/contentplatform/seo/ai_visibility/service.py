@@ -163,6 +163,8 @@ async def create_prompts(
         session.add(row)
         created.append(row)
     await session.flush()
+    if created:
+        await seo.start_ai_visibility_clock(session, tenant_id)
     return schemas.CreatedAiPrompts(created=[record(row) for row in created], skipped=skipped)
 
 
@@ -296,13 +298,24 @@ def run_keys(key: str) -> tuple[str, str]:
     )
 
 
+def scheduled_keys(period: str) -> tuple[str, str]:
+    """The keys of the scheduled run of `period`: `@` where a client's key has `:`, so no key a
+    client sends can name them."""
+    return f"ai_visibility@{period}", f"seo.runAiVisibility@{period}"
+
+
 async def run(
     session: AsyncSession,
     settings: Settings,
     tenant_id: uuid.UUID,
-    requested_by: str,
+    requested_by: str | None,
     data: schemas.RunAiVisibilityInput,
+    *,
+    trigger: str = "manual",
+    keys: tuple[str, str] | None = None,
 ) -> sync_schemas.SyncRun:
+    """Open a run (or answer the one its key or the one in flight names). `trigger` and `keys`:
+    a scheduled run's (schedule.py)."""
     prompts = await repository.to_run(session, tenant_id, data.prompt_ids)
     if not prompts:
         raise NothingToAsk("There is no active tracked prompt to ask among those asked for.")
@@ -327,8 +340,7 @@ async def run(
             f"({', '.join(wanted)})."
         )
     samples = data.samples or int((await _block(session, tenant_id))["samples_per_prompt"])
-    key = data.idempotency_key or str(uuid.uuid4())
-    run_key, credit_key = run_keys(key)
+    run_key, credit_key = keys or run_keys(data.idempotency_key or str(uuid.uuid4()))
     await tenants.lock_tenant(session, tenant_id)
     running = await sync_runs.active_run(session, tenant_id, "ai_visibility")
     if running is not None:
@@ -341,7 +353,7 @@ async def run(
         kind="ai_visibility",
         provider=by_provider.most_common(1)[0][0],
         run_key=run_key,
-        trigger="manual",
+        trigger=trigger,
         params={
             "prompts": len({prompt.id for prompt, _ in pairs}),
             "engines": sorted({engine for _, engine in pairs}),

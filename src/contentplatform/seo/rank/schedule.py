@@ -30,6 +30,7 @@ from contentplatform.seo import repository as seo_repository
 from contentplatform.seo import service as seo
 from contentplatform.seo.connections import access as connections
 from contentplatform.seo.rank import repository, service
+from contentplatform.seo.sync_runs import service as sync_runs
 from contentplatform.tenants import service as tenants
 
 log = logging.getLogger(__name__)
@@ -94,8 +95,14 @@ async def _fire(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> s
             )
     except InsufficientCredits as refusal:
         log.info("scheduled rank check of %s skipped: %s", tenant_id, refusal.detail)
-        await service.record_refused(
-            session, tenant_id, provider=found[0], keys=keys, trigger="schedule", refusal=refusal
+        await sync_runs.record_refused(
+            session,
+            tenant_id,
+            kind="rank_check",
+            provider=found[0],
+            run_key=keys[0],
+            trigger="schedule",
+            message=refusal.detail,
         )
         return "skipped"
     return "started" if started else "skipped"

@@ -478,42 +478,6 @@ async def start_check(
     return run, True
 
 
-async def record_refused(
-    session: AsyncSession,
-    tenant_id: uuid.UUID,
-    *,
-    provider: str,
-    keys: tuple[str, str],
-    trigger: str,
-    refusal: InsufficientCredits,
-) -> SeoSyncRun:
-    """A check that could not hold its credits, kept as a failed run under its run key (code
-    `insufficient_credits`): what the organization sees of a scheduled check it could not pay
-    for, and what keeps the same period from trying again."""
-    run, created = await sync_runs.open_run(
-        session,
-        tenant_id,
-        kind="rank_check",
-        provider=provider,
-        run_key=keys[0],
-        trigger=trigger,
-        params={},
-    )
-    if created:
-        await sync_runs.finish(
-            session,
-            tenant_id,
-            run.id,
-            status="failed",
-            error={
-                "code": "insufficient_credits",
-                "message": refusal.detail,
-                "retryable": False,
-            },
-        )
-    return run
-
-
 # --- rankOverview ---------------------------------------------------------------------------
 
 

@@ -242,6 +242,39 @@ async def finish(
     return run
 
 
+async def record_refused(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    *,
+    kind: str,
+    provider: str,
+    run_key: str,
+    trigger: str,
+    message: str,
+) -> SeoSyncRun:
+    """A scheduled run that could not hold its credits, kept as a failed run under its run key
+    (code `insufficient_credits`, `message` saying why): what the organization sees of a run it
+    could not pay for, and what keeps the same period from trying again."""
+    run, created = await open_run(
+        session,
+        tenant_id,
+        kind=kind,
+        provider=provider,
+        run_key=run_key,
+        trigger=trigger,
+        params={},
+    )
+    if created:
+        await finish(
+            session,
+            tenant_id,
+            run.id,
+            status="failed",
+            error={"code": "insufficient_credits", "message": message, "retryable": False},
+        )
+    return run
+
+
 async def finish_by_items(
     session: AsyncSession,
     tenant_id: uuid.UUID,
