@@ -1,7 +1,7 @@
 """The scheduler as a DBOS scheduled workflow: every `scheduler_interval_seconds`, one tick
 starting the jobs, the website crawls, the daily Search Console syncs, the weekly SEO audits,
-the scheduled rank checks and AI visibility runs, and the content analytics sources' daily syncs
-that are due.
+the scheduled rank checks and AI visibility runs, next month's SEO plans, and the content
+analytics sources' daily syncs that are due.
 
 DBOS names each firing's workflow after its scheduled time, so however many processes run,
 each firing runs once; and the tick itself is idempotent (scheduler.py), so one recovered
@@ -24,6 +24,7 @@ from contentplatform.kit import durable
 from contentplatform.kit.db import utcnow
 from contentplatform.seo.ai_visibility import schedule as ai_visibility_schedule
 from contentplatform.seo.audits import scans as audit_schedule
+from contentplatform.seo.plans import schedule as plan_schedule
 from contentplatform.seo.rank import schedule as rank_schedule
 from contentplatform.seo.search_console import sync as search_console
 from contentplatform.website_scan.crawls import service as crawls
@@ -65,6 +66,10 @@ async def tick_step() -> dict[str, int]:
     answers = await ai_visibility_schedule.tick(runtime.current().db, now)
     if any(answers.values()):
         log.info("scheduled AI visibility runs: %s", answers)
+    # Next month's SEO plans, on the day of the month the organizations chose.
+    plans = await plan_schedule.tick(runtime.current().db, now)
+    if any(plans.values()):
+        log.info("next months' SEO plans: %s", plans)
     # And the content analytics sources' daily syncs, each at its hour of its organization's zone.
     sources = await content_analytics.tick(runtime.current().db, now)
     if any(sources.values()):
@@ -76,5 +81,6 @@ async def tick_step() -> dict[str, int]:
         **{f"seo_audits_{key}": value for key, value in audits.items()},
         **{f"seo_ranks_{key}": value for key, value in ranks.items()},
         **{f"seo_ai_visibility_{key}": value for key, value in answers.items()},
+        **{f"seo_plans_{key}": value for key, value in plans.items()},
         **{f"analytics_syncs_{key}": value for key, value in sources.items()},
     }

@@ -47,6 +47,8 @@ AUDIT_SCHEDULED = text("next_audit_at IS NOT NULL")
 RANK_SCHEDULED = text("next_rank_check_at IS NOT NULL")
 # An organization whose AI visibility prompts are asked on a schedule: that tick's rows.
 AI_VISIBILITY_SCHEDULED = text("next_ai_visibility_at IS NOT NULL")
+# An organization whose next month's SEO plan is generated on a day of the month.
+PLAN_SCHEDULED = text("next_plan_at IS NOT NULL")
 # Fact tables hold millions of rows: an integer key (SQLite's rowid) rather than a UUID.
 FactKey = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -76,6 +78,12 @@ class SeoSettings(TenantMixin, Base):
             sqlite_where=AI_VISIBILITY_SCHEDULED,
             postgresql_where=AI_VISIBILITY_SCHEDULED,
         ),
+        Index(
+            "ix_seo_settings_next_plan_at",
+            "next_plan_at",
+            sqlite_where=PLAN_SCHEDULED,
+            postgresql_where=PLAN_SCHEDULED,
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=uuid.uuid4)
@@ -97,6 +105,9 @@ class SeoSettings(TenantMixin, Base):
     # When the scheduled AI visibility run is next due (ai_visibility.frequency daily or
     # weekly; none when `off` or before any prompt was tracked).
     next_ai_visibility_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # When next month's SEO plan is generated (planning.auto_generate_day, at a local hour of
+    # the organization's zone; none when the day is null).
+    next_plan_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class SeoCompetitor(RecordMixin, TenantMixin, Base):

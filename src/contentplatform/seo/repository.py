@@ -8,6 +8,7 @@ from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from contentplatform.kit.db import (
     Owned,
@@ -86,37 +87,18 @@ async def competitor_by_domain(
     return await owned_by(session, SeoCompetitor, tenant_id, domain=domain)
 
 
-@cross_tenant("the scheduler's tick: every organization whose weekly audit is due by now")
-async def audits_due(session: AsyncSession, now: datetime, limit: int) -> list[uuid.UUID]:
-    """The organizations whose weekly audit is due, the longest due first (the partial index
-    on next_audit_at reads only them)."""
+@cross_tenant("the scheduler's ticks: every organization whose clock of some work is due")
+async def due_by(
+    session: AsyncSession, clock: InstrumentedAttribute[datetime | None], now: datetime, limit: int
+) -> list[uuid.UUID]:
+    """The organizations whose `clock` (a column of SeoSettings with a partial index of its
+    set values: next_audit_at, next_rank_check_at, next_ai_visibility_at, next_plan_at) is due
+    by `now`, the
+    longest due first."""
     statement = (
         select(SeoSettings.tenant_id)
-        .where(SeoSettings.next_audit_at.is_not(None), SeoSettings.next_audit_at <= now)
-        .order_by(SeoSettings.next_audit_at)
-        .limit(limit)
-    )
-    return list((await session.scalars(statement)).all())
-
-
-@cross_tenant("the scheduler's tick: every organization whose scheduled AI visibility run is due")
-async def ai_visibility_due(session: AsyncSession, now: datetime, limit: int) -> list[uuid.UUID]:
-    """The organizations whose scheduled AI visibility run is due, the longest due first."""
-    due = SeoSettings.next_ai_visibility_at
-    statement = (
-        select(SeoSettings.tenant_id).where(due.is_not(None), due <= now).order_by(due).limit(limit)
-    )
-    return list((await session.scalars(statement)).all())
-
-
-@cross_tenant("the scheduler's tick: every organization whose scheduled rank check is due")
-async def rank_checks_due(session: AsyncSession, now: datetime, limit: int) -> list[uuid.UUID]:
-    """The organizations whose scheduled rank check is due, the longest due first (the partial
-    index on next_rank_check_at reads only them)."""
-    statement = (
-        select(SeoSettings.tenant_id)
-        .where(SeoSettings.next_rank_check_at.is_not(None), SeoSettings.next_rank_check_at <= now)
-        .order_by(SeoSettings.next_rank_check_at)
+        .where(clock.is_not(None), clock <= now)
+        .order_by(clock)
         .limit(limit)
     )
     return list((await session.scalars(statement)).all())

@@ -25,7 +25,7 @@ import copy
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
@@ -84,6 +84,8 @@ RANK_CHECK_AT = time(5, 0)
 # this weekday: after the rank checks, at the start of the working week.
 AI_VISIBILITY_AT = time(6, 0)
 AI_VISIBILITY_WEEKDAY = "mon"
+# Next month's SEO plan is generated at this hour of planning.auto_generate_day.
+PLAN_GENERATED_AT = time(7, 0)
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
@@ -153,6 +155,10 @@ async def update(
     if data.rank is not None and {"frequency", "weekday"} & data.rank.model_fields_set:
         zone = await tenants.timezone_of(session, tenant_id)
         row.next_rank_check_at = next_rank_check(utcnow(), zone, blocks["rank"])
+    # Next month's plan's: on planning.auto_generate_day.
+    if data.planning is not None and "auto_generate_day" in data.planning.model_fields_set:
+        zone = await tenants.timezone_of(session, tenant_id)
+        row.next_plan_at = next_plan_generation(utcnow(), zone, blocks["planning"])
     # And the AI visibility runs' (the same: never a run at once).
     if data.ai_visibility is not None and "frequency" in data.ai_visibility.model_fields_set:
         zone = await tenants.timezone_of(session, tenant_id)
@@ -185,6 +191,24 @@ def next_rank_check(now: datetime, zone: str, rank: dict[str, Any]) -> datetime 
     """The first scheduled rank check after `now` (UTC) that the rank block names, in `zone`:
     RANK_CHECK_AT of the next day (daily) or of the next rank.weekday (weekly); None when off."""
     return next_slot(now, zone, rank.get("frequency"), rank.get("weekday", "mon"), RANK_CHECK_AT)
+
+
+def next_plan_generation(now: datetime, zone: str, planning: dict[str, Any]) -> datetime | None:
+    """When next month's plan is next generated after `now` (UTC): PLAN_GENERATED_AT of
+    planning.auto_generate_day (1-28) of this month in `zone`, or of the next month once that
+    has passed; None when the day is null."""
+    day = planning.get("auto_generate_day")
+    if not day:
+        return None
+    tz = ZoneInfo(zone)
+    local = now.astimezone(tz)
+    year, month = local.year, local.month
+    for _ in range(2):
+        moment = datetime.combine(date(year, month, day), PLAN_GENERATED_AT, tzinfo=tz)
+        if moment > local:
+            return moment.astimezone(UTC)
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return None
 
 
 def next_ai_visibility_run(now: datetime, zone: str, block: dict[str, Any]) -> datetime | None:

@@ -37,7 +37,19 @@ def _record() -> list[sa.Column[object]]:
     ]
 
 
+PLAN_SCHEDULED = sa.text("next_plan_at IS NOT NULL")
+
+
 def upgrade() -> None:
+    # When next month's plan is generated (settings.planning.auto_generate_day).
+    with op.batch_alter_table("seo_settings") as batch_op:
+        batch_op.add_column(sa.Column("next_plan_at", UTCDateTime(), nullable=True))
+        batch_op.create_index(
+            "ix_seo_settings_next_plan_at",
+            ["next_plan_at"],
+            sqlite_where=PLAN_SCHEDULED,
+            postgresql_where=PLAN_SCHEDULED,
+        )
     op.create_table(
         "seo_plans",
         sa.Column("month", sa.String(length=7), nullable=False),
@@ -134,3 +146,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("seo_plan_items")
     op.drop_table("seo_plans")
+    with op.batch_alter_table("seo_settings") as batch_op:
+        batch_op.drop_index("ix_seo_settings_next_plan_at")
+        batch_op.drop_column("next_plan_at")

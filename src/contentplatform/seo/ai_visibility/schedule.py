@@ -26,6 +26,7 @@ from contentplatform.seo import service as seo
 from contentplatform.seo.ai_visibility import routing, service
 from contentplatform.seo.ai_visibility.errors import AnswerEngineNotConnected, NothingToAsk
 from contentplatform.seo.ai_visibility.schemas import RunAiVisibilityInput
+from contentplatform.seo.models import SeoSettings
 from contentplatform.seo.rank.schedule import period_of
 from contentplatform.seo.sync_runs import service as sync_runs
 from contentplatform.tenants import service as tenants
@@ -40,7 +41,9 @@ async def tick(db: Database, now: datetime) -> dict[str, int]:
     """Start the scheduled AI visibility runs due by `now`, each organization in its own
     transaction."""
     async with db.unit_of_work() as session:
-        due = await seo_repository.ai_visibility_due(session, now, TICK_LIMIT)
+        due = await seo_repository.due_by(
+            session, SeoSettings.next_ai_visibility_at, now, TICK_LIMIT
+        )
 
     async def fire(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
         return await _fire(session, tenant_id, now)

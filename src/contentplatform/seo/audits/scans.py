@@ -19,6 +19,7 @@ from contentplatform.seo import repository as seo_repository
 from contentplatform.seo import service as seo
 from contentplatform.seo.audits import service
 from contentplatform.seo.audits.errors import SnapshotNotAuditable
+from contentplatform.seo.models import SeoSettings
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ async def tick(db: Database, now: datetime) -> dict[str, int]:
     completed scan yet: skipped). Each in its own transaction, so one that cannot start never
     holds up the others."""
     async with db.unit_of_work() as session:
-        due = await seo_repository.audits_due(session, now, TICK_LIMIT)
+        due = await seo_repository.due_by(session, SeoSettings.next_audit_at, now, TICK_LIMIT)
 
     async def fire(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
         return await _fire(session, tenant_id, now)

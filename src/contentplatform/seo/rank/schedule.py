@@ -29,6 +29,7 @@ from contentplatform.kit.db import Database
 from contentplatform.seo import repository as seo_repository
 from contentplatform.seo import service as seo
 from contentplatform.seo.connections import access as connections
+from contentplatform.seo.models import SeoSettings
 from contentplatform.seo.rank import repository, service
 from contentplatform.seo.sync_runs import service as sync_runs
 from contentplatform.tenants import service as tenants
@@ -53,7 +54,7 @@ async def tick(db: Database, now: datetime) -> dict[str, int]:
     """Start the scheduled rank checks due by `now`, each organization in its own transaction,
     so one that cannot start never holds up the others."""
     async with db.unit_of_work() as session:
-        due = await seo_repository.rank_checks_due(session, now, TICK_LIMIT)
+        due = await seo_repository.due_by(session, SeoSettings.next_rank_check_at, now, TICK_LIMIT)
 
     async def fire(session: AsyncSession, tenant_id: uuid.UUID) -> str | None:
         return await _fire(session, tenant_id, now)
