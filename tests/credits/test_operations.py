@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from contentplatform.config import Settings
+from contentplatform.credits import pricing
 from contentplatform.credits import service as credits
 from contentplatform.credits.errors import ReservationSettled
 from contentplatform.kit.db import Database
@@ -119,11 +120,20 @@ def test_reserve_holds_the_estimate_and_a_replay_returns_it(tenant: Org) -> None
     assert tenant.ok("credits.getBalance")["reserved"] == CHAT_HOLD
 
 
-def test_reserving_ingest_or_generation_needs_an_editor(tenant: Org) -> None:
-    for kind in ("documents.ingest", "generation.blog"):
-        data = {"kind": kind, "idempotencyKey": f"{kind}:1", "amount": 2}
-        assert problem(tenant, "credits.reserve", data, 403, role="member")["code"] == "FORBIDDEN"
-        assert tenant.ok("credits.reserve", data, role="editor")["amount_held"] == 2
+def test_reserving_any_kind_but_chat_needs_an_editor_and_may_name_its_resource(
+    tenant: Org,
+) -> None:
+    for kind in pricing.KINDS:
+        data = {
+            "kind": kind,
+            "idempotencyKey": f"{kind}:1",
+            "amount": 2,
+            "resourceId": str(uuid.uuid4()),
+        }
+        if kind != "chat.message":
+            body = problem(tenant, "credits.reserve", data, 403, role="member")
+            assert body["code"] == "FORBIDDEN", kind
+        assert tenant.ok("credits.reserve", data, role="editor")["amount_held"] == 2, kind
     assert hold(tenant, role="member")["kind"] == "chat.message"
 
 

@@ -42,7 +42,9 @@ EDITOR_KINDS = (
     pricing.RANK_CHECK,
     pricing.KEYWORD_RESEARCH,
     pricing.AI_VISIBILITY,
+    pricing.SEO_PLAN,
 )
+# The resource a client's hold of each kind names (with its resourceId): every kind has one.
 RESOURCE_OF_KIND = {
     pricing.INGEST: "document",
     pricing.GENERATION: "draft",
@@ -51,7 +53,9 @@ RESOURCE_OF_KIND = {
     pricing.RANK_CHECK: "seo_sync_run",
     pricing.KEYWORD_RESEARCH: "seo_keyword_research",
     pricing.AI_VISIBILITY: "seo_sync_run",
+    pricing.SEO_PLAN: "seo_plan",
 }
+assert set(RESOURCE_OF_KIND) == set(pricing.KINDS), "a kind without its resource"
 
 
 # --- the API's operations -----------------------------------------------------------------------
