@@ -46,41 +46,20 @@ async def tick_step() -> dict[str, int]:
     report = await scheduler.tick(runtime.current(), now)
     if report.started or report.skipped or report.failed or report.errors:
         log.info("scheduler tick: %s", asdict(report))
-    # Scheduled website crawls are due on the same clock.
-    scans = await crawls.tick(runtime.current().db, now)
-    if any(scans.values()):
-        log.info("scheduled crawls: %s", scans)
-    # And the daily Search Console syncs, each at its hour of its organization's zone.
-    syncs = await search_console.tick(runtime.current().db, now)
-    if any(syncs.values()):
-        log.info("scheduled Search Console syncs: %s", syncs)
-    # And the weekly SEO audits.
-    audits = await audit_schedule.tick(runtime.current().db, now)
-    if any(audits.values()):
-        log.info("weekly SEO audits: %s", audits)
-    # And the scheduled rank checks, each at its hour of its organization's zone.
-    ranks = await rank_schedule.tick(runtime.current().db, now)
-    if any(ranks.values()):
-        log.info("scheduled rank checks: %s", ranks)
-    # The scheduled AI visibility runs.
-    answers = await ai_visibility_schedule.tick(runtime.current().db, now)
-    if any(answers.values()):
-        log.info("scheduled AI visibility runs: %s", answers)
-    # Next month's SEO plans, on the day of the month the organizations chose.
-    plans = await plan_schedule.tick(runtime.current().db, now)
-    if any(plans.values()):
-        log.info("next months' SEO plans: %s", plans)
-    # And the content analytics sources' daily syncs, each at its hour of its organization's zone.
-    sources = await content_analytics.tick(runtime.current().db, now)
-    if any(sources.values()):
-        log.info("content analytics syncs: %s", sources)
-    return {
-        **asdict(report),
-        **{f"crawls_{key}": value for key, value in scans.items()},
-        **{f"seo_syncs_{key}": value for key, value in syncs.items()},
-        **{f"seo_audits_{key}": value for key, value in audits.items()},
-        **{f"seo_ranks_{key}": value for key, value in ranks.items()},
-        **{f"seo_ai_visibility_{key}": value for key, value in answers.items()},
-        **{f"seo_plans_{key}": value for key, value in plans.items()},
-        **{f"analytics_syncs_{key}": value for key, value in sources.items()},
-    }
+    result: dict[str, int] = {**asdict(report)}
+    # The other work due on the same clock, each at its hour of its organization's zone: a
+    # report key's prefix, what the log calls it, its tick.
+    for prefix, what, tick in (
+        ("crawls", "scheduled crawls", crawls.tick),
+        ("seo_syncs", "scheduled Search Console syncs", search_console.tick),
+        ("seo_audits", "weekly SEO audits", audit_schedule.tick),
+        ("seo_ranks", "scheduled rank checks", rank_schedule.tick),
+        ("seo_ai_visibility", "scheduled AI visibility runs", ai_visibility_schedule.tick),
+        ("seo_plans", "next months' SEO plans", plan_schedule.tick),
+        ("analytics_syncs", "content analytics syncs", content_analytics.tick),
+    ):
+        counts = await tick(runtime.current().db, now)
+        if any(counts.values()):
+            log.info("%s: %s", what, counts)
+        result.update({f"{prefix}_{key}": value for key, value in counts.items()})
+    return result

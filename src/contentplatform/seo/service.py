@@ -25,6 +25,7 @@ import copy
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -216,6 +217,40 @@ def next_ai_visibility_run(now: datetime, zone: str, block: dict[str, Any]) -> d
     (ai_visibility.frequency daily) or of the next AI_VISIBILITY_WEEKDAY (weekly); None when
     off."""
     return next_slot(now, zone, block.get("frequency"), AI_VISIBILITY_WEEKDAY, AI_VISIBILITY_AT)
+
+
+@dataclass(frozen=True)
+class Due:
+    """An organization's clock taken by a tick: when it was due, in which zone, and the
+    profile's blocks as they stood."""
+
+    at: datetime
+    zone: str
+    blocks: dict[str, dict[str, Any]]
+
+
+async def take_due(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    clock: str,
+    now: datetime,
+    next_of: Callable[[datetime, str, dict[str, dict[str, Any]]], datetime | None],
+) -> Due | None:
+    """A scheduler tick's first move on an organization whose `clock` (a column of the profile:
+    next_rank_check_at, next_ai_visibility_at, next_plan_at) seemed due: the organization locked
+    before its profile (the order its other writers take them in), the clock read again, and,
+    still due by `now`, moved on to `next_of(now, zone, blocks)` (the next slot after now: a
+    late tick runs once for what it missed). None when another tick took it or the schedule
+    changed meanwhile."""
+    await tenants.lock_tenant(session, tenant_id)
+    row = await repository.settings(session, tenant_id, for_update=True)
+    due: datetime | None = getattr(row, clock)
+    if due is None or due > now:
+        return None
+    zone = await tenants.timezone_of(session, tenant_id)
+    blocks = blocks_of(row)
+    setattr(row, clock, next_of(now, zone, blocks))
+    return Due(due, zone, blocks)
 
 
 async def start_ai_visibility_clock(session: AsyncSession, tenant_id: uuid.UUID) -> None:

@@ -29,7 +29,6 @@ from contentplatform.seo.ai_visibility.schemas import RunAiVisibilityInput
 from contentplatform.seo.models import SeoSettings
 from contentplatform.seo.rank.schedule import period_of
 from contentplatform.seo.sync_runs import service as sync_runs
-from contentplatform.tenants import service as tenants
 
 log = logging.getLogger(__name__)
 
@@ -52,16 +51,16 @@ async def tick(db: Database, now: datetime) -> dict[str, int]:
 
 
 async def _fire(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> str | None:
-    # The organization before its profile, the order creating prompts takes them in.
-    await tenants.lock_tenant(session, tenant_id)
-    row = await seo_repository.settings(session, tenant_id, for_update=True)
-    due = row.next_ai_visibility_at
-    if due is None or due > now:
-        return None  # another tick took it, or the schedule changed meanwhile
-    zone = await tenants.timezone_of(session, tenant_id)
-    block = seo.blocks_of(row)["ai_visibility"]
-    # The next slot after now: a late tick runs once for what it missed.
-    row.next_ai_visibility_at = seo.next_ai_visibility_run(now, zone, block)
+    taken = await seo.take_due(
+        session,
+        tenant_id,
+        "next_ai_visibility_at",
+        now,
+        lambda now, zone, blocks: seo.next_ai_visibility_run(now, zone, blocks["ai_visibility"]),
+    )
+    if taken is None:
+        return None
+    due, zone, block = taken.at, taken.zone, taken.blocks["ai_visibility"]
     if block["frequency"] not in ("daily", "weekly"):
         return "skipped"
     keys = service.scheduled_keys(period_of(due, zone, block["frequency"]))

@@ -153,10 +153,7 @@ async def _take_turn(site_url: str) -> None:
 
 async def _progress(session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID) -> None:
     counts = await repository.run_counts(session, tenant_id, run_id)
-    total = sum(counts.values())
-    await sync_runs.record_progress(
-        session, tenant_id, run_id, done=total - counts.get("pending", 0), total=total
-    )
+    await sync_runs.record_item_progress(session, tenant_id, run_id, counts)
 
 
 async def settle(session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID) -> str:

@@ -128,14 +128,8 @@ async def _progress(
     session: AsyncSession, tenant_id: uuid.UUID, run_id: uuid.UUID, *, completed: bool = False
 ) -> None:
     counts = await repository.run_counts(session, tenant_id, run_id)
-    total = sum(counts.values())
-    await sync_runs.record_progress(
-        session,
-        tenant_id,
-        run_id,
-        done=total - counts.get("pending", 0),
-        total=total,
-        rows=1 if completed else 0,
+    await sync_runs.record_item_progress(
+        session, tenant_id, run_id, counts, rows=1 if completed else 0
     )
 
 

@@ -27,7 +27,6 @@ from contentplatform.seo.models import SeoSettings
 from contentplatform.seo.plans import service
 from contentplatform.seo.plans.errors import PlanMonthTaken
 from contentplatform.seo.plans.schemas import GenerateSeoPlanInput
-from contentplatform.tenants import service as tenants
 
 log = logging.getLogger(__name__)
 
@@ -60,14 +59,16 @@ async def tick(db: Database, now: datetime) -> dict[str, int]:
 
 
 async def _fire(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> str | None:
-    # The organization before its profile, the order generating a plan takes them in.
-    await tenants.lock_tenant(session, tenant_id)
-    row = await seo_repository.settings(session, tenant_id, for_update=True)
-    due = row.next_plan_at
-    if due is None or due > now:
-        return None  # another tick took it, or the day changed meanwhile
-    zone = await tenants.timezone_of(session, tenant_id)
-    row.next_plan_at = seo.next_plan_generation(now, zone, seo.blocks_of(row)["planning"])
+    taken = await seo.take_due(
+        session,
+        tenant_id,
+        "next_plan_at",
+        now,
+        lambda now, zone, blocks: seo.next_plan_generation(now, zone, blocks["planning"]),
+    )
+    if taken is None:
+        return None
+    due, zone = taken.at, taken.zone
     month = month_after(due, zone)
     # Built without validation: the key holds `@`, which no client's key may.
     data = GenerateSeoPlanInput.model_construct(month=month, idempotency_key=key_of(month))

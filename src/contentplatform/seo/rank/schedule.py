@@ -32,7 +32,6 @@ from contentplatform.seo.connections import access as connections
 from contentplatform.seo.models import SeoSettings
 from contentplatform.seo.rank import repository, service
 from contentplatform.seo.sync_runs import service as sync_runs
-from contentplatform.tenants import service as tenants
 
 log = logging.getLogger(__name__)
 
@@ -63,17 +62,16 @@ async def tick(db: Database, now: datetime) -> dict[str, int]:
 
 
 async def _fire(session: AsyncSession, tenant_id: uuid.UUID, now: datetime) -> str | None:
-    # The organization before its profile, the order adding keywords takes them in.
-    await tenants.lock_tenant(session, tenant_id)
-    row = await seo_repository.settings(session, tenant_id, for_update=True)
-    due = row.next_rank_check_at
-    if due is None or due > now:
-        return None  # another tick took it, or the schedule changed meanwhile
-    zone = await tenants.timezone_of(session, tenant_id)
-    rank = seo.blocks_of(row)["rank"]
-    # The next slot after now: a tick that comes late (the service was down) runs one check for
-    # what it missed, not one per missed slot.
-    row.next_rank_check_at = seo.next_rank_check(now, zone, rank)
+    taken = await seo.take_due(
+        session,
+        tenant_id,
+        "next_rank_check_at",
+        now,
+        lambda now, zone, blocks: seo.next_rank_check(now, zone, blocks["rank"]),
+    )
+    if taken is None:
+        return None
+    due, zone, rank = taken.at, taken.zone, taken.blocks["rank"]
     if rank["frequency"] not in ("daily", "weekly"):
         return "skipped"
     keywords = await repository.to_check(session, tenant_id, None)

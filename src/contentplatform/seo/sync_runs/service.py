@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -195,6 +195,22 @@ async def record_progress(
     )
     if not changed:
         raise SyncRunNotFound(run_id)
+
+
+async def record_item_progress(
+    session: AsyncSession,
+    tenant_id: uuid.UUID,
+    run_id: uuid.UUID,
+    counts: Mapping[str, int],
+    *,
+    rows: int = 0,
+) -> None:
+    """The progress of a run made of items (measurements, inspections, answers), from its
+    items' `counts` by status: every item no longer `pending` is done; `rows` as above."""
+    total = sum(counts.values())
+    await record_progress(
+        session, tenant_id, run_id, done=total - counts.get("pending", 0), total=total, rows=rows
+    )
 
 
 def _error(error: dict[str, Any]) -> dict[str, Any]:
