@@ -33,7 +33,7 @@ from contentplatform.kit.db import utcnow
 from contentplatform.seo.actions import repository, rules, schemas
 from contentplatform.seo.actions.rules import Candidate
 from contentplatform.seo.actions.service import SYSTEM, move, record, set_priority, written
-from contentplatform.seo.ai_visibility import service as ai_visibility
+from contentplatform.seo.ai_visibility import reports as ai_visibility
 from contentplatform.seo.audits import service as audits
 from contentplatform.seo.audits.errors import AuditNotCompleted
 from contentplatform.seo.geo import service as geo

@@ -8,7 +8,7 @@ from contentplatform.auth.context import Access
 from contentplatform.core.procedures import Context, ProcedureRouter
 from contentplatform.credits.errors import InsufficientCredits
 from contentplatform.kit.schemas import SUCCESS, Success
-from contentplatform.seo.ai_visibility import schemas, service
+from contentplatform.seo.ai_visibility import reports, schemas, service
 from contentplatform.seo.ai_visibility.errors import (
     AiAnswerNotFound,
     AiPromptLimitReached,
@@ -157,7 +157,7 @@ async def ai_visibility_overview(
     difference of proportions, `real` when it leaves out 0 (more than sampling noise); `trend`
     one point per day with answers; `gaps` counts the prompts
     where only competitors were named, and those where our domain was never cited."""
-    return await service.overview(ctx.session, ctx.tenant.tenant_id, data)
+    return await reports.overview(ctx.session, ctx.tenant.tenant_id, data)
 
 
 @router.get("listAiAnswers", "/v1/seo/ai-visibility/answers", access=Access.member)
@@ -204,4 +204,4 @@ async def list_ai_sources(ctx: Context, data: schemas.ListAiSourcesInput) -> sch
     (null when it had none then). `category`: owned, competitor, ugc (forums, social, review
     sites), reference (encyclopedias, .gov, .edu) or other. Third-party sources cited where we
     are absent are outreach and content targets."""
-    return await service.sources(ctx.session, ctx.tenant.tenant_id, data)
+    return await reports.sources(ctx.session, ctx.tenant.tenant_id, data)

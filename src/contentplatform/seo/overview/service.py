@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from contentplatform.core.runtime import Runtime
 from contentplatform.kit.db import utcnow
 from contentplatform.seo.actions import repository as actions
-from contentplatform.seo.ai_visibility import service as ai_visibility
+from contentplatform.seo.ai_visibility import reports as ai_visibility
 from contentplatform.seo.connections import service as connections
 from contentplatform.seo.geo import service as geo
 from contentplatform.seo.geo.errors import NoCompleteScan
